@@ -1,0 +1,387 @@
+//! Running the tool calls of one model round.
+//!
+//! calls → batches (consecutive parallel-safe calls together, others alone) → per
+//! call: start event → budget → arguments → the gate (run / ask / block) → named
+//! lock → the tool, or a subtask → result cut to size → end event. Results come back
+//! in the order the model made the calls, every call with one.
+
+use cairn_protocol::{
+    ChatMessage, Event, ToolApprovalRequest, ToolCall, ToolCallStatus, ToolCallUpdate,
+};
+use cairn_tools::{ToolContext, parse_args};
+use futures_util::{StreamExt, stream};
+use serde_json::{Value, json};
+
+use crate::events::{Activity, value_text};
+use crate::gate::{GateDecision, GateRequest};
+use crate::history;
+use crate::level::{Level, LevelEnd, LevelFailure, Scope};
+use crate::prompt::{self, PromptContext};
+use crate::subtask::{
+    self, FINISH_SUBTASK, FinishSubtaskArgs, OutputSchema, RUN_SUBTASK, RunSubtaskArgs,
+};
+use crate::turn::Turn;
+
+/// The results of a round's calls, and the structured result if one of them was an
+/// accepted `finish_subtask`.
+pub(crate) struct Dispatched {
+    pub results: Vec<ChatMessage>,
+    pub finished: Option<Value>,
+}
+
+/// A call that worked: what the model reads, and what the event carries.
+struct Success {
+    content: String,
+    value: Value,
+    finished: Option<Value>,
+}
+
+impl Success {
+    fn text(content: String) -> Self {
+        Self {
+            value: Value::String(content.clone()),
+            content,
+            finished: None,
+        }
+    }
+}
+
+const CANCELLED: &str = "cancelled: the turn was stopped before this call finished";
+
+impl Turn {
+    pub(crate) async fn dispatch(&self, scope: &Scope, calls: &[ToolCall]) -> Dispatched {
+        let mut results = Vec::with_capacity(calls.len());
+        let mut finished = None;
+        let mut rest = calls;
+        while !rest.is_empty() {
+            let batch = match rest
+                .iter()
+                .position(|call| !self.parallel_safe(scope, call))
+            {
+                Some(0) => 1,
+                Some(n) => n,
+                None => rest.len(),
+            };
+            let (now, later) = rest.split_at(batch);
+            rest = later;
+            // Collected first: a lazy `map` closure inside this boxed, Send future trips
+            // the compiler's higher-ranked lifetime inference.
+            let calls: Vec<_> = now.iter().map(|call| self.run_call(scope, call)).collect();
+            let mut outcomes = stream::iter(calls).buffered(self.limits.max_parallel_per_turn);
+            while let Some((message, done)) = outcomes.next().await {
+                results.push(message);
+                if finished.is_none() {
+                    finished = done;
+                }
+            }
+        }
+        Dispatched { results, finished }
+    }
+
+    fn parallel_safe(&self, scope: &Scope, call: &ToolCall) -> bool {
+        match call.name.as_str() {
+            RUN_SUBTASK => true,
+            FINISH_SUBTASK => false,
+            name => scope
+                .tools
+                .get(name)
+                .is_none_or(|tool| tool.parallel_safe()),
+        }
+    }
+
+    /// One call, start to end. Never fails: a failure is the call's result.
+    async fn run_call(&self, scope: &Scope, call: &ToolCall) -> (ChatMessage, Option<Value>) {
+        let args = parse_arguments(&call.arguments);
+        self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            args: Some(match &args {
+                Ok(value) => value.clone(),
+                Err(_) => Value::String(call.arguments.clone()),
+            }),
+            result: None,
+            is_error: None,
+            parent_id: scope.parent_id.clone(),
+            depth: scope.depth,
+            status: ToolCallStatus::Start,
+        }));
+        let outcome = if self.is_stopping() {
+            Err(CANCELLED.to_owned())
+        } else {
+            self.execute(scope, call, args).await
+        };
+        let (content, value, is_error, finished) = match outcome {
+            Ok(success) => {
+                let content =
+                    history::truncate_result(success.content, self.limits.max_tool_result_bytes);
+                let value = match success.value {
+                    Value::String(_) => Value::String(content.clone()),
+                    structured => structured,
+                };
+                (content, value, false, success.finished)
+            }
+            Err(problem) => {
+                let content = format!("Error: {problem}");
+                (content.clone(), Value::String(content), true, None)
+            }
+        };
+        self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            args: None,
+            result: Some(value),
+            is_error: Some(is_error),
+            parent_id: scope.parent_id.clone(),
+            depth: scope.depth,
+            status: ToolCallStatus::End,
+        }));
+        let message = ChatMessage::Tool {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            content,
+            is_error,
+        };
+        (message, finished)
+    }
+
+    async fn execute(
+        &self,
+        scope: &Scope,
+        call: &ToolCall,
+        args: Result<Value, String>,
+    ) -> Result<Success, String> {
+        if let Err(exceeded) = self.budget.charge_tool_call() {
+            self.trip(exceeded);
+            return Err(CANCELLED.to_owned());
+        }
+        self.add_usage(&cairn_protocol::Usage {
+            tool_calls: 1,
+            ..Default::default()
+        });
+        let args = args?;
+        let name = call.name.as_str();
+        let tool = match name {
+            RUN_SUBTASK if scope.depth >= self.limits.max_depth => {
+                return Err(format!(
+                    "depth limit reached: subtasks nest at most {} levels and this one is at \
+                     depth {}. Do this part yourself.",
+                    self.limits.max_depth, scope.depth
+                ));
+            }
+            RUN_SUBTASK if scope.can_spawn => None,
+            FINISH_SUBTASK if scope.depth > 0 => None,
+            FINISH_SUBTASK => {
+                return Err(format!(
+                    "{FINISH_SUBTASK} only ends a subtask; at the top level, just answer"
+                ));
+            }
+            _ => Some(scope.tools.get(name).ok_or_else(|| {
+                format!(
+                    "there is no tool `{name}`. Available tools: {}",
+                    scope.callable_names().join(", ")
+                )
+            })?),
+        };
+        let category = tool.map_or(cairn_protocol::ToolCategory::Read, |tool| tool.category());
+        self.pass_gate(scope, call, category, &args).await?;
+        let Some(tool) = tool else {
+            return match name {
+                RUN_SUBTASK => self.spawn(scope, &call.id, args).await,
+                _ => finish(scope, args),
+            };
+        };
+        let _lock = match tool.exclusive_lock() {
+            Some(lock) => Some(self.locks.acquire(lock).await),
+            None => None,
+        };
+        let _executing = self.emitter.activity(Activity::Executing);
+        let ctx = ToolContext {
+            workspace: self.workspace.clone(),
+            cancel: self.cancel.clone(),
+        };
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Err(CANCELLED.to_owned()),
+            result = tool.call(args, &ctx) => result
+                .map(|output| Success::text(output.content))
+                .map_err(|err| err.to_string()),
+        }
+    }
+
+    /// The one gate: every call at every depth comes through here.
+    async fn pass_gate(
+        &self,
+        scope: &Scope,
+        call: &ToolCall,
+        category: cairn_protocol::ToolCategory,
+        args: &Value,
+    ) -> Result<(), String> {
+        let request = GateRequest {
+            tool: &call.name,
+            category,
+            args,
+        };
+        match self.gate.decide(&request, &self.grants) {
+            GateDecision::Run => Ok(()),
+            GateDecision::Block(reason) => Err(reason),
+            GateDecision::Ask => {
+                let grant = self.gate.session_grant(&request);
+                self.ask(scope, call, category, args, grant).await
+            }
+        }
+    }
+
+    async fn ask(
+        &self,
+        scope: &Scope,
+        call: &ToolCall,
+        category: cairn_protocol::ToolCategory,
+        args: &Value,
+        grant: String,
+    ) -> Result<(), String> {
+        let request = ToolApprovalRequest {
+            approval_id: self.ids.approval(),
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            args: args.clone(),
+            category,
+            parent_id: scope.parent_id.clone(),
+            depth: scope.depth,
+            subtask_title: scope.title.clone(),
+            session_grant: Some(grant.clone()),
+        };
+        let ticket = self
+            .approvals
+            .ask(request.clone())
+            .map_err(|err| format!("the approval could not be asked: {err}"))?;
+        self.emitter.emit(Event::ToolApprovalRequest(request));
+        let resolution = {
+            let _waiting = self.emitter.activity(Activity::WaitingOnUser);
+            tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => return Err(CANCELLED.to_owned()),
+                resolution = ticket.resolution() => resolution,
+            }
+        };
+        match (resolution.decision, resolution.reason) {
+            (cairn_protocol::ApprovalDecision::Allow, _) => Ok(()),
+            (cairn_protocol::ApprovalDecision::AllowSession, _) => {
+                self.grants.grant(grant);
+                Ok(())
+            }
+            (cairn_protocol::ApprovalDecision::Deny, Some(reason)) => Err(format!(
+                "not run: {reason}. Continue without it, or say what you would have done."
+            )),
+            (cairn_protocol::ApprovalDecision::Deny, None) => Err(format!(
+                "the user denied this call to `{}`. Do not retry it; adapt, or ask the user \
+                 what they want.",
+                call.name
+            )),
+        }
+    }
+
+    /// `run_subtask`: a child level at depth + 1 sharing this turn's budget and gate.
+    async fn spawn(&self, scope: &Scope, call_id: &str, args: Value) -> Result<Success, String> {
+        let args: RunSubtaskArgs = parse_args(args).map_err(|err| err.to_string())?;
+        if args.instructions.trim().is_empty() {
+            return Err(
+                "invalid arguments: `instructions` is empty; say what the subtask \
+                        should do"
+                    .into(),
+            );
+        }
+        let schema = args.output_schema.map(OutputSchema::compile).transpose()?;
+        let tools = match &args.tools {
+            Some(names) => scope.tools.subset(names).map_err(|unknown| {
+                format!(
+                    "invalid arguments: a subtask can only have tools you have, and you do not \
+                     have {}. Yours: {}",
+                    unknown.join(", "),
+                    scope.callable_names().join(", ")
+                )
+            })?,
+            None => scope.tools.clone(),
+        };
+        let depth = scope.depth + 1;
+        let can_spawn = scope.can_spawn
+            && depth < self.limits.max_depth
+            && args
+                .tools
+                .as_ref()
+                .is_none_or(|names| names.iter().any(|name| name == RUN_SUBTASK));
+        if let Err(exceeded) = self.budget.charge_subtask() {
+            self.trip(exceeded);
+            return Err(CANCELLED.to_owned());
+        }
+        let title = args
+            .title
+            .filter(|title| !title.trim().is_empty())
+            .unwrap_or_else(|| subtask::derive_title(&args.instructions));
+        let child_scope = crate::level::Scope::new(
+            depth,
+            Some(call_id.to_owned()),
+            Some(title.clone()),
+            tools,
+            can_spawn,
+            schema,
+        );
+        let system = prompt::subtask(
+            &PromptContext {
+                mode: self.gate.mode(),
+                tools: &child_scope.tools,
+                workspace: self.workspace.as_deref().map(cairn_tools::Workspace::root),
+                can_spawn,
+            },
+            &title,
+            depth,
+            child_scope.schema.as_ref().map(|schema| &schema.source),
+        );
+        let history = vec![
+            ChatMessage::system(system),
+            ChatMessage::user(args.instructions),
+        ];
+        let mut child = Level::new(child_scope, history);
+        match self.run_level(&mut child).await {
+            Ok(LevelEnd::Answer(text)) => Ok(Success::text(text)),
+            Ok(LevelEnd::Structured(value)) => Ok(Success {
+                content: value_text(&value),
+                value,
+                finished: None,
+            }),
+            Err(LevelFailure::IterationLimit(iterations)) => Err(format!(
+                "the subtask `{title}` used all {iterations} of its iterations without \
+                 finishing"
+            )),
+            Err(LevelFailure::Stopped) => Err(CANCELLED.to_owned()),
+        }
+    }
+}
+
+/// `finish_subtask`: accepted when it matches the subtask's schema (if any).
+fn finish(scope: &Scope, args: Value) -> Result<Success, String> {
+    let args: FinishSubtaskArgs = parse_args(args).map_err(|err| err.to_string())?;
+    if let Some(schema) = &scope.schema {
+        schema.check(&args.result).map_err(|problem| {
+            format!(
+                "the result does not match the output_schema: {problem}. Fix it and call \
+                 {FINISH_SUBTASK} again."
+            )
+        })?;
+    }
+    Ok(Success {
+        content: "result accepted".into(),
+        value: json!("result accepted"),
+        finished: Some(args.result),
+    })
+}
+
+/// The model's argument text as JSON. An empty string means no arguments (several
+/// servers send that for argument-less tools).
+fn parse_arguments(raw: &str) -> Result<Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    serde_json::from_str(raw).map_err(|err| {
+        format!("the arguments are not valid JSON ({err}); send them as one JSON object")
+    })
+}

@@ -1,0 +1,224 @@
+//! Where a turn's events go, and what the turn keeps from them on the way: the
+//! execution tree (from `tool_call_update`) and the aggregate agent state.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use cairn_protocol::{
+    AgentState, AgentStateKind, Event, ExecutionTree, ExecutionTreeNode, ToolCallStatus,
+    ToolCallUpdate, preview,
+};
+use serde_json::Value;
+use tokio::time::Instant;
+
+/// A consumer of turn events: a CLI printer, an IPC channel, a session buffer.
+pub trait EventSink: Send + Sync {
+    fn emit(&self, event: Event);
+}
+
+impl<F: Fn(Event) + Send + Sync> EventSink for F {
+    fn emit(&self, event: Event) {
+        self(event)
+    }
+}
+
+/// Builds the persisted execution tree from `tool_call_update` events.
+#[derive(Debug, Default)]
+pub struct TreeBuilder {
+    nodes: Vec<ExecutionTreeNode>,
+    open: HashMap<String, (usize, Instant)>,
+}
+
+impl TreeBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn observe(&mut self, update: &ToolCallUpdate) {
+        match update.status {
+            ToolCallStatus::Start => {
+                let title = (update.name == crate::subtask::RUN_SUBTASK)
+                    .then(|| {
+                        update
+                            .args
+                            .as_ref()?
+                            .get("title")?
+                            .as_str()
+                            .map(str::to_owned)
+                    })
+                    .flatten();
+                self.open.insert(
+                    update.tool_call_id.clone(),
+                    (self.nodes.len(), Instant::now()),
+                );
+                self.nodes.push(ExecutionTreeNode {
+                    id: update.tool_call_id.clone(),
+                    parent_id: update.parent_id.clone(),
+                    name: update.name.clone(),
+                    title,
+                    args_preview: update.args.as_ref().map(|args| preview(&value_text(args))),
+                    result_preview: None,
+                    is_error: None,
+                    duration_ms: 0,
+                });
+            }
+            ToolCallStatus::End => {
+                let Some((index, started)) = self.open.remove(&update.tool_call_id) else {
+                    return;
+                };
+                let node = &mut self.nodes[index];
+                node.result_preview = update.result.as_ref().map(|r| preview(&value_text(r)));
+                node.is_error = Some(update.is_error.unwrap_or(false));
+                node.duration_ms = millis_since(started);
+            }
+        }
+    }
+
+    /// The tree so far; calls still open are marked as errors that did not finish.
+    pub fn snapshot(&self) -> ExecutionTree {
+        let mut nodes = self.nodes.clone();
+        for (index, started) in self.open.values() {
+            let node = &mut nodes[*index];
+            node.is_error = Some(true);
+            node.result_preview = Some("did not finish".into());
+            node.duration_ms = millis_since(*started);
+        }
+        ExecutionTree::new(nodes)
+    }
+}
+
+fn millis_since(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Text as a preview shows it: strings bare, anything else as compact JSON.
+pub(crate) fn value_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// What the turn is doing somewhere in its tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Activity {
+    Thinking,
+    Executing,
+    WaitingOnUser,
+}
+
+#[derive(Debug, Default)]
+struct StateCounts {
+    thinking: usize,
+    executing: usize,
+    waiting: usize,
+    shown: Option<AgentStateKind>,
+}
+
+impl StateCounts {
+    fn slot(&mut self, activity: Activity) -> &mut usize {
+        match activity {
+            Activity::Thinking => &mut self.thinking,
+            Activity::Executing => &mut self.executing,
+            Activity::WaitingOnUser => &mut self.waiting,
+        }
+    }
+
+    /// With parallel subtasks several things happen at once; the state shown is the
+    /// one that most needs the user's eye. Between activities the last state stays:
+    /// `idle` is only shown when the turn ends.
+    fn derived(&self) -> Option<AgentStateKind> {
+        if self.waiting > 0 {
+            Some(AgentStateKind::WaitingOnUser)
+        } else if self.executing > 0 {
+            Some(AgentStateKind::Executing)
+        } else if self.thinking > 0 {
+            Some(AgentStateKind::Thinking)
+        } else {
+            None
+        }
+    }
+}
+
+/// The turn's outlet: forwards events to the sink, feeding the tree and the agent
+/// state on the way.
+pub(crate) struct Emitter {
+    sink: Arc<dyn EventSink>,
+    tree: Mutex<TreeBuilder>,
+    state: Mutex<StateCounts>,
+}
+
+impl Emitter {
+    pub(crate) fn new(sink: Arc<dyn EventSink>) -> Self {
+        Self {
+            sink,
+            tree: Mutex::new(TreeBuilder::new()),
+            state: Mutex::new(StateCounts::default()),
+        }
+    }
+
+    pub(crate) fn emit(&self, event: Event) {
+        if let Event::ToolCallUpdate(update) = &event {
+            self.tree
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .observe(update);
+        }
+        self.sink.emit(event);
+    }
+
+    pub(crate) fn tree(&self) -> ExecutionTree {
+        self.tree
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .snapshot()
+    }
+
+    /// Marks an activity as running until the guard drops.
+    pub(crate) fn activity(&self, activity: Activity) -> ActivityGuard<'_> {
+        self.shift(activity, true);
+        ActivityGuard {
+            emitter: self,
+            activity,
+        }
+    }
+
+    pub(crate) fn idle(&self) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.shown != Some(AgentStateKind::Idle) {
+            state.shown = Some(AgentStateKind::Idle);
+            self.sink.emit(Event::AgentState(AgentState {
+                state: AgentStateKind::Idle,
+            }));
+        }
+    }
+
+    fn shift(&self, activity: Activity, enter: bool) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = state.slot(activity);
+        *slot = if enter {
+            *slot + 1
+        } else {
+            slot.saturating_sub(1)
+        };
+        let Some(next) = state.derived() else { return };
+        if state.shown == Some(next) {
+            return;
+        }
+        state.shown = Some(next);
+        // Emitted under the lock so two changes cannot reach the sink out of order.
+        self.sink
+            .emit(Event::AgentState(AgentState { state: next }));
+    }
+}
+
+pub(crate) struct ActivityGuard<'a> {
+    emitter: &'a Emitter,
+    activity: Activity,
+}
+
+impl Drop for ActivityGuard<'_> {
+    fn drop(&mut self) {
+        self.emitter.shift(self.activity, false);
+    }
+}

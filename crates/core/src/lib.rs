@@ -1,0 +1,31 @@
+//! The engine of Cairn: one agent loop at every depth.
+//!
+//! A [`TurnRequest`] runs on an [`Engine`]: the root level streams a model answer,
+//! dispatches the tool calls it makes (every one through the permission [`Gate`]),
+//! recurses into subtasks for `run_subtask`, and emits the event wire as it goes.
+//! One [`Budget`] bounds the whole tree; one cancellation token stops it.
+//!
+//! This crate knows nothing of Tauri, terminals or databases: front ends drive it
+//! through [`TurnControl`] and consume its events through an [`EventSink`].
+
+mod approvals;
+mod budget;
+mod dispatch;
+mod events;
+mod gate;
+pub mod history;
+mod level;
+mod limits;
+mod locks;
+pub mod prompt;
+pub mod subtask;
+mod toolbelt;
+mod turn;
+
+pub use approvals::{ApprovalError, Approvals, Resolution, Ticket};
+pub use budget::Budget;
+pub use events::{EventSink, TreeBuilder};
+pub use gate::{Gate, GateDecision, GateRequest, SessionGrants};
+pub use limits::{Limits, LimitsError};
+pub use toolbelt::{Toolbelt, ToolbeltError};
+pub use turn::{Engine, TurnControl, TurnOutcome, TurnRequest};

@@ -1,0 +1,118 @@
+//! The system prompts: what the model is told about itself, its tools and its mode.
+//! Short on purpose: small local models follow short prompts better.
+
+use std::fmt::Write;
+
+use cairn_protocol::{PermissionMode, ToolCategory};
+
+use crate::subtask::{FINISH_SUBTASK, RUN_SUBTASK};
+use crate::toolbelt::Toolbelt;
+
+/// What the prompt needs to know about where it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct PromptContext<'a> {
+    pub mode: PermissionMode,
+    pub tools: &'a Toolbelt,
+    pub workspace: Option<&'a std::path::Path>,
+    pub can_spawn: bool,
+}
+
+pub fn root(ctx: &PromptContext<'_>) -> String {
+    let mut prompt = String::from(
+        "You are Cairn, an assistant running on the user's own computer.\n\
+         Answer directly when you can. Use a tool when the task needs facts you do not have \
+         or an action in the world. When several tool calls do not depend on each other, \
+         make them in the same turn: they run in parallel.\n",
+    );
+    if ctx.can_spawn {
+        prompt.push_str(&format!(
+            "For work with separable parts, call {RUN_SUBTASK}: each subtask is a fresh agent \
+             with its own context that returns its result to you; several run in parallel. \
+             Give each complete instructions, since it sees nothing else.\n"
+        ));
+    }
+    common(&mut prompt, ctx);
+    prompt
+}
+
+pub fn subtask(
+    ctx: &PromptContext<'_>,
+    title: &str,
+    depth: u32,
+    schema: Option<&serde_json::Value>,
+) -> String {
+    let mut prompt = format!(
+        "You are a subtask (depth {depth}) of a larger job, working on: {title}.\n\
+         Your instructions are the user message. Do only that work.\n"
+    );
+    match schema {
+        Some(schema) => {
+            let _ = writeln!(
+                prompt,
+                "When done, call {FINISH_SUBTASK} with `result` matching this JSON Schema, \
+                 instead of answering in prose:\n{schema}"
+            );
+        }
+        None => prompt.push_str(
+            "When done, reply with your result as plain text: it goes back to the agent that \
+             started you, not to the user.\n",
+        ),
+    }
+    if ctx.can_spawn {
+        let _ = writeln!(
+            prompt,
+            "You may split your work further with {RUN_SUBTASK}."
+        );
+    }
+    common(&mut prompt, ctx);
+    prompt
+}
+
+fn common(prompt: &mut String, ctx: &PromptContext<'_>) {
+    match ctx.workspace {
+        Some(root) => {
+            let _ = writeln!(
+                prompt,
+                "\nWorkspace: {}. File paths are relative to it.",
+                root.display()
+            );
+        }
+        None => prompt.push_str("\nThis thread has no workspace folder, so no file tools.\n"),
+    }
+    let _ = writeln!(
+        prompt,
+        "Permission mode: {}. {}",
+        ctx.mode,
+        mode_rules(ctx.mode)
+    );
+    if !ctx.tools.is_empty() {
+        prompt.push_str("Tools (category):\n");
+        for tool in ctx.tools.tools() {
+            let _ = writeln!(prompt, "- {} ({})", tool.name(), tool.category());
+        }
+    }
+}
+
+fn mode_rules(mode: PermissionMode) -> String {
+    let gated = [
+        ToolCategory::Write,
+        ToolCategory::Execute,
+        ToolCategory::External,
+    ]
+    .map(ToolCategory::as_str)
+    .join(", ");
+    match mode {
+        PermissionMode::Plan => format!(
+            "Only reading is allowed; {gated} tools are blocked. Investigate with read tools, \
+             then answer with a concise numbered plan of what you would do. The user reviews \
+             it and can switch modes to carry it out."
+        ),
+        PermissionMode::Default => format!(
+            "Read tools run freely; {gated} tools ask the user first. If the user denies a \
+             call, do not retry it: adapt, or ask what they want."
+        ),
+        PermissionMode::Auto => {
+            "Your tool calls run without asking. Prefer reversible steps.".to_owned()
+        }
+    }
+}

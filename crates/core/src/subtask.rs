@@ -1,0 +1,181 @@
+//! `run_subtask` and `finish_subtask`: the engine's own tools, intercepted by the loop
+//! because they need the turn itself (depth, budget, gate) rather than the world.
+
+use std::sync::Arc;
+
+use cairn_protocol::ToolSpec;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+pub const RUN_SUBTASK: &str = "run_subtask";
+pub const FINISH_SUBTASK: &str = "finish_subtask";
+
+pub fn is_engine_tool(name: &str) -> bool {
+    name == RUN_SUBTASK || name == FINISH_SUBTASK
+}
+
+pub fn run_subtask_spec() -> ToolSpec {
+    ToolSpec {
+        name: RUN_SUBTASK.into(),
+        description: "Hand a self-contained part of the work to a subtask: a fresh agent with \
+                      its own context that returns its result to you. Calls made together run \
+                      in parallel. Give complete instructions; the subtask sees nothing else."
+            .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "title": {"type": "string", "description": "A short label shown to the user"},
+                "instructions": {"type": "string", "description": "Everything the subtask needs to know and do"},
+                "tools": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Optional: the only tools the subtask may use (a subset of yours)"
+                },
+                "output_schema": {
+                    "type": "object",
+                    "description": "Optional: a JSON Schema the subtask's result must match"
+                }
+            },
+            "required": ["title", "instructions"]
+        }),
+    }
+}
+
+pub fn finish_subtask_spec(schema: Option<&Value>) -> ToolSpec {
+    let result = schema.cloned().unwrap_or_else(|| json!({}));
+    ToolSpec {
+        name: FINISH_SUBTASK.into(),
+        description: "End this subtask and hand `result` back to the agent that started it.".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {"result": result},
+            "required": ["result"]
+        }),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct RunSubtaskArgs {
+    /// Small models forget the label more often than the work; the loop derives one.
+    #[serde(default)]
+    pub title: Option<String>,
+    pub instructions: String,
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    #[serde(default)]
+    pub output_schema: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct FinishSubtaskArgs {
+    pub result: Value,
+}
+
+/// A subtask's output schema, compiled once and kept with its source for the prompt.
+#[derive(Clone)]
+pub(crate) struct OutputSchema {
+    pub source: Value,
+    validator: Arc<jsonschema::Validator>,
+}
+
+impl std::fmt::Debug for OutputSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("OutputSchema").field(&self.source).finish()
+    }
+}
+
+impl OutputSchema {
+    /// Compiles a schema the model wrote, or says why it is not one.
+    pub fn compile(source: Value) -> Result<Self, String> {
+        if !source.is_object() && !source.is_boolean() {
+            return Err("output_schema must be a JSON Schema object".into());
+        }
+        jsonschema::meta::validate(&source)
+            .map_err(|err| format!("output_schema is not a valid JSON Schema: {err}"))?;
+        let validator = jsonschema::validator_for(&source)
+            .map_err(|err| format!("output_schema cannot be used: {err}"))?;
+        Ok(Self {
+            source,
+            validator: Arc::new(validator),
+        })
+    }
+
+    /// Checks a result; the error lists every mismatch with where it is.
+    pub fn check(&self, result: &Value) -> Result<(), String> {
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(result)
+            .map(|err| {
+                let at = err.instance_path().to_string();
+                if at.is_empty() {
+                    err.to_string()
+                } else {
+                    format!("at {at}: {err}")
+                }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+}
+
+/// A label from the instructions when the model gave none.
+pub(crate) fn derive_title(instructions: &str) -> String {
+    let first_line = instructions.lines().next().unwrap_or("").trim();
+    let mut title: String = first_line.chars().take(60).collect();
+    if first_line.chars().count() > 60 {
+        title.push('…');
+    }
+    if title.is_empty() {
+        "Subtask".into()
+    } else {
+        title
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemas_compile_check_and_explain() {
+        let schema = OutputSchema::compile(json!({
+            "type": "object",
+            "properties": {"count": {"type": "integer"}},
+            "required": ["count"]
+        }))
+        .unwrap();
+        assert_eq!(schema.check(&json!({"count": 3})), Ok(()));
+        let err = schema.check(&json!({"count": "three"})).unwrap_err();
+        assert!(err.starts_with("at /count:"), "{err}");
+        assert!(schema.check(&json!({})).unwrap_err().contains("count"));
+    }
+
+    #[test]
+    fn invalid_schemas_are_refused_with_a_reason() {
+        for bad in [
+            json!("string"),
+            json!(42),
+            json!({"type": 12}),
+            json!({"minimum": "x"}),
+        ] {
+            let err = OutputSchema::compile(bad.clone()).unwrap_err();
+            assert!(err.contains("output_schema"), "{bad}: {err}");
+        }
+        // A remote reference is not fetched (no network from a model's say-so).
+        assert!(OutputSchema::compile(json!({"$ref": "http://example.invalid/s.json"})).is_err());
+    }
+
+    #[test]
+    fn titles_are_derived_from_instructions() {
+        assert_eq!(
+            derive_title("Count the files\nthen report"),
+            "Count the files"
+        );
+        assert_eq!(derive_title(""), "Subtask");
+        assert_eq!(derive_title(&"x".repeat(70)).chars().count(), 61);
+    }
+}

@@ -1,0 +1,93 @@
+//! The set of tools a level may call.
+
+use std::sync::Arc;
+
+use cairn_protocol::ToolSpec;
+use cairn_tools::Tool;
+
+use crate::subtask;
+
+/// Tools by name, with their specs computed once.
+#[derive(Clone, Default)]
+pub struct Toolbelt {
+    tools: Vec<Arc<dyn Tool>>,
+    specs: Arc<[ToolSpec]>,
+}
+
+impl std::fmt::Debug for Toolbelt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolbeltError {
+    #[error("two tools are named `{0}`")]
+    Duplicate(String),
+    #[error("`{0}` is reserved for the engine's own tool")]
+    Reserved(String),
+}
+
+impl Toolbelt {
+    pub fn new(tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Result<Self, ToolbeltError> {
+        let tools: Vec<Arc<dyn Tool>> = tools.into_iter().collect();
+        for (index, tool) in tools.iter().enumerate() {
+            let name = tool.name();
+            if subtask::is_engine_tool(name) {
+                return Err(ToolbeltError::Reserved(name.to_owned()));
+            }
+            if tools[..index].iter().any(|other| other.name() == name) {
+                return Err(ToolbeltError::Duplicate(name.to_owned()));
+            }
+        }
+        Ok(Self::from_checked(tools))
+    }
+
+    fn from_checked(tools: Vec<Arc<dyn Tool>>) -> Self {
+        let specs = tools.iter().map(|tool| tool.spec()).collect();
+        Self { tools, specs }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|tool| tool.name() == name)
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|tool| tool.name())
+    }
+
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.tools
+    }
+
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The tools named, in this belt's order; the names it does not have are the error.
+    pub fn subset(&self, names: &[String]) -> Result<Self, Vec<String>> {
+        let unknown: Vec<String> = names
+            .iter()
+            .filter(|name| !self.contains(name) && !subtask::is_engine_tool(name))
+            .cloned()
+            .collect();
+        if !unknown.is_empty() {
+            return Err(unknown);
+        }
+        let tools = self
+            .tools
+            .iter()
+            .filter(|tool| names.iter().any(|name| name == tool.name()))
+            .cloned()
+            .collect();
+        Ok(Self::from_checked(tools))
+    }
+}

@@ -1,0 +1,333 @@
+//! One root turn: what it was asked, what it shares across its depths, how it stops,
+//! and what it hands back.
+//!
+//! request → root level (the loop, recursing into subtasks) ⟂ wall-clock watchdog →
+//! stop reason (none, user, budget, provider) → outcome + final events.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use cairn_protocol::{
+    BudgetExceeded, ChatMessage, Done, ErrorEvent, ErrorKind, Event, ExecutionTree, PermissionMode,
+    TurnStatus, Usage,
+};
+use cairn_providers::{ModelClient, Sampling};
+use cairn_tools::Workspace;
+use tokio_util::sync::CancellationToken;
+
+use crate::approvals::Approvals;
+use crate::budget::Budget;
+use crate::events::{Emitter, EventSink};
+use crate::gate::{Gate, SessionGrants};
+use crate::level::{Level, LevelFailure, Scope};
+use crate::limits::Limits;
+use crate::locks::NamedLocks;
+use crate::prompt::{self, PromptContext};
+use crate::toolbelt::Toolbelt;
+
+/// The engine: a model and the limits every turn runs under.
+#[derive(Clone)]
+pub struct Engine {
+    model: Arc<dyn ModelClient>,
+    limits: Limits,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What one turn is asked to do.
+#[derive(Debug, Clone)]
+pub struct TurnRequest {
+    pub thread_id: String,
+    pub message_id: String,
+    pub model: String,
+    /// The thread so far, ending with the new user message; no system prompt (the
+    /// engine writes it from the mode and the tools).
+    pub history: Vec<ChatMessage>,
+    pub mode: PermissionMode,
+    pub tools: Toolbelt,
+    pub workspace: Option<Arc<Workspace>>,
+    pub sampling: Sampling,
+}
+
+/// How the outside world steers a running turn.
+#[derive(Debug, Clone)]
+pub struct TurnControl {
+    /// Cancel to stop the whole tree; the partial answer is kept.
+    pub cancel: CancellationToken,
+    pub approvals: Arc<Approvals>,
+    /// The thread's "allow for this chat" grants; they outlive the turn.
+    pub grants: Arc<SessionGrants>,
+}
+
+impl Default for TurnControl {
+    fn default() -> Self {
+        Self {
+            cancel: CancellationToken::new(),
+            approvals: Approvals::new(),
+            grants: Arc::new(SessionGrants::new()),
+        }
+    }
+}
+
+/// What a turn produced, however it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnOutcome {
+    pub thread_id: String,
+    pub message_id: String,
+    pub status: TurnStatus,
+    /// The root level's answer text (partial if the turn was cut short).
+    pub text: String,
+    pub reasoning: String,
+    /// The messages the root level added to the thread, in order, each tool call
+    /// paired with its result: exactly what the next turn replays.
+    pub messages: Vec<ChatMessage>,
+    pub tree: ExecutionTree,
+    pub usage: Usage,
+    pub error: Option<ErrorEvent>,
+    pub budget: Option<BudgetExceeded>,
+}
+
+impl TurnOutcome {
+    /// The closing `done` event, sent once the outcome is committed.
+    pub fn done_event(&self) -> Event {
+        Event::Done(Done {
+            thread_id: self.thread_id.clone(),
+            message_id: self.message_id.clone(),
+            usage: self.usage,
+            status: self.status,
+        })
+    }
+}
+
+/// Why a turn is stopping before its root level finished on its own.
+#[derive(Debug, Clone)]
+pub(crate) enum Stop {
+    Budget(BudgetExceeded),
+    Failed(ErrorEvent),
+}
+
+impl Engine {
+    pub fn new(model: Arc<dyn ModelClient>, limits: Limits) -> Self {
+        Self { model, limits }
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Runs one turn to its end. Emits every event except `done`, which the caller
+    /// sends (from [`TurnOutcome::done_event`]) once it has committed the outcome.
+    pub async fn run_turn(
+        &self,
+        request: TurnRequest,
+        control: TurnControl,
+        sink: Arc<dyn EventSink>,
+    ) -> TurnOutcome {
+        let turn = Turn::new(self, &request, &control, sink);
+        let can_spawn = self.limits.max_depth > 0;
+        let system = prompt::root(&PromptContext {
+            mode: request.mode,
+            tools: &request.tools,
+            workspace: request.workspace.as_deref().map(Workspace::root),
+            can_spawn,
+        });
+        let mut history = Vec::with_capacity(request.history.len() + 1);
+        history.push(ChatMessage::system(system));
+        history.extend(request.history);
+        let scope = Scope::new(0, None, None, request.tools, can_spawn, None);
+        let mut root = Level::new(scope, history);
+
+        let result = {
+            let run = turn.run_level(&mut root);
+            tokio::pin!(run);
+            tokio::select! {
+                result = &mut run => result,
+                () = tokio::time::sleep_until(turn.budget.deadline()) => {
+                    turn.trip(BudgetExceeded {
+                        reason: cairn_protocol::BudgetReason::WallClock,
+                        limit: turn.budget.limits().max_wall_clock.as_millis().try_into().unwrap_or(u64::MAX),
+                        observed: turn.budget.elapsed_ms(),
+                    });
+                    run.await
+                }
+            }
+        };
+        turn.finish(root, result)
+    }
+}
+
+/// State shared by every level of one turn.
+pub(crate) struct Turn {
+    pub(crate) model: Arc<dyn ModelClient>,
+    pub(crate) model_name: String,
+    pub(crate) sampling: Sampling,
+    pub(crate) limits: Limits,
+    pub(crate) budget: Budget,
+    pub(crate) gate: Gate,
+    pub(crate) grants: Arc<SessionGrants>,
+    pub(crate) approvals: Arc<Approvals>,
+    pub(crate) workspace: Option<Arc<Workspace>>,
+    /// Cancelled by the user, a tripped budget or a failed provider: the whole tree
+    /// watches this one token.
+    pub(crate) cancel: CancellationToken,
+    stop: OnceLock<Stop>,
+    pub(crate) emitter: Emitter,
+    pub(crate) locks: NamedLocks,
+    pub(crate) ids: Ids,
+    usage: Mutex<Usage>,
+    thread_id: String,
+    message_id: String,
+}
+
+impl Turn {
+    fn new(
+        engine: &Engine,
+        request: &TurnRequest,
+        control: &TurnControl,
+        sink: Arc<dyn EventSink>,
+    ) -> Self {
+        Self {
+            model: Arc::clone(&engine.model),
+            model_name: request.model.clone(),
+            sampling: request.sampling,
+            limits: engine.limits,
+            budget: Budget::start(engine.limits),
+            gate: Gate::new(request.mode),
+            grants: Arc::clone(&control.grants),
+            approvals: Arc::clone(&control.approvals),
+            workspace: request.workspace.clone(),
+            cancel: control.cancel.child_token(),
+            stop: OnceLock::new(),
+            emitter: Emitter::new(sink),
+            locks: NamedLocks::default(),
+            ids: Ids::new(&request.message_id, &request.history),
+            usage: Mutex::new(Usage::default()),
+            thread_id: request.thread_id.clone(),
+            message_id: request.message_id.clone(),
+        }
+    }
+
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Ends the turn because a budget ran out. The first reason wins; a turn the
+    /// user already stopped stays cancelled.
+    pub(crate) fn trip(&self, exceeded: BudgetExceeded) {
+        if !self.is_stopping() && self.stop.set(Stop::Budget(exceeded)).is_ok() {
+            self.emitter.emit(Event::BudgetExceeded(exceeded));
+        }
+        self.cancel.cancel();
+    }
+
+    /// Ends the turn because something it depends on failed.
+    pub(crate) fn fail(&self, error: ErrorEvent) {
+        if !self.is_stopping() {
+            let _ = self.stop.set(Stop::Failed(error));
+        }
+        self.cancel.cancel();
+    }
+
+    pub(crate) fn add_usage(&self, usage: &Usage) {
+        self.usage
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add(usage);
+    }
+
+    fn finish(
+        &self,
+        root: Level,
+        result: Result<crate::level::LevelEnd, LevelFailure>,
+    ) -> TurnOutcome {
+        let (status, error, budget) = match result {
+            Ok(_) => (TurnStatus::Completed, None, None),
+            Err(LevelFailure::IterationLimit(iterations)) => (
+                TurnStatus::Failed,
+                Some(ErrorEvent {
+                    message: format!(
+                        "the model used all {iterations} iterations of this turn without \
+                         finishing; ask again, or raise CAIRN_MAX_ITERATIONS_PER_LEVEL"
+                    ),
+                    kind: ErrorKind::IterationLimit,
+                }),
+                None,
+            ),
+            Err(LevelFailure::Stopped) => match self.stop.get() {
+                Some(Stop::Budget(exceeded)) => (TurnStatus::BudgetExceeded, None, Some(*exceeded)),
+                Some(Stop::Failed(error)) => (TurnStatus::Failed, Some(error.clone()), None),
+                None => (TurnStatus::Cancelled, None, None),
+            },
+        };
+        if let Some(error) = &error {
+            self.emitter.emit(Event::Error(error.clone()));
+        }
+        self.emitter.idle();
+        let usage = *self.usage.lock().unwrap_or_else(PoisonError::into_inner);
+        let (text, reasoning, messages) = root.into_parts();
+        TurnOutcome {
+            thread_id: self.thread_id.clone(),
+            message_id: self.message_id.clone(),
+            status,
+            text,
+            reasoning,
+            messages,
+            tree: self.emitter.tree(),
+            usage,
+            error,
+            budget,
+        }
+    }
+}
+
+/// Ids unique within a turn. Tool-call ids come from the model when it gives usable
+/// ones; the tree and the approvals need them unique, so empty or repeated ids
+/// (some servers count from zero every answer) are replaced.
+pub(crate) struct Ids {
+    seen: Mutex<HashSet<String>>,
+    calls: AtomicU64,
+    approvals: AtomicU64,
+    prefix: String,
+}
+
+impl Ids {
+    fn new(message_id: &str, history: &[ChatMessage]) -> Self {
+        let seen = history
+            .iter()
+            .flat_map(ChatMessage::tool_calls)
+            .map(|call| call.id.clone())
+            .collect();
+        Self {
+            seen: Mutex::new(seen),
+            calls: AtomicU64::new(0),
+            approvals: AtomicU64::new(0),
+            prefix: message_id.to_owned(),
+        }
+    }
+
+    pub(crate) fn claim_call(&self, proposed: &str) -> String {
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        if !proposed.is_empty() && seen.insert(proposed.to_owned()) {
+            return proposed.to_owned();
+        }
+        loop {
+            let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+            let id = format!("call_{n}");
+            if seen.insert(id.clone()) {
+                return id;
+            }
+        }
+    }
+
+    pub(crate) fn approval(&self) -> String {
+        let n = self.approvals.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("{}:approval:{n}", self.prefix)
+    }
+}

@@ -1,0 +1,238 @@
+//! The approval round trip through the one gate, at every depth.
+
+use cairn_core::TurnControl;
+use cairn_protocol::{
+    ApprovalDecision, Event, PermissionMode, ToolApprovalRequest, ToolCategory, TurnStatus,
+};
+use cairn_providers::{ScriptedModel, ScriptedTurn};
+use serde_json::json;
+
+use super::support::{Harness, Probe, Running};
+
+fn writer() -> Probe {
+    Probe::new("writer")
+        .category(ToolCategory::Write)
+        .exclusive()
+}
+
+async fn next_request(running: &mut Running) -> ToolApprovalRequest {
+    match running
+        .wait_for(|e| matches!(e, Event::ToolApprovalRequest(_)))
+        .await
+    {
+        Event::ToolApprovalRequest(request) => request,
+        _ => unreachable!(),
+    }
+}
+
+#[tokio::test]
+async fn default_mode_asks_and_allow_runs_deny_refuses() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::new()
+            .tool("writer", json!({"n": 1}))
+            .tool("writer", json!({"n": 2})),
+        ScriptedTurn::text("ok"),
+    ]);
+    let writer = writer();
+    let mut running = Harness::new(&model)
+        .mode(PermissionMode::Default)
+        .tool(writer.clone())
+        .start("write twice");
+    let first = next_request(&mut running).await;
+    assert_eq!(first.name, "writer");
+    assert_eq!(first.args, json!({"n": 1}));
+    assert_eq!(first.category, ToolCategory::Write);
+    assert_eq!((first.parent_id.clone(), first.depth), (None, 0));
+    assert_eq!(first.session_grant.as_deref(), Some("writer"));
+    assert_eq!(running.control.approvals.pending(), [first.clone()]);
+    let state = running
+        .wait_for(|e| matches!(e, Event::AgentState(_)))
+        .await;
+    assert!(
+        matches!(state, Event::AgentState(s) if s.state == cairn_protocol::AgentStateKind::WaitingOnUser)
+    );
+    running
+        .control
+        .approvals
+        .answer(&first.approval_id, ApprovalDecision::Allow)
+        .unwrap();
+    let second = next_request(&mut running).await;
+    running
+        .control
+        .approvals
+        .answer(&second.approval_id, ApprovalDecision::Deny)
+        .unwrap();
+    let run = running.handle.await.unwrap();
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    assert_eq!(writer.calls(), 1);
+    let ends = run.tool_ends();
+    assert!(!ends[0].2);
+    assert!(
+        ends[1].2
+            && ends[1]
+                .1
+                .as_str()
+                .unwrap()
+                .contains("the user denied this call"),
+        "{ends:?}"
+    );
+    assert!(
+        running
+            .control
+            .approvals
+            .answer(&second.approval_id, ApprovalDecision::Allow)
+            .is_err(),
+        "an answered approval cannot be answered again"
+    );
+}
+
+#[tokio::test]
+async fn allow_for_this_chat_covers_later_calls_and_later_turns() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call("writer", json!({})),
+        ScriptedTurn::call("writer", json!({})),
+        ScriptedTurn::text("ok"),
+        ScriptedTurn::call("writer", json!({})),
+        ScriptedTurn::text("again"),
+    ]);
+    let writer = writer();
+    let harness = Harness::new(&model)
+        .mode(PermissionMode::Default)
+        .tool(writer.clone());
+    let control = TurnControl::default();
+    let mut running = harness.start_with("first", control.clone());
+    let request = next_request(&mut running).await;
+    control
+        .approvals
+        .answer(&request.approval_id, ApprovalDecision::AllowSession)
+        .unwrap();
+    let run = running.handle.await.unwrap();
+    assert_eq!(run.of_type("tool_approval_request").len(), 1);
+    assert_eq!(writer.calls(), 2);
+    assert_eq!(control.grants.list(), ["writer"]);
+    // The next turn of the thread shares the grants (fresh approvals).
+    let next = TurnControl {
+        approvals: cairn_core::Approvals::new(),
+        ..control
+    };
+    let run = harness.run_with("second", next).await;
+    assert!(run.of_type("tool_approval_request").is_empty());
+    assert_eq!(writer.calls(), 3);
+}
+
+#[tokio::test]
+async fn with_no_human_attached_an_ask_is_denied_with_the_reason() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call("writer", json!({})),
+        ScriptedTurn::text("could not write"),
+    ]);
+    let control = TurnControl::default();
+    control
+        .approvals
+        .detach_human("no one is attached to approve it (stdin is closed)");
+    let writer = writer();
+    let run = Harness::new(&model)
+        .mode(PermissionMode::Default)
+        .tool(writer.clone())
+        .run_with("go", control)
+        .await;
+    assert_eq!(writer.calls(), 0);
+    let (_, result, is_error) = &run.tool_ends()[0];
+    assert!(is_error);
+    assert_eq!(
+        result.as_str().unwrap(),
+        "Error: not run: no one is attached to approve it (stdin is closed). Continue without \
+         it, or say what you would have done."
+    );
+}
+
+#[tokio::test]
+async fn asks_from_parallel_subtasks_at_depth_two_are_answered_out_of_order() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call(
+            "run_subtask",
+            json!({"title": "outer", "instructions": "x"}),
+        ),
+        ScriptedTurn::text("done"),
+    ]);
+    model.subtask(
+        "outer",
+        [
+            ScriptedTurn::new()
+                .tool("run_subtask", json!({"title": "left", "instructions": "x"}))
+                .tool(
+                    "run_subtask",
+                    json!({"title": "right", "instructions": "x"}),
+                ),
+            ScriptedTurn::text("outer done"),
+        ],
+    );
+    for side in ["left", "right"] {
+        model.subtask(
+            side,
+            [
+                ScriptedTurn::call("writer", json!({"side": side})),
+                ScriptedTurn::text(format!("{side} done")),
+            ],
+        );
+    }
+    let writer = Probe::new("writer").category(ToolCategory::Write);
+    let mut running = Harness::new(&model)
+        .mode(PermissionMode::Default)
+        .tool(writer.clone())
+        .start("go");
+    let a = next_request(&mut running).await;
+    let b = next_request(&mut running).await;
+    assert_eq!((a.depth, b.depth), (2, 2));
+    assert_eq!(running.control.approvals.pending().len(), 2);
+    let (left, right) = if a.subtask_title.as_deref() == Some("left") {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    assert_eq!(right.subtask_title.as_deref(), Some("right"));
+    // Answer the later one first, and deny the other.
+    running
+        .control
+        .approvals
+        .answer(&right.approval_id, ApprovalDecision::Allow)
+        .unwrap();
+    running
+        .control
+        .approvals
+        .answer(&left.approval_id, ApprovalDecision::Deny)
+        .unwrap();
+    let run = running.handle.await.unwrap();
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    assert_eq!(writer.calls(), 1);
+    let ends = run.tool_ends();
+    let writes: Vec<_> = ends.iter().filter(|e| e.0 == "writer").collect();
+    assert_eq!(writes.len(), 2);
+    assert_eq!(writes.iter().filter(|e| e.2).count(), 1, "{writes:?}");
+}
+
+#[tokio::test]
+async fn stop_while_waiting_for_approval_withdraws_it() {
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::call("writer", json!({}))]);
+    let mut running = Harness::new(&model)
+        .mode(PermissionMode::Default)
+        .tool(writer())
+        .start("go");
+    let request = next_request(&mut running).await;
+    running.control.cancel.cancel();
+    let run = running.handle.await.unwrap();
+    assert_eq!(run.outcome.status, TurnStatus::Cancelled);
+    assert!(running.control.approvals.pending().is_empty());
+    assert!(
+        running
+            .control
+            .approvals
+            .answer(&request.approval_id, ApprovalDecision::Allow)
+            .is_err()
+    );
+}

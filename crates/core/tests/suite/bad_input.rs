@@ -1,0 +1,156 @@
+//! What a model can get wrong becomes a tool error it can read, never a crash.
+
+use cairn_protocol::{ChatMessage, TurnStatus};
+use cairn_providers::{ScriptedModel, ScriptedTurn};
+use serde_json::json;
+
+use super::support::{Harness, Probe, assert_calls_paired};
+
+async fn error_for(turn: ScriptedTurn) -> String {
+    let model = ScriptedModel::new();
+    model.root([turn, ScriptedTurn::text("sorry")]);
+    let run = Harness::new(&model)
+        .tool(Probe::new("probe"))
+        .run("go")
+        .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    assert_calls_paired(&run.outcome.messages);
+    let ends = run.tool_ends();
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert!(ends[0].2, "expected an error: {ends:?}");
+    // The model reads the same error in its next request.
+    let next = &model.requests()[1];
+    let ChatMessage::Tool {
+        content, is_error, ..
+    } = next.messages.last().unwrap()
+    else {
+        panic!("{next:?}");
+    };
+    assert!(is_error);
+    assert_eq!(content, ends[0].1.as_str().unwrap());
+    content.clone()
+}
+
+#[tokio::test]
+async fn an_unknown_tool_lists_the_real_ones() {
+    let err = error_for(ScriptedTurn::call("delete_everything", json!({}))).await;
+    assert_eq!(
+        err,
+        "Error: there is no tool `delete_everything`. Available tools: probe, run_subtask"
+    );
+}
+
+#[tokio::test]
+async fn malformed_json_arguments_are_reported() {
+    let err = error_for(ScriptedTurn::new().tool_raw("probe", r#"{"q": "#)).await;
+    assert!(
+        err.starts_with("Error: the arguments are not valid JSON"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn run_subtask_without_instructions_or_with_wrong_types() {
+    let err = error_for(ScriptedTurn::call("run_subtask", json!({"title": "x"}))).await;
+    assert_eq!(
+        err,
+        "Error: invalid arguments: missing field `instructions`"
+    );
+    let err = error_for(ScriptedTurn::call(
+        "run_subtask",
+        json!({"title": "x", "instructions": "  "}),
+    ))
+    .await;
+    assert!(err.contains("`instructions` is empty"), "{err}");
+    let err = error_for(ScriptedTurn::call(
+        "run_subtask",
+        json!({"instructions": 5}),
+    ))
+    .await;
+    assert!(
+        err.contains("invalid type: integer `5`, expected a string"),
+        "{err}"
+    );
+    let err = error_for(ScriptedTurn::call(
+        "run_subtask",
+        json!(["not", "an", "object"]),
+    ))
+    .await;
+    assert!(err.contains("expected a JSON object"), "{err}");
+}
+
+#[tokio::test]
+async fn an_output_schema_that_is_not_a_schema_is_refused() {
+    let err = error_for(ScriptedTurn::call(
+        "run_subtask",
+        json!({"title": "t", "instructions": "do", "output_schema": {"type": "banana"}}),
+    ))
+    .await;
+    assert!(
+        err.contains("output_schema is not a valid JSON Schema"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn finish_subtask_at_the_root_is_explained() {
+    let err = error_for(ScriptedTurn::call("finish_subtask", json!({"result": 1}))).await;
+    assert!(err.contains("only ends a subtask"), "{err}");
+}
+
+#[tokio::test]
+async fn a_failing_tool_is_an_error_result_and_the_turn_goes_on() {
+    let err = error_for(ScriptedTurn::call("probe", json!({"fail": true}))).await;
+    assert_eq!(err, "Error: probe failed as asked");
+}
+
+#[tokio::test]
+async fn file_tools_refuse_paths_outside_the_workspace_through_the_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("pwned.txt");
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::new()
+            .tool(
+                "write_file",
+                json!({"path": "../pwned.txt", "content": "x"}),
+            )
+            .tool(
+                "write_file",
+                json!({"path": target.to_str().unwrap(), "content": "x"}),
+            )
+            .tool("write_file", json!({"path": "ok.txt", "content": "fine"})),
+        ScriptedTurn::text("done"),
+    ]);
+    let run = Harness::new(&model)
+        .workspace(dir.path())
+        .run("write")
+        .await;
+    let ends = run.tool_ends();
+    assert!(
+        ends[0].2
+            && ends[0]
+                .1
+                .as_str()
+                .unwrap()
+                .contains("outside the workspace"),
+        "{ends:?}"
+    );
+    assert!(
+        ends[1].2
+            && ends[1]
+                .1
+                .as_str()
+                .unwrap()
+                .contains("absolute paths are refused"),
+        "{ends:?}"
+    );
+    assert!(!ends[2].2, "{ends:?}");
+    assert!(!target.exists());
+    assert!(!dir.path().parent().unwrap().join("pwned.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ok.txt")).unwrap(),
+        "fine"
+    );
+}

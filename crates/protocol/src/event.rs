@@ -1,0 +1,218 @@
+//! The event stream of a turn: every front end (CLI, desktop, tests) consumes exactly
+//! these, serialized as JSON objects tagged by `type`.
+//!
+//! `parent_id` is `null` at the root and otherwise the `tool_call_id` of the enclosing
+//! `run_subtask`; `depth` is 0 at the root. Both are always present on the events that
+//! carry them, so a consumer never has to guess.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::permission::ToolCategory;
+
+/// One event of a turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Event {
+    Chunk(Chunk),
+    Reasoning(Reasoning),
+    ToolCallUpdate(ToolCallUpdate),
+    ToolApprovalRequest(ToolApprovalRequest),
+    BudgetExceeded(BudgetExceeded),
+    AgentState(AgentState),
+    Done(Done),
+    Error(ErrorEvent),
+}
+
+impl Event {
+    /// The wire tag, as it appears in the JSON `type` field.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Self::Chunk(_) => "chunk",
+            Self::Reasoning(_) => "reasoning",
+            Self::ToolCallUpdate(_) => "tool_call_update",
+            Self::ToolApprovalRequest(_) => "tool_approval_request",
+            Self::BudgetExceeded(_) => "budget_exceeded",
+            Self::AgentState(_) => "agent_state",
+            Self::Done(_) => "done",
+            Self::Error(_) => "error",
+        }
+    }
+}
+
+/// A piece of answer text, streamed as the model produces it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunk {
+    pub content: String,
+    pub parent_id: Option<String>,
+    pub depth: u32,
+}
+
+/// A piece of the model's reasoning ("thinking"), streamed as it arrives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reasoning {
+    pub content: String,
+    pub parent_id: Option<String>,
+    pub depth: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallStatus {
+    /// The call is known (arguments parsed) and about to be gated and run.
+    Start,
+    /// The call finished: `result` and `is_error` are set.
+    End,
+}
+
+/// A tool call starting or ending. Every `start` is followed by exactly one `end`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallUpdate {
+    pub tool_call_id: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    pub parent_id: Option<String>,
+    pub depth: u32,
+    pub status: ToolCallStatus,
+}
+
+/// The loop is waiting for the user to allow or deny a call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolApprovalRequest {
+    pub approval_id: String,
+    pub tool_call_id: String,
+    pub name: String,
+    pub args: Value,
+    pub category: ToolCategory,
+    pub parent_id: Option<String>,
+    pub depth: u32,
+    /// The title of the subtask that asked; absent at the root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtask_title: Option<String>,
+    /// What "allow for this chat" would grant, in words (`write_file`, `run_command(cargo test)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_grant: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetReason {
+    Subtasks,
+    LlmCalls,
+    ToolCalls,
+    WallClock,
+    Tokens,
+    Bytes,
+}
+
+impl BudgetReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Subtasks => "subtasks",
+            Self::LlmCalls => "llm_calls",
+            Self::ToolCalls => "tool_calls",
+            Self::WallClock => "wall_clock",
+            Self::Tokens => "tokens",
+            Self::Bytes => "bytes",
+        }
+    }
+}
+
+/// A turn-wide budget tripped; the turn ends and its partial answer is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetExceeded {
+    pub reason: BudgetReason,
+    pub limit: u64,
+    pub observed: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentStateKind {
+    Thinking,
+    Executing,
+    WaitingOnUser,
+    Idle,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentState {
+    pub state: AgentStateKind,
+}
+
+/// Token and call counts for a turn (or, summed, a thread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    #[serde(default)]
+    pub llm_calls: u64,
+    #[serde(default)]
+    pub tool_calls: u64,
+    /// True when some token counts were estimated because a server reported none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
+}
+
+impl Usage {
+    pub fn total_tokens(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+
+    pub fn add(&mut self, other: &Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.llm_calls += other.llm_calls;
+        self.tool_calls += other.tool_calls;
+        self.estimated |= other.estimated;
+    }
+}
+
+/// How a turn ended. `done` is the last event of every turn, whatever happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStatus {
+    #[default]
+    Completed,
+    BudgetExceeded,
+    Cancelled,
+    Failed,
+}
+
+/// The turn is over and its assistant message is committed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Done {
+    pub thread_id: String,
+    pub message_id: String,
+    pub usage: Usage,
+    #[serde(default)]
+    pub status: TurnStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The model server could not be reached or failed.
+    Provider,
+    /// A level ran out of iterations without finishing.
+    IterationLimit,
+    /// The configuration (model, workspace, flags) is not usable.
+    Config,
+    /// Persisting the thread failed.
+    Storage,
+    /// A bug: Cairn did something it should not have.
+    Internal,
+}
+
+/// Something went wrong; `message` says what happened and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorEvent {
+    pub message: String,
+    pub kind: ErrorKind,
+}

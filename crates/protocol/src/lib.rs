@@ -1,0 +1,22 @@
+//! The wire types every part of Cairn shares: the event stream a turn emits, the
+//! messages a front end sends back, the model conversation a thread stores, and the
+//! execution-tree snapshot that brings nested tool cards back after a restart.
+//!
+//! This crate is serde only and builds for `wasm32-unknown-unknown`: the Leptos UI
+//! imports it. Field names are a contract (see DESIGN.md "Events"): add fields, never
+//! rename them.
+
+pub mod chat;
+pub mod client;
+pub mod event;
+pub mod permission;
+pub mod tree;
+
+pub use chat::{ChatMessage, ToolCall, ToolSpec};
+pub use client::{ApprovalResponse, ClientMessage};
+pub use event::{
+    AgentState, AgentStateKind, BudgetExceeded, BudgetReason, Chunk, Done, ErrorEvent, ErrorKind,
+    Event, Reasoning, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TurnStatus, Usage,
+};
+pub use permission::{ApprovalDecision, PermissionMode, ToolCategory};
+pub use tree::{ExecutionTree, ExecutionTreeNode, PREVIEW_MAX_CHARS, preview};

@@ -1,0 +1,260 @@
+//! The wire contract: exact `type` tags and field names, and serde round trips.
+
+use cairn_protocol::*;
+use serde_json::{Value, json};
+
+fn round_trip(event: Event, expected: Value) {
+    let encoded = serde_json::to_value(&event).unwrap();
+    assert_eq!(encoded, expected, "encoding of {}", event.type_name());
+    assert_eq!(encoded["type"], event.type_name());
+    let decoded: Event = serde_json::from_value(encoded).unwrap();
+    assert_eq!(decoded, event);
+}
+
+#[test]
+fn chunk_and_reasoning_carry_parent_and_depth_even_at_the_root() {
+    round_trip(
+        Event::Chunk(Chunk {
+            content: "Hi".into(),
+            parent_id: None,
+            depth: 0,
+        }),
+        json!({"type": "chunk", "content": "Hi", "parent_id": null, "depth": 0}),
+    );
+    round_trip(
+        Event::Reasoning(Reasoning {
+            content: "hmm".into(),
+            parent_id: Some("call_1".into()),
+            depth: 1,
+        }),
+        json!({"type": "reasoning", "content": "hmm", "parent_id": "call_1", "depth": 1}),
+    );
+}
+
+#[test]
+fn tool_call_update_start_and_end() {
+    round_trip(
+        Event::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: "call_1".into(),
+            name: "read_file".into(),
+            args: Some(json!({"path": "a.txt"})),
+            result: None,
+            is_error: None,
+            parent_id: None,
+            depth: 0,
+            status: ToolCallStatus::Start,
+        }),
+        json!({"type": "tool_call_update", "tool_call_id": "call_1", "name": "read_file",
+               "args": {"path": "a.txt"}, "parent_id": null, "depth": 0, "status": "start"}),
+    );
+    round_trip(
+        Event::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: "call_2".into(),
+            name: "write_file".into(),
+            args: None,
+            result: Some(json!("denied")),
+            is_error: Some(true),
+            parent_id: Some("call_0".into()),
+            depth: 2,
+            status: ToolCallStatus::End,
+        }),
+        json!({"type": "tool_call_update", "tool_call_id": "call_2", "name": "write_file",
+               "result": "denied", "is_error": true, "parent_id": "call_0", "depth": 2,
+               "status": "end"}),
+    );
+}
+
+#[test]
+fn approval_request_and_response() {
+    round_trip(
+        Event::ToolApprovalRequest(ToolApprovalRequest {
+            approval_id: "ap_1".into(),
+            tool_call_id: "call_1".into(),
+            name: "write_file".into(),
+            args: json!({"path": "x", "content": "y"}),
+            category: ToolCategory::Write,
+            parent_id: None,
+            depth: 0,
+            subtask_title: None,
+            session_grant: Some("write_file".into()),
+        }),
+        json!({"type": "tool_approval_request", "approval_id": "ap_1", "tool_call_id": "call_1",
+               "name": "write_file", "args": {"path": "x", "content": "y"}, "category": "write",
+               "parent_id": null, "depth": 0, "session_grant": "write_file"}),
+    );
+    for (decision, word) in [
+        (ApprovalDecision::Allow, "allow"),
+        (ApprovalDecision::AllowSession, "allow_session"),
+        (ApprovalDecision::Deny, "deny"),
+    ] {
+        let line =
+            format!(r#"{{"type":"approval_response","approval_id":"ap_9","decision":"{word}"}}"#);
+        let parsed: ClientMessage = serde_json::from_str(&line).unwrap();
+        let ClientMessage::ApprovalResponse(response) = &parsed else {
+            panic!("not an approval response: {parsed:?}")
+        };
+        assert_eq!(response.approval_id, "ap_9");
+        assert_eq!(response.decision, decision);
+        assert_eq!(
+            serde_json::from_str::<Value>(&line).unwrap(),
+            serde_json::to_value(&parsed).unwrap()
+        );
+    }
+}
+
+#[test]
+fn budget_state_done_and_error() {
+    round_trip(
+        Event::BudgetExceeded(BudgetExceeded {
+            reason: BudgetReason::LlmCalls,
+            limit: 60,
+            observed: 61,
+        }),
+        json!({"type": "budget_exceeded", "reason": "llm_calls", "limit": 60, "observed": 61}),
+    );
+    for (state, word) in [
+        (AgentStateKind::Thinking, "thinking"),
+        (AgentStateKind::Executing, "executing"),
+        (AgentStateKind::WaitingOnUser, "waiting_on_user"),
+        (AgentStateKind::Idle, "idle"),
+    ] {
+        round_trip(
+            Event::AgentState(AgentState { state }),
+            json!({"type": "agent_state", "state": word}),
+        );
+    }
+    round_trip(
+        Event::Done(Done {
+            thread_id: "t".into(),
+            message_id: "m".into(),
+            usage: Usage {
+                prompt_tokens: 10,
+                completion_tokens: 5,
+                llm_calls: 2,
+                tool_calls: 1,
+                estimated: false,
+            },
+            status: TurnStatus::Completed,
+        }),
+        json!({"type": "done", "thread_id": "t", "message_id": "m",
+               "usage": {"prompt_tokens": 10, "completion_tokens": 5, "llm_calls": 2, "tool_calls": 1},
+               "status": "completed"}),
+    );
+    round_trip(
+        Event::Error(ErrorEvent {
+            message: "could not connect".into(),
+            kind: ErrorKind::Provider,
+        }),
+        json!({"type": "error", "message": "could not connect", "kind": "provider"}),
+    );
+}
+
+#[test]
+fn every_budget_reason_has_its_wire_name() {
+    for (reason, word) in [
+        (BudgetReason::Subtasks, "subtasks"),
+        (BudgetReason::LlmCalls, "llm_calls"),
+        (BudgetReason::ToolCalls, "tool_calls"),
+        (BudgetReason::WallClock, "wall_clock"),
+        (BudgetReason::Tokens, "tokens"),
+        (BudgetReason::Bytes, "bytes"),
+    ] {
+        assert_eq!(serde_json::to_value(reason).unwrap(), json!(word));
+        assert_eq!(reason.as_str(), word);
+    }
+}
+
+#[test]
+fn execution_tree_version_one_round_trips() {
+    let tree = ExecutionTree::new(vec![
+        ExecutionTreeNode {
+            id: "call_1".into(),
+            parent_id: None,
+            name: "run_subtask".into(),
+            title: Some("Survey".into()),
+            args_preview: Some("{\"title\":\"Survey\"}".into()),
+            result_preview: Some("done".into()),
+            is_error: Some(false),
+            duration_ms: 12,
+        },
+        ExecutionTreeNode {
+            id: "call_2".into(),
+            parent_id: Some("call_1".into()),
+            name: "read_file".into(),
+            title: None,
+            args_preview: None,
+            result_preview: None,
+            is_error: None,
+            duration_ms: 3,
+        },
+    ]);
+    let encoded = serde_json::to_value(&tree).unwrap();
+    assert_eq!(encoded["version"], 1);
+    assert_eq!(
+        encoded["nodes"][1],
+        json!({"id": "call_2", "parent_id": "call_1", "name": "read_file", "duration_ms": 3})
+    );
+    let decoded: ExecutionTree = serde_json::from_value(encoded).unwrap();
+    assert_eq!(decoded, tree);
+    let children: Vec<_> = decoded.children(Some("call_1")).map(|n| &n.id).collect();
+    assert_eq!(children, ["call_2"]);
+}
+
+#[test]
+fn preview_cuts_at_500_characters_on_a_char_boundary() {
+    assert_eq!(preview("short"), "short");
+    let exactly = "é".repeat(PREVIEW_MAX_CHARS);
+    assert_eq!(preview(&exactly), exactly);
+    let long = "é".repeat(PREVIEW_MAX_CHARS + 1);
+    let cut = preview(&long);
+    assert_eq!(cut.chars().count(), PREVIEW_MAX_CHARS);
+    assert!(cut.ends_with('…'));
+    assert!(cut.starts_with(&"é".repeat(PREVIEW_MAX_CHARS - 1)));
+}
+
+#[test]
+fn chat_messages_are_tagged_by_role() {
+    let message = ChatMessage::Assistant {
+        content: String::new(),
+        reasoning: None,
+        tool_calls: vec![ToolCall {
+            id: "call_1".into(),
+            name: "list_dir".into(),
+            arguments: "{\"path\":\".\"}".into(),
+        }],
+    };
+    let encoded = serde_json::to_value(&message).unwrap();
+    assert_eq!(
+        encoded,
+        json!({"role": "assistant", "content": "",
+               "tool_calls": [{"id": "call_1", "name": "list_dir", "arguments": "{\"path\":\".\"}"}]})
+    );
+    assert_eq!(
+        serde_json::from_value::<ChatMessage>(encoded).unwrap(),
+        message
+    );
+    let tool = ChatMessage::Tool {
+        tool_call_id: "call_1".into(),
+        name: "list_dir".into(),
+        content: "a.txt".into(),
+        is_error: false,
+    };
+    assert_eq!(
+        serde_json::to_value(&tool).unwrap(),
+        json!({"role": "tool", "tool_call_id": "call_1", "name": "list_dir", "content": "a.txt"})
+    );
+}
+
+#[test]
+fn modes_parse_and_reject_unknown_names() {
+    for mode in PermissionMode::ALL {
+        assert_eq!(mode.as_str().parse::<PermissionMode>().unwrap(), mode);
+        assert_eq!(serde_json::to_value(mode).unwrap(), json!(mode.as_str()));
+    }
+    assert_eq!(PermissionMode::default(), PermissionMode::Default);
+    let err = "yolo".parse::<PermissionMode>().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unknown permission mode `yolo`: use plan, default or auto"
+    );
+}

@@ -1,0 +1,37 @@
+/// A model call that failed. Every message names the server and says what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    #[error("`{url}` is not a usable server address: {reason}")]
+    BadUrl { url: String, reason: String },
+    #[error("could not connect to {server}: {detail}. Is the model server running?")]
+    Unreachable { server: String, detail: String },
+    #[error("{server} answered HTTP {status}: {message}")]
+    Http {
+        server: String,
+        status: u16,
+        message: String,
+    },
+    #[error("{server} reported an error mid-answer: {message}")]
+    Server { server: String, message: String },
+    #[error("the stream from {server} broke off: {detail}")]
+    StreamCut { server: String, detail: String },
+    #[error("{server} sent nothing for {seconds} s; giving up on this answer")]
+    Stalled { server: String, seconds: u64 },
+    #[error("{server} sent a response Cairn cannot read: {detail}")]
+    Protocol { server: String, detail: String },
+    #[error("scripted model: {0}")]
+    Script(String),
+}
+
+impl ProviderError {
+    /// Whether the same request may succeed if sent again shortly.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Http { status, .. } => matches!(status, 408 | 429 | 502 | 503 | 504),
+            Self::Unreachable { .. } | Self::StreamCut { .. } | Self::Stalled { .. } => true,
+            Self::BadUrl { .. } | Self::Server { .. } | Self::Protocol { .. } | Self::Script(_) => {
+                false
+            }
+        }
+    }
+}

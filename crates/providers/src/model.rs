@@ -1,0 +1,81 @@
+use std::pin::Pin;
+use std::sync::Arc;
+
+use cairn_protocol::{ChatMessage, ToolCall, ToolSpec};
+use futures_util::Stream;
+
+use crate::error::ProviderError;
+
+/// One model round: the conversation so far and the tools the model may call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    pub model: String,
+    pub messages: Vec<ChatMessage>,
+    /// Shared: the same specs go out every round of a level.
+    pub tools: Arc<[ToolSpec]>,
+    pub sampling: Sampling,
+    /// Where in the turn's tree this request comes from. Not sent to servers; it lets
+    /// a scripted model answer per subtask and logs say who asked.
+    pub origin: RequestOrigin,
+}
+
+/// Decoding parameters; `None` leaves the server's default.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Sampling {
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    pub max_tokens: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RequestOrigin {
+    /// 0 for the root level.
+    pub depth: u32,
+    /// The `tool_call_id` of the enclosing `run_subtask`; `None` at the root.
+    pub parent_id: Option<String>,
+    pub subtask_title: Option<String>,
+}
+
+/// What a model stream yields. Text and reasoning arrive as deltas; tool calls arrive
+/// whole, once the stream has delivered all of their fragments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelEvent {
+    Text(String),
+    Reasoning(String),
+    ToolCall(ToolCall),
+    Usage(TokenUsage),
+    Finished(FinishReason),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinishReason {
+    Stop,
+    ToolCalls,
+    /// The answer hit the token limit and is cut short.
+    Length,
+    Other(String),
+}
+
+impl FinishReason {
+    pub fn parse(reason: &str) -> Self {
+        match reason {
+            "stop" | "eos" | "end_turn" => Self::Stop,
+            "tool_calls" | "function_call" => Self::ToolCalls,
+            "length" | "max_tokens" => Self::Length,
+            other => Self::Other(other.to_owned()),
+        }
+    }
+}
+
+pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, ProviderError>> + Send>>;
+
+/// A model server (or a stand-in). Dropping the stream cancels the request.
+pub trait ModelClient: Send + Sync {
+    fn stream_chat(&self, request: ChatRequest) -> ModelStream;
+}

@@ -1,0 +1,271 @@
+//! `chat.completion.chunk` payloads → [`ModelEvent`]s, reassembling tool calls.
+//!
+//! Servers disagree on how tool calls stream (see the recorded fixtures): most send
+//! `index` + `id` + `name` first and argument pieces after, some send whole arguments
+//! at once, some omit `index`, some repeat `id: ""` on continuations. The rules here:
+//! key by `index` when present; otherwise a fragment with a new non-empty `id`, or a
+//! new name after a named call, starts a call and anything else continues the last;
+//! an empty `id` never overwrites a real one.
+
+use std::borrow::Cow;
+
+use cairn_protocol::ToolCall;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::ProviderError;
+use crate::model::{FinishReason, ModelEvent, TokenUsage};
+
+#[derive(Deserialize)]
+struct WireChunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<WireChoice<'a>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+    /// Older vLLM answers errors as a top-level `{"object": "error", "message": …}`.
+    #[serde(default, borrow)]
+    object: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    message: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct WireChoice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<WireDelta<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct WireDelta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<WireToolCall<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct WireToolCall<'a> {
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    function: Option<WireFunction<'a>>,
+}
+
+#[derive(Deserialize)]
+struct WireFunction<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default)]
+    arguments: Option<WireArguments<'a>>,
+}
+
+/// Arguments are a JSON string by the spec; a few servers send the object itself.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum WireArguments<'a> {
+    Text(#[serde(borrow)] Cow<'a, str>),
+    Json(Value),
+}
+
+#[derive(Deserialize, Default)]
+pub(crate) struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    index: Option<u32>,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Whether the stream said it is complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    More,
+    Done,
+}
+
+/// The state of one streamed answer.
+#[derive(Debug, Default)]
+pub struct ChunkDecoder {
+    calls: Vec<PartialCall>,
+    finish: Option<FinishReason>,
+    finished: bool,
+}
+
+impl ChunkDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes one `data:` payload, appending what it carries to `out`.
+    pub fn push(
+        &mut self,
+        server: &str,
+        payload: &str,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<Progress, ProviderError> {
+        if payload.trim_end() == "[DONE]" {
+            self.finish_into(out);
+            return Ok(Progress::Done);
+        }
+        let chunk: WireChunk<'_> =
+            serde_json::from_str(payload).map_err(|err| ProviderError::Protocol {
+                server: server.to_owned(),
+                detail: format!(
+                    "a stream chunk is not valid JSON ({err}): {}",
+                    clip(payload)
+                ),
+            })?;
+        if let Some(error) = &chunk.error {
+            return Err(ProviderError::Server {
+                server: server.to_owned(),
+                message: error_message(error),
+            });
+        }
+        if chunk.object.as_deref() == Some("error") {
+            return Err(ProviderError::Server {
+                server: server.to_owned(),
+                message: chunk
+                    .message
+                    .as_deref()
+                    .unwrap_or("unknown error")
+                    .to_owned(),
+            });
+        }
+        for choice in chunk.choices {
+            if let Some(delta) = choice.delta {
+                self.delta(delta, out);
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish = Some(FinishReason::parse(&reason));
+            }
+        }
+        if let Some(usage) = chunk.usage {
+            out.push(ModelEvent::Usage(TokenUsage {
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+            }));
+        }
+        Ok(Progress::More)
+    }
+
+    /// Whether the server said why it stopped (a finish reason or `[DONE]`): a stream
+    /// that ends without either was cut off.
+    pub fn saw_finish(&self) -> bool {
+        self.finished || self.finish.is_some()
+    }
+
+    /// Emits the assembled tool calls and the finish reason; idempotent.
+    pub fn finish_into(&mut self, out: &mut Vec<ModelEvent>) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        for call in self.calls.drain(..) {
+            out.push(ModelEvent::ToolCall(ToolCall {
+                id: call.id,
+                name: call.name,
+                arguments: call.arguments,
+            }));
+        }
+        out.push(ModelEvent::Finished(
+            self.finish.take().unwrap_or(FinishReason::Stop),
+        ));
+    }
+
+    fn delta(&mut self, delta: WireDelta<'_>, out: &mut Vec<ModelEvent>) {
+        for reasoning in [delta.reasoning_content, delta.reasoning]
+            .into_iter()
+            .flatten()
+        {
+            if !reasoning.is_empty() {
+                out.push(ModelEvent::Reasoning(reasoning.into_owned()));
+            }
+        }
+        if let Some(content) = delta.content
+            && !content.is_empty()
+        {
+            out.push(ModelEvent::Text(content.into_owned()));
+        }
+        for fragment in delta.tool_calls.into_iter().flatten() {
+            self.tool_fragment(fragment);
+        }
+    }
+
+    fn tool_fragment(&mut self, fragment: WireToolCall<'_>) {
+        let id = fragment.id.as_deref().unwrap_or("");
+        let (name, arguments) = match fragment.function {
+            Some(function) => (function.name, function.arguments),
+            None => (None, None),
+        };
+        let name = name.as_deref().unwrap_or("");
+        let slot = self.slot_for(fragment.index, id, name);
+        let call = &mut self.calls[slot];
+        if call.id.is_empty() && !id.is_empty() {
+            call.id = id.to_owned();
+        }
+        // Some servers repeat the full name on every fragment: keep the first.
+        if call.name.is_empty() && !name.is_empty() {
+            call.name = name.to_owned();
+        }
+        match arguments {
+            Some(WireArguments::Text(piece)) => call.arguments.push_str(&piece),
+            Some(WireArguments::Json(Value::Null)) | None => {}
+            Some(WireArguments::Json(value)) => call.arguments.push_str(&value.to_string()),
+        }
+    }
+
+    fn slot_for(&mut self, index: Option<u32>, id: &str, name: &str) -> usize {
+        let existing = match index {
+            Some(index) => self.calls.iter().position(|c| c.index == Some(index)),
+            None => self.calls.len().checked_sub(1).filter(|&last| {
+                let last = &self.calls[last];
+                let new_id = !id.is_empty() && !last.id.is_empty() && last.id != id;
+                let new_name = id.is_empty() && !name.is_empty() && !last.name.is_empty();
+                !(new_id || new_name)
+            }),
+        };
+        existing.unwrap_or_else(|| {
+            self.calls.push(PartialCall {
+                index,
+                ..PartialCall::default()
+            });
+            self.calls.len() - 1
+        })
+    }
+}
+
+/// The human part of an error value: `"text"`, `{"message": …}` or anything else.
+pub(crate) fn error_message(error: &Value) -> String {
+    match error {
+        Value::String(text) => text.clone(),
+        Value::Object(fields) => match fields.get("message") {
+            Some(Value::String(text)) => text.clone(),
+            _ => error.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+fn clip(text: &str) -> &str {
+    match text.char_indices().nth(200) {
+        Some((cut, _)) => &text[..cut],
+        None => text,
+    }
+}

@@ -1,0 +1,148 @@
+//! [`ChatRequest`] → the JSON body of `POST /v1/chat/completions`.
+
+use cairn_protocol::{ChatMessage, ToolCall};
+use serde::Serialize;
+use serde::de::IgnoredAny;
+use serde_json::Value;
+
+use crate::model::ChatRequest;
+
+#[derive(Serialize)]
+pub(crate) struct Body<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum WireMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        /// `null` when the message only calls tools, as the API expects.
+        content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<WireCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireCallFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireCallFunction<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireToolFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+pub(crate) fn body(request: &ChatRequest) -> Body<'_> {
+    Body {
+        model: &request.model,
+        messages: request.messages.iter().map(message).collect(),
+        tools: request
+            .tools
+            .iter()
+            .map(|tool| WireTool {
+                kind: "function",
+                function: WireToolFunction {
+                    name: &tool.name,
+                    description: &tool.description,
+                    parameters: &tool.parameters,
+                },
+            })
+            .collect(),
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        temperature: request.sampling.temperature,
+        top_p: request.sampling.top_p,
+        max_tokens: request.sampling.max_tokens,
+    }
+}
+
+fn message(message: &ChatMessage) -> WireMessage<'_> {
+    match message {
+        ChatMessage::System { content } => WireMessage::System { content },
+        ChatMessage::User { content } => WireMessage::User { content },
+        ChatMessage::Assistant {
+            content,
+            tool_calls,
+            ..
+        } => WireMessage::Assistant {
+            content: (!content.is_empty() || tool_calls.is_empty()).then_some(content.as_str()),
+            tool_calls: tool_calls.iter().map(call).collect(),
+        },
+        ChatMessage::Tool {
+            tool_call_id,
+            content,
+            ..
+        } => WireMessage::Tool {
+            tool_call_id,
+            content,
+        },
+    }
+}
+
+fn call(call: &ToolCall) -> WireCall<'_> {
+    WireCall {
+        id: &call.id,
+        kind: "function",
+        function: WireCallFunction {
+            name: &call.name,
+            arguments: replayable_arguments(&call.arguments),
+        },
+    }
+}
+
+/// Arguments as they can be sent back. A model's malformed JSON already earned it an
+/// error result; replaying the broken text would make servers that parse history
+/// (chat templates in llama.cpp and vLLM) reject the whole request.
+fn replayable_arguments(arguments: &str) -> &str {
+    match serde_json::from_str::<IgnoredAny>(arguments) {
+        Ok(_) if arguments.trim_start().starts_with('{') => arguments,
+        _ => "{}",
+    }
+}

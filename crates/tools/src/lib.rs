@@ -1,0 +1,16 @@
+//! What a tool is to Cairn, and the built-in tools that touch the user's files.
+//!
+//! A [`Tool`] declares its name, argument schema, permission category and whether it
+//! may run beside others; the engine gates and schedules it, the tool only does the
+//! work. File tools reach the disk only through a [`Workspace`], which confines every
+//! path to the thread's workspace root.
+
+mod args;
+mod builtin;
+mod tool;
+pub mod workspace;
+
+pub use args::parse_args;
+pub use builtin::{ListDir, ReadFile, WriteFile, file_tools};
+pub use tool::{Tool, ToolContext, ToolError, ToolOutput};
+pub use workspace::{Workspace, WorkspaceError};

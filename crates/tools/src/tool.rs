@@ -1,0 +1,97 @@
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use cairn_protocol::{ToolCategory, ToolSpec};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::workspace::Workspace;
+
+/// A capability the model can call.
+///
+/// The engine, not the tool, decides whether a call runs (the permission gate) and
+/// when (parallel batches, exclusive locks); `call` only does the work.
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    /// The name the model calls it by; unique within a toolbelt.
+    fn name(&self) -> &str;
+
+    /// One or two sentences the model reads to decide when to use it.
+    fn description(&self) -> &str;
+
+    /// JSON Schema of the arguments object.
+    fn parameters(&self) -> Value;
+
+    /// What the tool can do to the world. A tool that does not say is external: the
+    /// most guarded category short of being blocked.
+    fn category(&self) -> ToolCategory {
+        ToolCategory::External
+    }
+
+    /// Whether calls may run concurrently with other calls of the same model turn.
+    fn parallel_safe(&self) -> bool {
+        true
+    }
+
+    /// A named lock held while the call runs, shared by every tool naming it across the
+    /// whole turn (parallel subtasks included).
+    fn exclusive_lock(&self) -> Option<&'static str> {
+        None
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name().to_owned(),
+            description: self.description().to_owned(),
+            parameters: self.parameters(),
+        }
+    }
+}
+
+/// What a running call may use besides its arguments.
+#[derive(Debug, Clone, Default)]
+pub struct ToolContext {
+    /// The thread's workspace; `None` when the thread has no folder.
+    pub workspace: Option<Arc<Workspace>>,
+    /// Cancelled when the user stops the turn or a budget ends it.
+    pub cancel: CancellationToken,
+}
+
+impl ToolContext {
+    pub fn workspace(&self) -> Result<&Arc<Workspace>, ToolError> {
+        self.workspace.as_ref().ok_or_else(|| {
+            ToolError::Refused(
+                "this thread has no workspace folder; ask the user to choose one".into(),
+            )
+        })
+    }
+}
+
+/// A successful result, as the model will read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub content: String,
+}
+
+impl ToolOutput {
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+        }
+    }
+}
+
+/// A failed call. The message goes back to the model, so it says what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    #[error("refused: {0}")]
+    Refused(String),
+    #[error("{0}")]
+    Failed(String),
+    #[error("cancelled before it finished")]
+    Cancelled,
+}

@@ -1,0 +1,453 @@
+//! The thread's workspace folder, and the only way tools reach the disk.
+//!
+//! path text → lexical check (relative, no `..`) → walk from the root's open directory
+//! one component at a time with `O_NOFOLLOW` → act on the final directory handle.
+//!
+//! Because every step opens relative to a directory handle the walk already holds, a
+//! symbolic link planted anywhere along the path between a check and a write cannot
+//! redirect the write: the walk never follows links, it refuses them.
+
+use std::fmt;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::tool::ToolError;
+
+/// Largest file `read` loads; larger files are refused rather than exhausting memory.
+pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("the workspace folder {root} cannot be used: {source}")]
+    Root {
+        root: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("`{path}` is outside the workspace: {why}")]
+    Escapes { path: String, why: &'static str },
+    #[error("`{path}` goes through a symbolic link; links are never followed inside the workspace")]
+    Symlink { path: String },
+    #[error("`{path}` does not exist")]
+    NotFound { path: String },
+    #[error("`{path}` is a directory, not a file")]
+    IsDirectory { path: String },
+    #[error("`{path}` is not a directory")]
+    NotDirectory { path: String },
+    #[error("`{path}` is {size} bytes; files over {limit} bytes are not read")]
+    TooLarge { path: String, size: u64, limit: u64 },
+    #[error("{op} `{path}` failed: {source}")]
+    Io {
+        op: &'static str,
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+impl From<WorkspaceError> for ToolError {
+    fn from(err: WorkspaceError) -> Self {
+        match err {
+            WorkspaceError::Escapes { .. } | WorkspaceError::Symlink { .. } => {
+                ToolError::Refused(err.to_string())
+            }
+            WorkspaceError::Root { .. }
+            | WorkspaceError::NotFound { .. }
+            | WorkspaceError::IsDirectory { .. }
+            | WorkspaceError::NotDirectory { .. }
+            | WorkspaceError::TooLarge { .. }
+            | WorkspaceError::Io { .. } => ToolError::Failed(err.to_string()),
+        }
+    }
+}
+
+/// What a directory entry is, without following links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Directory,
+    Symlink,
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    pub name: String,
+    pub kind: EntryKind,
+}
+
+/// Whether a write made a new file or replaced one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteOutcome {
+    Created,
+    Replaced,
+}
+
+/// A workspace-relative path that passed the lexical checks: its normal components.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelPath {
+    text: String,
+    parts: Vec<String>,
+}
+
+impl RelPath {
+    /// Checks what the model wrote. Absolute paths, `..` and `~` are refused outright
+    /// rather than resolved: a model that writes them has misunderstood where it is,
+    /// and saying so teaches it more than silently re-rooting the path.
+    pub fn parse(text: &str) -> Result<Self, WorkspaceError> {
+        let escapes = |why| WorkspaceError::Escapes {
+            path: text.to_owned(),
+            why,
+        };
+        if text.contains('\0') {
+            return Err(escapes("paths cannot contain NUL bytes"));
+        }
+        if text.starts_with('/') || text.starts_with('\\') || looks_like_drive(text) {
+            return Err(escapes(
+                "absolute paths are refused; give a path relative to the workspace root",
+            ));
+        }
+        if text == "~" || text.starts_with("~/") {
+            return Err(escapes(
+                "`~` is the home folder; give a path relative to the workspace root",
+            ));
+        }
+        let mut parts = Vec::new();
+        for part in text.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => return Err(escapes("`..` is refused; paths must stay inside the root")),
+                normal => parts.push(normal.to_owned()),
+            }
+        }
+        Ok(Self {
+            text: text.to_owned(),
+            parts,
+        })
+    }
+
+    /// True for the workspace root itself (`.`, `""`, `./`).
+    pub fn is_root(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    fn split_last(&self) -> Option<(&[String], &str)> {
+        self.parts
+            .split_last()
+            .map(|(last, parents)| (parents, last.as_str()))
+    }
+}
+
+impl fmt::Display for RelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+fn looks_like_drive(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':'
+}
+
+/// A workspace root, opened once; every file operation walks from this handle.
+pub struct Workspace {
+    root: PathBuf,
+    dir: imp::RootDir,
+}
+
+impl fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Workspace")
+            .field("root", &self.root)
+            .finish()
+    }
+}
+
+impl Workspace {
+    /// Opens `root`, which must be an existing directory. The canonical path is kept
+    /// for display; the open handle is what confines the operations.
+    pub fn open(root: impl AsRef<Path>) -> Result<Self, WorkspaceError> {
+        let given = root.as_ref();
+        let root_err = |source| WorkspaceError::Root {
+            root: given.to_owned(),
+            source,
+        };
+        let root = given.canonicalize().map_err(root_err)?;
+        let dir = imp::RootDir::open(&root).map_err(root_err)?;
+        Ok(Self { root, dir })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Reads a whole regular file.
+    pub fn read(&self, path: &str) -> Result<Vec<u8>, WorkspaceError> {
+        let rel = RelPath::parse(path)?;
+        let Some((parents, name)) = rel.split_last() else {
+            return Err(WorkspaceError::IsDirectory { path: rel.text });
+        };
+        let parent = self.dir.walk(&rel, parents, false)?;
+        let mut file = parent.open_file(&rel, name)?;
+        let size = file
+            .metadata()
+            .map_err(|source| io_err("reading", &rel, source))?
+            .len();
+        if size > MAX_READ_BYTES {
+            return Err(WorkspaceError::TooLarge {
+                path: rel.text,
+                size,
+                limit: MAX_READ_BYTES,
+            });
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        file.read_to_end(&mut bytes)
+            .map_err(|source| io_err("reading", &rel, source))?;
+        Ok(bytes)
+    }
+
+    /// The entries of a directory, sorted by name.
+    pub fn list(&self, path: &str) -> Result<Vec<DirEntry>, WorkspaceError> {
+        let rel = RelPath::parse(path)?;
+        let dir = self.dir.walk(&rel, &rel.parts, false)?;
+        let mut entries = dir.entries(&rel)?;
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(entries)
+    }
+
+    /// Writes `contents` to `path`, creating missing parent directories. The file is
+    /// written beside its destination and renamed over it, so a reader (or a crash)
+    /// never sees half a file.
+    pub fn write(&self, path: &str, contents: &[u8]) -> Result<WriteOutcome, WorkspaceError> {
+        let rel = RelPath::parse(path)?;
+        let Some((parents, name)) = rel.split_last() else {
+            return Err(WorkspaceError::IsDirectory { path: rel.text });
+        };
+        let parent = self.dir.walk(&rel, parents, true)?;
+        let existing = parent.kind_of(&rel, name)?;
+        match existing {
+            Some(EntryKind::Directory) => {
+                return Err(WorkspaceError::IsDirectory { path: rel.text });
+            }
+            Some(EntryKind::Symlink) => return Err(WorkspaceError::Symlink { path: rel.text }),
+            Some(EntryKind::File | EntryKind::Other) | None => {}
+        }
+        let (temp_name, mut temp) = parent.create_temp(&rel, name)?;
+        let written = temp
+            .write_all(contents)
+            .and_then(|()| temp.sync_data())
+            .map_err(|source| io_err("writing", &rel, source));
+        drop(temp);
+        if let Err(err) = written.and_then(|()| parent.rename(&rel, &temp_name, name)) {
+            parent.remove_quietly(&temp_name);
+            return Err(err);
+        }
+        Ok(if existing.is_some() {
+            WriteOutcome::Replaced
+        } else {
+            WriteOutcome::Created
+        })
+    }
+}
+
+fn io_err(op: &'static str, rel: &RelPath, source: std::io::Error) -> WorkspaceError {
+    WorkspaceError::Io {
+        op,
+        path: rel.text.clone(),
+        source,
+    }
+}
+
+#[cfg(unix)]
+mod imp {
+    //! The confinement itself, on `openat` and friends.
+
+    use std::fs::File;
+    use std::os::fd::OwnedFd;
+    use std::path::Path;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+    use rustix::io::Errno;
+
+    use super::{DirEntry, EntryKind, RelPath, WorkspaceError, io_err};
+
+    const DIR_FLAGS: OFlags = OFlags::RDONLY
+        .union(OFlags::DIRECTORY)
+        .union(OFlags::NOFOLLOW)
+        .union(OFlags::CLOEXEC);
+
+    pub(super) struct RootDir(OwnedFd);
+
+    /// An open directory inside the workspace.
+    pub(super) struct Dir(OwnedFd);
+
+    impl RootDir {
+        pub(super) fn open(root: &Path) -> std::io::Result<Self> {
+            let fd = rustix::fs::open(root, DIR_FLAGS, Mode::empty())?;
+            Ok(Self(fd))
+        }
+
+        /// Opens the directory `parts` names, one component at a time, refusing links.
+        pub(super) fn walk(
+            &self,
+            rel: &RelPath,
+            parts: &[String],
+            create: bool,
+        ) -> Result<Dir, WorkspaceError> {
+            let mut current = rustix::fs::openat(&self.0, ".", DIR_FLAGS, Mode::empty())
+                .map_err(|e| io_err("opening", rel, e.into()))?;
+            for part in parts {
+                current =
+                    match rustix::fs::openat(&current, part.as_str(), DIR_FLAGS, Mode::empty()) {
+                        Ok(next) => next,
+                        Err(Errno::NOENT) if create => {
+                            match rustix::fs::mkdirat(
+                                &current,
+                                part.as_str(),
+                                Mode::from_raw_mode(0o755),
+                            ) {
+                                Ok(()) | Err(Errno::EXIST) => {}
+                                Err(e) => {
+                                    return Err(io_err("creating a folder for", rel, e.into()));
+                                }
+                            }
+                            rustix::fs::openat(&current, part.as_str(), DIR_FLAGS, Mode::empty())
+                                .map_err(|e| walk_error(&current, part, rel, e))?
+                        }
+                        Err(e) => return Err(walk_error(&current, part, rel, e)),
+                    };
+            }
+            Ok(Dir(current))
+        }
+    }
+
+    fn walk_error(dir: &OwnedFd, part: &str, rel: &RelPath, errno: Errno) -> WorkspaceError {
+        let path = rel.as_str().to_owned();
+        match errno {
+            // O_NOFOLLOW|O_DIRECTORY on a link fails with ELOOP or ENOTDIR depending on
+            // the link's target, so ENOTDIR alone does not say whether a link is in the
+            // way: look at the entry itself.
+            Errno::LOOP => WorkspaceError::Symlink { path },
+            Errno::NOTDIR => match rustix::fs::statat(dir, part, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink => {
+                    WorkspaceError::Symlink { path }
+                }
+                _ => WorkspaceError::NotDirectory { path },
+            },
+            Errno::NOENT => WorkspaceError::NotFound {
+                path: rel.as_str().to_owned(),
+            },
+            other => io_err("opening", rel, other.into()),
+        }
+    }
+
+    static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+    impl Dir {
+        pub(super) fn open_file(&self, rel: &RelPath, name: &str) -> Result<File, WorkspaceError> {
+            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+            let fd =
+                rustix::fs::openat(&self.0, name, flags, Mode::empty()).map_err(|e| match e {
+                    Errno::LOOP => WorkspaceError::Symlink {
+                        path: rel.as_str().to_owned(),
+                    },
+                    Errno::NOENT => WorkspaceError::NotFound {
+                        path: rel.as_str().to_owned(),
+                    },
+                    other => io_err("opening", rel, other.into()),
+                })?;
+            let stat = rustix::fs::fstat(&fd).map_err(|e| io_err("reading", rel, e.into()))?;
+            match FileType::from_raw_mode(stat.st_mode) {
+                FileType::RegularFile => Ok(File::from(fd)),
+                FileType::Directory => Err(WorkspaceError::IsDirectory {
+                    path: rel.as_str().to_owned(),
+                }),
+                _ => Err(io_err(
+                    "reading",
+                    rel,
+                    std::io::Error::other("not a regular file"),
+                )),
+            }
+        }
+
+        pub(super) fn kind_of(
+            &self,
+            rel: &RelPath,
+            name: &str,
+        ) -> Result<Option<EntryKind>, WorkspaceError> {
+            match rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat) => Ok(Some(kind(FileType::from_raw_mode(stat.st_mode)))),
+                Err(Errno::NOENT) => Ok(None),
+                Err(e) => Err(io_err("inspecting", rel, e.into())),
+            }
+        }
+
+        pub(super) fn entries(&self, rel: &RelPath) -> Result<Vec<DirEntry>, WorkspaceError> {
+            let mut dir = rustix::fs::Dir::read_from(&self.0)
+                .map_err(|e| io_err("listing", rel, e.into()))?;
+            let mut entries = Vec::new();
+            while let Some(entry) = dir.read() {
+                let entry = entry.map_err(|e| io_err("listing", rel, e.into()))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name == "." || name == ".." {
+                    continue;
+                }
+                let kind = match entry.file_type() {
+                    FileType::Unknown => self.kind_of(rel, &name)?.unwrap_or(EntryKind::Other),
+                    known => kind(known),
+                };
+                entries.push(DirEntry { name, kind });
+            }
+            Ok(entries)
+        }
+
+        pub(super) fn create_temp(
+            &self,
+            rel: &RelPath,
+            name: &str,
+        ) -> Result<(String, File), WorkspaceError> {
+            let flags =
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            loop {
+                let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+                let temp = format!(".{name}.cairn-{}-{n}.tmp", std::process::id());
+                match rustix::fs::openat(&self.0, temp.as_str(), flags, Mode::from_raw_mode(0o644))
+                {
+                    Ok(fd) => return Ok((temp, File::from(fd))),
+                    Err(Errno::EXIST) => continue,
+                    Err(e) => return Err(io_err("writing", rel, e.into())),
+                }
+            }
+        }
+
+        pub(super) fn rename(
+            &self,
+            rel: &RelPath,
+            from: &str,
+            to: &str,
+        ) -> Result<(), WorkspaceError> {
+            rustix::fs::renameat(&self.0, from, &self.0, to)
+                .map_err(|e| io_err("writing", rel, e.into()))
+        }
+
+        pub(super) fn remove_quietly(&self, name: &str) {
+            // Best effort: the temp file is ours and harmless if it survives a failure.
+            let _ = rustix::fs::unlinkat(&self.0, name, AtFlags::empty());
+        }
+    }
+
+    fn kind(file_type: FileType) -> EntryKind {
+        match file_type {
+            FileType::RegularFile => EntryKind::File,
+            FileType::Directory => EntryKind::Directory,
+            FileType::Symlink => EntryKind::Symlink,
+            _ => EntryKind::Other,
+        }
+    }
+}
+
+#[cfg(not(unix))]
+compile_error!("the workspace confinement is implemented for unix (Linux, macOS) only");
