@@ -1,5 +1,7 @@
 //! The wire contract: exact `type` tags and field names, and serde round trips.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use cairn_protocol::*;
 use serde_json::{Value, json};
 

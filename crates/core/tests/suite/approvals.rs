@@ -45,7 +45,10 @@ async fn default_mode_asks_and_allow_runs_deny_refuses() {
     assert_eq!(first.category, ToolCategory::Write);
     assert_eq!((first.parent_id.clone(), first.depth), (None, 0));
     assert_eq!(first.session_grant.as_deref(), Some("writer"));
-    assert_eq!(running.control.approvals.pending(), [first.clone()]);
+    assert_eq!(
+        running.control.approvals.pending(),
+        std::slice::from_ref(&first)
+    );
     let state = running
         .wait_for(|e| matches!(e, Event::AgentState(_)))
         .await;

@@ -190,13 +190,14 @@ impl ChunkDecoder {
     }
 
     fn delta(&mut self, delta: WireDelta<'_>, out: &mut Vec<ModelEvent>) {
-        for reasoning in [delta.reasoning_content, delta.reasoning]
+        // Servers moving between the two names send both with the same text: take
+        // one, never both.
+        let reasoning = [delta.reasoning_content, delta.reasoning]
             .into_iter()
             .flatten()
-        {
-            if !reasoning.is_empty() {
-                out.push(ModelEvent::Reasoning(reasoning.into_owned()));
-            }
+            .find(|text| !text.is_empty());
+        if let Some(reasoning) = reasoning {
+            out.push(ModelEvent::Reasoning(reasoning.into_owned()));
         }
         if let Some(content) = delta.content
             && !content.is_empty()

@@ -238,6 +238,7 @@ where
         chunks: ChunkDecoder::new(),
         scratch: Vec::new(),
         queue: VecDeque::new(),
+        failure: None,
         over: false,
     };
     stream::unfold(state, |mut state| async move {
@@ -258,6 +259,8 @@ struct BodyState<S> {
     chunks: ChunkDecoder,
     scratch: Vec<ModelEvent>,
     queue: VecDeque<ModelEvent>,
+    /// An error found after events of the same read: delivered once they are.
+    failure: Option<ProviderError>,
     over: bool,
 }
 
@@ -271,16 +274,21 @@ where
             if let Some(event) = self.queue.pop_front() {
                 return Some(Ok(event));
             }
+            if let Some(failure) = self.failure.take() {
+                return Some(Err(failure));
+            }
             if self.over {
                 return None;
             }
-            if let Err(err) = self.read().await {
-                return Some(Err(err));
+            let read = self.read().await;
+            self.queue.extend(self.scratch.drain(..));
+            if let Err(err) = read {
+                self.failure = Some(err);
             }
         }
     }
 
-    /// Reads one piece of the body and decodes whatever it completes.
+    /// Reads one piece of the body and decodes whatever it completes into `scratch`.
     async fn read(&mut self) -> Result<(), ProviderError> {
         let piece = tokio::time::timeout(self.idle_timeout, self.body.next())
             .await
@@ -331,7 +339,6 @@ where
                 *over = true;
             }
         }
-        self.queue.extend(self.scratch.drain(..));
         Ok(())
     }
 }

@@ -1,0 +1,76 @@
+//! `cairn`: Cairn's engine without a window. Same loop, same events, JSON lines out.
+
+mod args;
+mod exit;
+mod output;
+mod run;
+
+use clap::Parser;
+use clap::error::ErrorKind;
+
+use crate::args::{Cli, Command};
+use crate::exit::Exit;
+
+fn main() {
+    std::process::exit(real_main().code());
+}
+
+fn real_main() -> Exit {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(&err),
+    };
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("cairn: cannot start the async runtime: {err}");
+            return Exit::FAILED;
+        }
+    };
+    let exit = runtime.block_on(async {
+        match cli.command {
+            Command::Run(args) => run::run(args).await,
+        }
+    });
+    // The stdin reader blocks in a read that only ends when stdin does; dropping the
+    // runtime normally would wait for it.
+    runtime.shutdown_background();
+    exit
+}
+
+/// Help and version print as usual; anything else is one line and exit 2.
+fn usage_error(err: &clap::Error) -> Exit {
+    match err.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = err.print();
+            if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                Exit::USAGE
+            } else {
+                Exit::OK
+            }
+        }
+        _ => {
+            let rendered = err.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments");
+            let reason = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("cairn: {reason} (see cairn --help)");
+            Exit::USAGE
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}

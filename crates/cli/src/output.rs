@@ -1,0 +1,214 @@
+//! How `cairn run` shows a turn: JSON lines (the wire, exactly) or a transcript for
+//! people.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+use cairn_core::EventSink;
+use cairn_protocol::{Event, ToolCallStatus, ToolCallUpdate};
+use serde_json::Value;
+
+/// One JSON object per line on stdout, flushed per event so a reader sees it live.
+#[derive(Debug, Default)]
+pub struct JsonLines;
+
+impl EventSink for JsonLines {
+    fn emit(&self, event: Event) {
+        let mut out = std::io::stdout().lock();
+        // A closed stdout (the reader went away) must not kill the turn: its result
+        // still matters to whoever stored it.
+        if let Ok(line) = serde_json::to_string(&event) {
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
+}
+
+/// Streamed text, tool cards indented by depth, one-line notices.
+#[derive(Debug)]
+pub struct Transcript {
+    state: Mutex<TranscriptState>,
+    color: bool,
+}
+
+#[derive(Debug, Default)]
+struct TranscriptState {
+    /// Whether the last thing printed ended a line.
+    mid_line: bool,
+    started: HashMap<String, Instant>,
+    reasoning_open: bool,
+}
+
+const CARD_PREVIEW: usize = 100;
+
+impl Transcript {
+    pub fn new() -> Self {
+        Self {
+            state: Mutex::default(),
+            color: std::io::stdout().is_terminal(),
+        }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn card(&self, state: &mut TranscriptState, update: &ToolCallUpdate) -> String {
+        let indent = "  ".repeat(update.depth as usize + 1);
+        match update.status {
+            ToolCallStatus::Start => {
+                state
+                    .started
+                    .insert(update.tool_call_id.clone(), Instant::now());
+                let label = match update
+                    .args
+                    .as_ref()
+                    .and_then(|args| args.get("title"))
+                    .and_then(Value::as_str)
+                {
+                    Some(title) if update.name == "run_subtask" => format!("subtask “{title}”"),
+                    _ => format!(
+                        "{} {}",
+                        update.name,
+                        one_line(
+                            &update
+                                .args
+                                .as_ref()
+                                .map(Value::to_string)
+                                .unwrap_or_default()
+                        )
+                    ),
+                };
+                self.paint("2", &format!("{indent}▸ {label}"))
+            }
+            ToolCallStatus::End => {
+                let elapsed = state
+                    .started
+                    .remove(&update.tool_call_id)
+                    .map(|start| format!(" {} ms", start.elapsed().as_millis()))
+                    .unwrap_or_default();
+                let result = match &update.result {
+                    Some(Value::String(text)) => one_line(text),
+                    Some(other) => one_line(&other.to_string()),
+                    None => String::new(),
+                };
+                if update.is_error == Some(true) {
+                    self.paint(
+                        "31",
+                        &format!("{indent}✗ {}{elapsed} · {result}", update.name),
+                    )
+                } else {
+                    self.paint(
+                        "2",
+                        &format!("{indent}✓ {}{elapsed} · {result}", update.name),
+                    )
+                }
+            }
+        }
+    }
+}
+
+impl EventSink for Transcript {
+    fn emit(&self, event: Event) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out = std::io::stdout().lock();
+        let line = match &event {
+            Event::Chunk(chunk) if chunk.depth == 0 => {
+                if state.reasoning_open {
+                    state.reasoning_open = false;
+                    let _ = writeln!(out);
+                }
+                let _ = write!(out, "{}", chunk.content);
+                let _ = out.flush();
+                state.mid_line = !chunk.content.ends_with('\n');
+                return;
+            }
+            Event::Reasoning(reasoning) if reasoning.depth == 0 => {
+                if !state.reasoning_open {
+                    state.reasoning_open = true;
+                    if state.mid_line {
+                        let _ = writeln!(out);
+                    }
+                    let _ = write!(out, "{}", self.paint("2", "thinking: "));
+                }
+                let _ = write!(out, "{}", self.paint("2", &reasoning.content));
+                let _ = out.flush();
+                state.mid_line = !reasoning.content.ends_with('\n');
+                return;
+            }
+            Event::ToolCallUpdate(update) => self.card(&mut state, update),
+            Event::ToolApprovalRequest(request) => {
+                let who = request
+                    .subtask_title
+                    .as_ref()
+                    .map(|title| format!(" (subtask “{title}”)"))
+                    .unwrap_or_default();
+                let grant = request.session_grant.as_deref().unwrap_or(&request.name);
+                let mut prompt = std::io::stderr().lock();
+                if state.mid_line {
+                    let _ = writeln!(out);
+                    state.mid_line = false;
+                }
+                let _ = out.flush();
+                let _ = write!(
+                    prompt,
+                    "? {}{who} wants to run {} {}\n  [y] allow  [a] allow {grant} for this chat  [n] deny > ",
+                    request.name,
+                    request.category,
+                    one_line(&request.args.to_string()),
+                );
+                let _ = prompt.flush();
+                return;
+            }
+            Event::BudgetExceeded(exceeded) => self.paint(
+                "33",
+                &format!(
+                    "! budget exceeded: {} ({} of {}); the answer above is partial",
+                    exceeded.reason.as_str(),
+                    exceeded.observed,
+                    exceeded.limit
+                ),
+            ),
+            Event::Error(error) => {
+                let _ = writeln!(std::io::stderr(), "error: {}", error.message);
+                return;
+            }
+            _ => return,
+        };
+        if state.mid_line || state.reasoning_open {
+            let _ = writeln!(out);
+            state.reasoning_open = false;
+        }
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+        state.mid_line = false;
+    }
+}
+
+impl Transcript {
+    /// Ends the last line so the shell prompt starts on its own.
+    pub fn finish(&self) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.mid_line {
+            let _ = writeln!(std::io::stdout());
+            state.mid_line = false;
+        }
+    }
+}
+
+fn one_line(text: &str) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > CARD_PREVIEW {
+        let mut cut: String = flat.chars().take(CARD_PREVIEW - 1).collect();
+        cut.push('…');
+        cut
+    } else {
+        flat
+    }
+}

@@ -1,0 +1,538 @@
+//! The `cairn` binary against a fake OpenAI-compatible server on localhost: the
+//! event lines, approvals over stdin, exit codes, Ctrl-C, the transcript.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use cairn_protocol::{Event, ToolCallStatus, TurnStatus};
+use cairn_testkit::{FakeServer, Reply, fixture, sse};
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+const CHAT: &str = "POST /v1/chat/completions";
+
+fn cairn(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    command
+        .args(args)
+        .env_remove("CAIRN_MODEL")
+        .env_remove("CAIRN_BASE_URL")
+        .env_remove("CAIRN_DIALECT")
+        .env_remove("CAIRN_API_KEY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
+struct Output {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Output {
+    fn events(&self) -> Vec<Event> {
+        self.stdout
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+            .collect()
+    }
+}
+
+async fn output(mut command: Command) -> Output {
+    let out = tokio::time::timeout(Duration::from_secs(30), command.output())
+        .await
+        .expect("cairn did not finish")
+        .unwrap();
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+fn done(events: &[Event]) -> &cairn_protocol::Done {
+    match events.last().unwrap() {
+        Event::Done(done) => done,
+        other => panic!("the last event is not done: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn json_mode_prints_exactly_the_event_lines_and_exits_0() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(fixture("openai/plain_stream_with_usage.sse")),
+    );
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "gpt-4o",
+        "--json",
+        "what's",
+        "the weather?",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events = out.events();
+    let kinds: Vec<_> = events.iter().map(Event::type_name).collect();
+    assert_eq!(kinds.first(), Some(&"agent_state"));
+    assert_eq!(&kinds[kinds.len() - 2..], ["agent_state", "done"]);
+    assert!(
+        kinds[1..kinds.len() - 2].iter().all(|k| *k == "chunk"),
+        "{kinds:?}"
+    );
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Chunk(c) => Some(c.content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(text.starts_with("I'm unable to provide real-time weather updates."));
+    let done = done(&events);
+    assert_eq!(done.status, TurnStatus::Completed);
+    assert_eq!(
+        (done.usage.prompt_tokens, done.usage.completion_tokens),
+        (14, 30)
+    );
+    let sent = server.requests()[0].json();
+    assert_eq!(sent["model"], "gpt-4o");
+    assert_eq!(
+        sent["messages"].as_array().unwrap().last().unwrap(),
+        &json!({"role": "user", "content": "what's the weather?"})
+    );
+}
+
+#[tokio::test]
+async fn the_model_defaults_to_the_servers_only_one() {
+    let server = FakeServer::start().await;
+    server.push(
+        "GET /v1/models",
+        Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"only-model","object":"model"}]}"#,
+        ),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["hi"])));
+    let url = server.url();
+    let out = output(cairn(&["run", "--base-url", &url, "--json", "hello"])).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(server.requests()[1].json()["model"], "only-model");
+
+    server.push(
+        "GET /v1/models",
+        Reply::json(200, r#"{"data":[{"id":"a"},{"id":"b"}]}"#),
+    );
+    let out = output(cairn(&["run", "--base-url", &url, "hello"])).await;
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr.trim(),
+        format!("cairn: {url} offers several models; choose one with --model: a, b")
+    );
+}
+
+async fn spawn_json(
+    args: &[&str],
+) -> (
+    Child,
+    tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+) {
+    let mut command = cairn(args);
+    command.stdin(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    (child, stdout)
+}
+
+async fn next_event(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) -> Event {
+    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("no event in time")
+        .unwrap()
+        .expect("stdout closed");
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+}
+
+#[tokio::test]
+async fn approvals_are_answered_on_stdin() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "call_w",
+            "write_file",
+            json!({"path": "notes/plan.md", "content": "# Plan\n"}),
+        )])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Written."])));
+    let workspace = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let (mut child, mut events) = spawn_json(&[
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--json",
+        "--workspace",
+        workspace.path().to_str().unwrap(),
+        "write the plan",
+    ])
+    .await;
+    let request = loop {
+        if let Event::ToolApprovalRequest(request) = next_event(&mut events).await {
+            break request;
+        }
+    };
+    assert_eq!(request.name, "write_file");
+    assert_eq!(
+        request.args,
+        json!({"path": "notes/plan.md", "content": "# Plan\n"})
+    );
+    assert_eq!(request.category, cairn_protocol::ToolCategory::Write);
+    let mut stdin = child.stdin.take().unwrap();
+    // A line that is not an answer is reported and skipped.
+    stdin.write_all(b"garbage\n").await.unwrap();
+    let answer = json!({"type": "approval_response", "approval_id": request.approval_id, "decision": "allow"});
+    stdin
+        .write_all(format!("{answer}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut last = None;
+    while !matches!(last, Some(Event::Done(_))) {
+        last = Some(next_event(&mut events).await);
+    }
+    let status = child.wait().await.unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("notes/plan.md")).unwrap(),
+        "# Plan\n"
+    );
+    let followup = server.requests()[1].json();
+    let result = followup["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        result,
+        json!({"role": "tool", "tool_call_id": "call_w", "content": "created `notes/plan.md` (7 bytes)"})
+    );
+}
+
+#[tokio::test]
+async fn a_closed_stdin_denies_and_the_model_is_told_why() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "call_w",
+            "write_file",
+            json!({"path": "x.txt", "content": "x"}),
+        )])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["I could not write it."])));
+    let workspace = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--json",
+        "--workspace",
+        workspace.path().to_str().unwrap(),
+        "write x",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!workspace.path().join("x.txt").exists());
+    let end = out
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            Event::ToolCallUpdate(u) if u.status == ToolCallStatus::End => Some(u),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(end.is_error, Some(true));
+    assert!(
+        end.result
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .contains("stdin is closed")
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_server_exits_3_with_the_reason() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--json",
+        "hi",
+    ]))
+    .await;
+    assert_eq!(out.code, 3);
+    assert!(
+        out.stderr.contains(&format!("could not connect to {url}")),
+        "{}",
+        out.stderr
+    );
+    let events = out.events();
+    let kinds: Vec<_> = events.iter().map(Event::type_name).collect();
+    assert_eq!(&kinds[kinds.len() - 3..], ["error", "agent_state", "done"]);
+    assert!(
+        matches!(&events[events.len() - 3], Event::Error(e) if e.kind == cairn_protocol::ErrorKind::Provider)
+    );
+    assert_eq!(done(&events).status, TurnStatus::Failed);
+
+    let out = output(cairn(&["run", "--base-url", &url, "hi"])).await;
+    assert_eq!(
+        out.code, 3,
+        "listing models fails the same way: {}",
+        out.stderr
+    );
+}
+
+#[tokio::test]
+async fn a_server_error_exits_3_with_its_message() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::json(
+            404,
+            r#"{"error":{"message":"model \"nope\" not found, try pulling it first"}}"#,
+        ),
+    );
+    let url = server.url();
+    let out = output(cairn(&["run", "--base-url", &url, "--model", "nope", "hi"])).await;
+    assert_eq!(out.code, 3);
+    assert!(
+        out.stderr
+            .contains("answered HTTP 404: model \"nope\" not found"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[tokio::test]
+async fn bad_flags_and_configuration_exit_2_with_one_line() {
+    for (args, expected) in [
+        (
+            vec!["run", "--frobnicate", "hi"],
+            "unexpected argument '--frobnicate'",
+        ),
+        (
+            vec!["run", "--mode", "yolo", "hi"],
+            "unknown permission mode `yolo`: use plan, default or auto",
+        ),
+        (
+            vec!["run", "--base-url", "localhost:1234", "--model", "m", "hi"],
+            "is not a usable server address",
+        ),
+        (
+            vec![
+                "run",
+                "--workspace",
+                "/definitely/not/here",
+                "--model",
+                "m",
+                "hi",
+            ],
+            "cannot be used",
+        ),
+        (vec!["run"], "required"),
+        (vec!["fly"], "unrecognized subcommand 'fly'"),
+    ] {
+        let out = output(cairn(&args)).await;
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.starts_with("cairn: ") && out.stderr.contains(expected),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    let mut command = cairn(&["run", "--model", "m", "hi"]);
+    command.env("CAIRN_MAX_TOTAL_LLM_CALLS", "many");
+    let out = output(command).await;
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr.trim(),
+        "cairn: CAIRN_MAX_TOTAL_LLM_CALLS=\"many\" is not valid: expected a whole number"
+    );
+}
+
+#[tokio::test]
+async fn a_tripped_budget_exits_4_and_says_so() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[("c1", "list_dir", json!({"path": "."}))])),
+    );
+    let workspace = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let mut command = cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--json",
+        "--workspace",
+        workspace.path().to_str().unwrap(),
+        "look",
+    ]);
+    command.env("CAIRN_MAX_TOTAL_LLM_CALLS", "1");
+    let out = output(command).await;
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    let events = out.events();
+    assert!(events.iter().any(|e| matches!(e, Event::BudgetExceeded(b) if b.reason == cairn_protocol::BudgetReason::LlmCalls && b.limit == 1 && b.observed == 2)));
+    assert_eq!(done(&events).status, TurnStatus::BudgetExceeded);
+}
+
+#[tokio::test]
+async fn ctrl_c_stops_the_turn_keeps_the_partial_answer_and_exits_130() {
+    let server = FakeServer::start().await;
+    let words: Vec<String> = (0..200).map(|n| format!("word{n} ")).collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&words)).paced(200, Duration::from_millis(50)),
+    );
+    let url = server.url();
+    let (mut child, mut events) =
+        spawn_json(&["run", "--base-url", &url, "--model", "m", "--json", "count"]).await;
+    let mut streamed = String::new();
+    while streamed.is_empty() {
+        if let Event::Chunk(chunk) = next_event(&mut events).await {
+            streamed.push_str(&chunk.content);
+        }
+    }
+    let pid = child.id().unwrap().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut last = None;
+    while !matches!(last, Some(Event::Done(_))) {
+        let event = next_event(&mut events).await;
+        if let Event::Chunk(chunk) = &event {
+            streamed.push_str(&chunk.content);
+        }
+        last = Some(event);
+    }
+    let Some(Event::Done(done)) = last else {
+        unreachable!()
+    };
+    assert_eq!(done.status, TurnStatus::Cancelled);
+    assert!(streamed.starts_with("word0 "), "{streamed}");
+    assert!(!streamed.contains("word199"), "the stream was not stopped");
+    let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+}
+
+#[tokio::test]
+async fn the_transcript_shows_text_and_tool_cards_by_depth() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "c1",
+            "run_subtask",
+            json!({"title": "Survey", "instructions": "list the root"}),
+        )])),
+    );
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[("c2", "list_dir", json!({"path": "."}))])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["a.txt is there"])));
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&["The folder holds ", "a.txt."])),
+    );
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("a.txt"), "hi").unwrap();
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--workspace",
+        workspace.path().to_str().unwrap(),
+        "what is here?",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines[0], "  ▸ subtask “Survey”");
+    assert_eq!(lines[1], r#"    ▸ list_dir {"path":"."}"#);
+    assert!(
+        lines[2].starts_with("    ✓ list_dir ") && lines[2].ends_with(" · a.txt"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[3].starts_with("  ✓ run_subtask ") && lines[3].ends_with(" · a.txt is there"),
+        "{lines:?}"
+    );
+    assert_eq!(lines[4], "The folder holds a.txt.");
+    assert_eq!(lines.len(), 5, "{lines:?}");
+}
+
+#[tokio::test]
+async fn the_transcript_prints_a_one_line_budget_notice() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[("c1", "list_dir", json!({"path": "."}))])),
+    );
+    let workspace = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let mut command = cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--workspace",
+        workspace.path().to_str().unwrap(),
+        "look",
+    ]);
+    command.env("CAIRN_MAX_TOTAL_LLM_CALLS", "1");
+    let out = output(command).await;
+    assert_eq!(out.code, 4);
+    assert_eq!(
+        out.stdout.lines().last().unwrap(),
+        "! budget exceeded: llm_calls (2 of 1); the answer above is partial"
+    );
+}

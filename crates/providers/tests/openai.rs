@@ -1,0 +1,514 @@
+//! The OpenAI-compatible dialect against recorded server traffic: first the decoder
+//! on the exact bytes (whole and cut at every kind of boundary), then the client over
+//! real HTTP to the fake server, faults included.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use cairn_protocol::{ChatMessage, ToolCall, ToolSpec};
+use cairn_providers::openai::{OpenAiClient, OpenAiConfig, decode_body};
+use cairn_providers::{
+    ChatRequest, FinishReason, ModelClient, ModelEvent, ProviderError, RequestOrigin, Sampling,
+    TokenUsage,
+};
+use cairn_testkit::{FakeServer, Piece, Reply, fixture, openai_sse};
+use futures_util::{Stream, StreamExt, stream};
+use serde_json::json;
+
+#[derive(Debug, Default, PartialEq)]
+struct Decoded {
+    text: String,
+    reasoning: String,
+    calls: Vec<ToolCall>,
+    usage: Option<TokenUsage>,
+    finish: Option<FinishReason>,
+    error: Option<ProviderError>,
+}
+
+async fn collect(events: impl Stream<Item = Result<ModelEvent, ProviderError>>) -> Decoded {
+    let mut decoded = Decoded::default();
+    let mut events = std::pin::pin!(events);
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(ModelEvent::Text(t)) => decoded.text.push_str(&t),
+            Ok(ModelEvent::Reasoning(t)) => decoded.reasoning.push_str(&t),
+            Ok(ModelEvent::ToolCall(call)) => decoded.calls.push(call),
+            Ok(ModelEvent::Usage(usage)) => decoded.usage = Some(usage),
+            Ok(ModelEvent::Finished(reason)) => decoded.finish = Some(reason),
+            Err(err) => {
+                assert!(decoded.error.is_none(), "a stream ends at its first error");
+                decoded.error = Some(err);
+            }
+        }
+    }
+    decoded
+}
+
+async fn decode_in_pieces(bytes: &[u8], piece: usize) -> Decoded {
+    let pieces: Vec<Result<Bytes, std::io::Error>> = bytes
+        .chunks(piece)
+        .map(|chunk| Ok(Bytes::copy_from_slice(chunk)))
+        .collect();
+    collect(decode_body(
+        "test".into(),
+        stream::iter(pieces),
+        Duration::from_secs(5),
+    ))
+    .await
+}
+
+/// Decodes a recording whole and in several piece sizes; all must agree.
+async fn decode_fixture(name: &str) -> Decoded {
+    let bytes = openai_sse(name);
+    let whole = decode_in_pieces(&bytes, bytes.len().max(1)).await;
+    for piece in [1, 7, 64, 1000] {
+        assert_eq!(
+            decode_in_pieces(&bytes, piece).await,
+            whole,
+            "{name} in {piece}-byte pieces"
+        );
+    }
+    whole
+}
+
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
+}
+
+fn usage(prompt_tokens: u64, completion_tokens: u64) -> Option<TokenUsage> {
+    Some(TokenUsage {
+        prompt_tokens,
+        completion_tokens,
+    })
+}
+
+#[tokio::test]
+async fn plain_text_with_a_usage_chunk() {
+    let d = decode_fixture("openai/plain_stream_with_usage.sse").await;
+    assert_eq!(
+        d.text,
+        "I'm unable to provide real-time weather updates. To get the current weather in San Francisco, I recommend checking a reliable weather website or a weather app."
+    );
+    assert_eq!(
+        (d.usage, d.finish, d.error),
+        (usage(14, 30), Some(FinishReason::Stop), None)
+    );
+}
+
+#[tokio::test]
+async fn fragmented_tool_calls_reassembled_by_index() {
+    let d = decode_fixture("openai/tool_call_single_fragmented.sse").await;
+    assert_eq!(
+        d.calls,
+        [call(
+            "call_4XzlGBLtUe9dy3GVNV4jhq7h",
+            "get_weather",
+            r#"{"city":"New York City"}"#
+        )]
+    );
+    assert_eq!(d.finish, Some(FinishReason::ToolCalls));
+    let d = decode_fixture("openai/tool_call_single_strict_fragmented.sse").await;
+    assert_eq!(
+        d.calls,
+        [call(
+            "call_c91SqDXlYFuETYv8mUHzz6pp",
+            "GetWeatherArgs",
+            r#"{"city":"Edinburgh","country":"UK","units":"c"}"#
+        )]
+    );
+    let d = decode_fixture("openai/parallel_tool_calls_two_indexes.sse").await;
+    assert_eq!(
+        d.calls,
+        [
+            call(
+                "call_JMW1whyEaYG438VE1OIflxA2",
+                "GetWeatherArgs",
+                r#"{"city": "Edinburgh", "country": "GB", "units": "c"}"#
+            ),
+            call(
+                "call_DNYTawLBoN8fj3KN6qU9N1Ou",
+                "get_stock_price",
+                r#"{"ticker": "AAPL", "exchange": "NASDAQ"}"#
+            ),
+        ]
+    );
+    assert_eq!(d.usage, usage(149, 60));
+}
+
+#[tokio::test]
+async fn whole_argument_calls_and_ids_only_on_the_first_fragment() {
+    let d = decode_fixture("openai/groq_tool_call_whole_args.ndjson").await;
+    assert_eq!(d.calls, [call("tk85n1k4m", "weather", "{}")]);
+    let d = decode_fixture("openai/xai_tool_call_whole_args.ndjson").await;
+    assert_eq!(
+        d.calls,
+        [call(
+            "call_55117580",
+            "weather",
+            r#"{"location":"San Francisco"}"#
+        )]
+    );
+    assert_eq!(d.reasoning, "First, the user is");
+    let d = decode_fixture("openai/glm_tool_call_vllm_style_id.ndjson").await;
+    assert_eq!(
+        d.calls,
+        [call(
+            "chatcmpl-tool-9f149c74c42f265b",
+            "webSearchTool",
+            r#"{"query": "current Berlin weather"}"#
+        )]
+    );
+    assert_eq!(d.usage, usage(171, 14));
+}
+
+#[tokio::test]
+async fn llama_cpp_streams() {
+    let d = decode_fixture("openai/llamacpp_plain_stream.sse").await;
+    assert_eq!(
+        (d.text.as_str(), d.usage, d.finish),
+        ("Hello.", None, Some(FinishReason::Stop))
+    );
+    let d = decode_fixture("openai/llamacpp_reasoning_content_stream.sse").await;
+    assert_eq!(d.text, "Hello");
+    assert!(
+        d.reasoning
+            .starts_with("Thinking Process:\n\n1.  **Analyze the Request:**"),
+        "{}",
+        d.reasoning
+    );
+    assert_eq!(d.reasoning.len(), 628);
+    let d = decode_fixture("openai/llamacpp_single_tool_call_required.sse").await;
+    assert_eq!(
+        d.calls,
+        [call(
+            "6Xbxzom1Kq3NTq06ZYfhHJKWPcnrxGpc",
+            "square_root",
+            r#"{"number":132413}"#
+        )]
+    );
+    assert_eq!(d.reasoning.len(), 423);
+    let d = decode_fixture("openai/llamacpp_parallel_tool_calls_required.sse").await;
+    assert_eq!(
+        d.calls,
+        [
+            call(
+                "xjGzBx8CDcygHg2n6gmujRMLoKwn8HQ1",
+                "best_country",
+                r#"{"country":"Canada"}"#
+            ),
+            call(
+                "s36V7cwDGfHRUrRk0dXgdAx18TRi3TZA",
+                "best_country",
+                r#"{"country":"USA"}"#
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn reasoning_as_reasoning_content_or_reasoning() {
+    let d = decode_fixture("openai/deepseek_reasoning_content.ndjson").await;
+    assert_eq!(d.text, "The word \"strawberry\" contains three \"r\"s.");
+    assert_eq!((d.reasoning.len(), d.usage), (606, usage(18, 219)));
+    let d = decode_fixture("openai/deepseek_reasoning_then_tool_call.ndjson").await;
+    assert_eq!(
+        d.calls,
+        [call(
+            "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF",
+            "weather",
+            r#"{"location": "San Francisco"}"#
+        )]
+    );
+    assert_eq!((d.reasoning.len(), d.usage), (191, usage(339, 83)));
+    let d = decode_fixture("openai/groq_delta_reasoning.ndjson").await;
+    assert!(d.reasoning.starts_with("Okay, let me try to figure out"));
+    assert_eq!(
+        (d.reasoning.chars().count(), d.usage),
+        (2952, usage(17, 1107))
+    );
+    let d = decode_fixture("openai/openrouter_reasoning_stream.sse").await;
+    assert_eq!(d.text, "2 + 2 = 4");
+    assert_eq!(
+        d.reasoning,
+        "This is a simple arithmetic question. 2+2 equals 4."
+    );
+}
+
+#[tokio::test]
+async fn length_finish_and_a_mid_stream_error_chunk() {
+    let d = decode_fixture("openai/finish_length_max_tokens.sse").await;
+    assert_eq!(
+        (d.text.as_str(), d.finish),
+        ("{\"", Some(FinishReason::Length))
+    );
+    let d = decode_fixture("openai/openrouter_midstream_error_chunk.sse").await;
+    assert_eq!(d.reasoning, "We need to respond to a greeting. The user");
+    assert_eq!(
+        d.error,
+        Some(ProviderError::Server {
+            server: "test".into(),
+            message: "Token limit reached".into()
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_stream_without_an_end_is_cut_and_garbage_is_named() {
+    let d = decode_in_pieces(
+        b"data: {\"choices\":[{\"delta\":{\"content\":\"Hal\"}}]}\n\n",
+        5,
+    )
+    .await;
+    assert_eq!(d.text, "Hal");
+    assert!(
+        matches!(d.error, Some(ProviderError::StreamCut { .. })),
+        "{d:?}"
+    );
+    let d = decode_in_pieces(b"data: {not json\n\n", 100).await;
+    let Some(ProviderError::Protocol { detail, .. }) = d.error else {
+        panic!("{d:?}")
+    };
+    assert!(detail.contains("{not json"), "{detail}");
+}
+
+#[tokio::test]
+async fn calls_without_index_are_split_by_id_and_empty_ids_never_overwrite() {
+    let payloads = br#"data: {"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{\"x\""}}]}}]}
+data: {"choices":[{"delta":{"tool_calls":[{"id":"","function":{"arguments":":1}"}}]}}]}
+data: {"choices":[{"delta":{"tool_calls":[{"id":"b","function":{"name":"g","arguments":{"y":2}}}]}}]}
+data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}
+data: [DONE]
+"#;
+    let d = decode_in_pieces(payloads, 9).await;
+    assert_eq!(
+        d.calls,
+        [call("a", "f", r#"{"x":1}"#), call("b", "g", r#"{"y":2}"#)]
+    );
+}
+
+fn request(messages: Vec<ChatMessage>) -> ChatRequest {
+    ChatRequest {
+        model: "qwen3:8b".into(),
+        messages,
+        tools: vec![ToolSpec {
+            name: "read_file".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        }]
+        .into(),
+        sampling: Sampling {
+            temperature: Some(0.0),
+            top_p: None,
+            max_tokens: Some(512),
+        },
+        origin: RequestOrigin::default(),
+    }
+}
+
+fn client(server: &FakeServer) -> OpenAiClient {
+    OpenAiClient::new(OpenAiConfig::new(server.url())).unwrap()
+}
+
+const CHAT: &str = "POST /v1/chat/completions";
+
+#[tokio::test]
+async fn streams_over_http_and_sends_the_openai_request_shape() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(fixture("openai/parallel_tool_calls_two_indexes.sse"))
+            .paced(300, Duration::from_millis(1)),
+    );
+    let history = vec![
+        ChatMessage::system("sys"),
+        ChatMessage::user("hi"),
+        ChatMessage::Assistant {
+            content: String::new(),
+            reasoning: Some("hidden".into()),
+            tool_calls: vec![
+                call("c1", "read_file", r#"{"path":"a"}"#),
+                call("c2", "read_file", "{broken"),
+            ],
+        },
+        ChatMessage::Tool {
+            tool_call_id: "c1".into(),
+            name: "read_file".into(),
+            content: "A".into(),
+            is_error: false,
+        },
+        ChatMessage::Tool {
+            tool_call_id: "c2".into(),
+            name: "read_file".into(),
+            content: "Error".into(),
+            is_error: true,
+        },
+    ];
+    let d = collect(client(&server).stream_chat(request(history))).await;
+    assert_eq!(d.calls.len(), 2);
+    assert_eq!(d.error, None);
+
+    let sent = &server.requests()[0];
+    assert_eq!(
+        (sent.method.as_str(), sent.path.as_str()),
+        ("POST", "/v1/chat/completions")
+    );
+    assert_eq!(sent.header("authorization"), None);
+    assert_eq!(
+        sent.json(),
+        json!({
+            "model": "qwen3:8b",
+            "messages": [
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"a\"}"}},
+                    {"id": "c2", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+                ]},
+                {"role": "tool", "tool_call_id": "c1", "content": "A"},
+                {"role": "tool", "tool_call_id": "c2", "content": "Error"}
+            ],
+            "tools": [{"type": "function", "function": {"name": "read_file", "description": "Read a file",
+                       "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "temperature": 0.0,
+            "max_tokens": 512
+        })
+    );
+}
+
+#[tokio::test]
+async fn the_api_key_goes_as_a_bearer_token() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(fixture("openai/llamacpp_plain_stream.sse")),
+    );
+    let mut config = OpenAiConfig::new(format!("{}/v1", server.url()));
+    config.api_key = Some("sk-test-123".into());
+    let d = collect(
+        OpenAiClient::new(config)
+            .unwrap()
+            .stream_chat(request(vec![ChatMessage::user("hi")])),
+    )
+    .await;
+    assert_eq!(d.text, "Hello.");
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some("Bearer sk-test-123")
+    );
+}
+
+#[tokio::test]
+async fn http_errors_carry_the_servers_own_message() {
+    let server = FakeServer::start().await;
+    for (status, body) in [
+        (400, "openai/vllm_error_new_format.json"),
+        (400, "openai/vllm_error_old_format.json"),
+        (400, "openai/deepseek_error_bad_model.json"),
+        (401, "openai/deepseek_error_bad_api_key.json"),
+        (400, "openai/ollama_v1_error_tools_unsupported.json"),
+    ] {
+        server.push(CHAT, Reply::json(status, fixture(body)));
+        let d = collect(client(&server).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
+        let Some(ProviderError::Http {
+            status: got,
+            message,
+            server: named,
+        }) = d.error
+        else {
+            panic!("{body}: {d:?}");
+        };
+        assert_eq!(got, status, "{body}");
+        assert_eq!(named, server.url());
+        let raw: serde_json::Value = serde_json::from_slice(&fixture(body)).unwrap();
+        let expected = raw["error"]["message"]
+            .as_str()
+            .or(raw["message"].as_str())
+            .unwrap();
+        assert_eq!(message, expected, "{body}");
+    }
+}
+
+#[tokio::test]
+async fn nothing_listening_is_unreachable() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let client = OpenAiClient::new(OpenAiConfig::new(format!("http://127.0.0.1:{port}"))).unwrap();
+    let d = collect(client.stream_chat(request(vec![ChatMessage::user("hi")]))).await;
+    let Some(err @ ProviderError::Unreachable { .. }) = d.error else {
+        panic!("{d:?}")
+    };
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!("could not connect to http://127.0.0.1:{port}")),
+        "{message}"
+    );
+    assert!(message.contains("refused"), "{message}");
+}
+
+#[tokio::test]
+async fn a_connection_cut_mid_answer_keeps_what_arrived() {
+    let server = FakeServer::start().await;
+    let bytes = fixture("openai/plain_stream_with_usage.sse");
+    let cut = bytes.len() / 2;
+    server.push(CHAT, Reply::sse(bytes[..cut].to_vec()).then(Piece::Cut));
+    let d = collect(client(&server).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
+    assert!(d.text.starts_with("I'm unable"), "{d:?}");
+    assert!(
+        matches!(d.error, Some(ProviderError::StreamCut { .. })),
+        "{d:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stalled_stream_times_out() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(&b"data: {\"choices\":[{\"delta\":{\"content\":\"wait\"}}]}\n\n"[..])
+            .then(Piece::Hang),
+    );
+    let mut config = OpenAiConfig::new(server.url());
+    config.idle_timeout = Duration::from_millis(200);
+    let d = collect(
+        OpenAiClient::new(config)
+            .unwrap()
+            .stream_chat(request(vec![ChatMessage::user("hi")])),
+    )
+    .await;
+    assert_eq!(d.text, "wait");
+    assert!(
+        matches!(d.error, Some(ProviderError::Stalled { .. })),
+        "{d:?}"
+    );
+}
+
+#[tokio::test]
+async fn models_are_listed_from_v1_models() {
+    let server = FakeServer::start().await;
+    server.push(
+        "GET /v1/models",
+        Reply::json(200, fixture("openai/llamacpp_v1_models.json")),
+    );
+    let models = client(&server).list_models().await.unwrap();
+    let raw: serde_json::Value =
+        serde_json::from_slice(&fixture("openai/llamacpp_v1_models.json")).unwrap();
+    let expected: Vec<String> = raw["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(models, expected);
+}

@@ -1,0 +1,10 @@
+//! Test support: [`FakeServer`], a real HTTP/1.1 server on localhost that answers with
+//! scripted bytes (recorded model streams, error bodies, faults), and [`fixture`] to
+//! read the recorded wire traffic kept in `tests/fixtures/wire`.
+
+mod fixtures;
+mod server;
+pub mod sse;
+
+pub use fixtures::{fixture, fixture_dir, openai_sse, sse_from_payload_lines};
+pub use server::{FakeServer, Piece, Recorded, Reply};

@@ -1,0 +1,328 @@
+//! A fake model server: real TCP and HTTP/1.1 on 127.0.0.1, replies scripted per route.
+//!
+//! accept → read the request (head + Content-Length body) → record it → take the next
+//! reply queued for "METHOD /path" → write it piece by piece (chunked), with pauses,
+//! a hang, or a cut connection where the script says.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+/// One step of writing a reply body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    Bytes(Vec<u8>),
+    Pause(Duration),
+    /// Close the connection without finishing the body: a transport error.
+    Cut,
+    /// Stop sending but keep the connection open until the client leaves.
+    Hang,
+}
+
+/// A scripted response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub status: u16,
+    pub content_type: String,
+    /// Waited before the status line: a slow server, or one that never answers.
+    pub head_delay: Duration,
+    pub pieces: Vec<Piece>,
+}
+
+impl Reply {
+    pub fn new(status: u16, content_type: &str) -> Self {
+        Self {
+            status,
+            content_type: content_type.to_owned(),
+            head_delay: Duration::ZERO,
+            pieces: Vec::new(),
+        }
+    }
+
+    /// A 200 `text/event-stream` with these exact bytes.
+    pub fn sse(bytes: impl Into<Vec<u8>>) -> Self {
+        Self::new(200, "text/event-stream").then(Piece::Bytes(bytes.into()))
+    }
+
+    /// An `application/json` body with this status.
+    pub fn json(status: u16, body: impl Into<Vec<u8>>) -> Self {
+        Self::new(status, "application/json").then(Piece::Bytes(body.into()))
+    }
+
+    /// A 200 NDJSON stream (Ollama's framing).
+    pub fn ndjson(bytes: impl Into<Vec<u8>>) -> Self {
+        Self::new(200, "application/x-ndjson").then(Piece::Bytes(bytes.into()))
+    }
+
+    /// The same body sent `piece_len` bytes at a time with `pause` between pieces.
+    pub fn paced(mut self, piece_len: usize, pause: Duration) -> Self {
+        let mut body = Vec::new();
+        for piece in std::mem::take(&mut self.pieces) {
+            match piece {
+                Piece::Bytes(bytes) => body.extend(bytes),
+                other => self.pieces.push(other),
+            }
+        }
+        for chunk in body.chunks(piece_len.max(1)) {
+            self.pieces.push(Piece::Bytes(chunk.to_vec()));
+            self.pieces.push(Piece::Pause(pause));
+        }
+        self
+    }
+
+    pub fn then(mut self, piece: Piece) -> Self {
+        self.pieces.push(piece);
+        self
+    }
+
+    pub fn head_delay(mut self, delay: Duration) -> Self {
+        self.head_delay = delay;
+        self
+    }
+}
+
+/// A request the server received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    /// Header names lower-cased.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// The body as JSON.
+    ///
+    /// # Panics
+    /// When the body is not JSON: the client under test sent garbage.
+    #[allow(clippy::panic)]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|err| {
+            panic!(
+                "request body is not JSON ({err}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+}
+
+#[derive(Default)]
+struct Script {
+    queued: HashMap<String, VecDeque<Reply>>,
+    fallback: HashMap<String, Reply>,
+    received: Vec<Recorded>,
+}
+
+/// The server. Dropping it stops accepting and ends open connections.
+pub struct FakeServer {
+    addr: SocketAddr,
+    script: Arc<Mutex<Script>>,
+    accept: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for FakeServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeServer")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+impl FakeServer {
+    /// Binds a free port on 127.0.0.1 and starts serving.
+    ///
+    /// # Panics
+    /// When no local port can be bound.
+    #[allow(clippy::expect_used)]
+    pub async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a local port");
+        let addr = listener.local_addr().expect("local address");
+        let script = Arc::new(Mutex::new(Script::default()));
+        let shared = Arc::clone(&script);
+        let accept = tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                connections.spawn(serve(socket, Arc::clone(&shared)));
+            }
+        });
+        Self {
+            addr,
+            script,
+            accept,
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Queues a reply for `route` ("POST /v1/chat/completions"); each request to the
+    /// route takes the next one.
+    pub fn push(&self, route: &str, reply: Reply) -> &Self {
+        self.lock()
+            .queued
+            .entry(route.to_owned())
+            .or_default()
+            .push_back(reply);
+        self
+    }
+
+    /// The reply for `route` once its queue is empty.
+    pub fn fallback(&self, route: &str, reply: Reply) -> &Self {
+        self.lock().fallback.insert(route.to_owned(), reply);
+        self
+    }
+
+    /// Every request received, in order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.lock().received.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Script> {
+        self.script.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+async fn serve(mut socket: TcpStream, script: Arc<Mutex<Script>>) {
+    let Some(request) = read_request(&mut socket).await else {
+        return;
+    };
+    let route = format!("{} {}", request.method, request.path);
+    let reply = {
+        let mut script = script.lock().unwrap_or_else(PoisonError::into_inner);
+        script.received.push(request);
+        script
+            .queued
+            .get_mut(&route)
+            .and_then(VecDeque::pop_front)
+            .or_else(|| script.fallback.get(&route).cloned())
+    };
+    let reply = reply.unwrap_or_else(|| {
+        Reply::json(
+            404,
+            format!(r#"{{"error":{{"message":"fake server: nothing scripted for {route}"}}}}"#),
+        )
+    });
+    // A client that went away mid-reply is part of what tests exercise.
+    let _ = write_reply(&mut socket, &reply).await;
+}
+
+async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
+    let mut buffer = Vec::new();
+    let head_end = loop {
+        if let Some(at) = memchr::memmem::find(&buffer, b"\r\n\r\n") {
+            break at;
+        }
+        let mut chunk = [0u8; 4096];
+        let read = socket.read(&mut chunk).await.ok()?;
+        if read == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next()?.split(' ');
+    let method = request_line.next()?.to_owned();
+    let path = request_line.next()?.to_owned();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .and_then(|(_, value)| value.parse().ok())
+        .unwrap_or(0);
+    let mut body = buffer[head_end + 4..].to_vec();
+    while body.len() < length {
+        let mut chunk = vec![0u8; length - body.len()];
+        let read = socket.read(&mut chunk).await.ok()?;
+        if read == 0 {
+            return None;
+        }
+        body.extend_from_slice(&chunk[..read]);
+    }
+    Some(Recorded {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+async fn write_reply(socket: &mut TcpStream, reply: &Reply) -> std::io::Result<()> {
+    if !reply.head_delay.is_zero() {
+        tokio::time::sleep(reply.head_delay).await;
+    }
+    let head = format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: {}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+        reply.status,
+        reason(reply.status),
+        reply.content_type
+    );
+    socket.write_all(head.as_bytes()).await?;
+    for piece in &reply.pieces {
+        match piece {
+            Piece::Bytes(bytes) if bytes.is_empty() => {}
+            Piece::Bytes(bytes) => {
+                let mut framed = format!("{:x}\r\n", bytes.len()).into_bytes();
+                framed.extend_from_slice(bytes);
+                framed.extend_from_slice(b"\r\n");
+                socket.write_all(&framed).await?;
+                socket.flush().await?;
+            }
+            Piece::Pause(pause) => tokio::time::sleep(*pause).await,
+            Piece::Cut => return socket.shutdown().await,
+            Piece::Hang => {
+                // Wait for the client to hang up (it sends nothing more, so a read
+                // returns only when the connection closes).
+                let mut sink = [0u8; 64];
+                while socket.read(&mut sink).await? > 0 {}
+                return Ok(());
+            }
+        }
+    }
+    socket.write_all(b"0\r\n\r\n").await?;
+    socket.flush().await
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}

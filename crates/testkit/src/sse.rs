@@ -1,0 +1,80 @@
+//! OpenAI-style streams built to order, for tests whose exact shape no recording
+//! has (a tool call with these arguments, this text). They follow the framing of the
+//! recorded OpenAI streams: role delta first, tool-call ids and names on the first
+//! fragment only, arguments in pieces, a finish reason, a usage chunk, `[DONE]`.
+
+use serde_json::{Value, json};
+
+fn event(out: &mut Vec<u8>, payload: &Value) {
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(payload.to_string().as_bytes());
+    out.extend_from_slice(b"\n\n");
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> Value {
+    json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion.chunk",
+        "model": "test-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]
+    })
+}
+
+fn close(out: &mut Vec<u8>, finish: &str, completion_tokens: u64) {
+    event(out, &chunk(json!({}), Some(finish)));
+    event(
+        out,
+        &json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [],
+                "usage": {"prompt_tokens": 10, "completion_tokens": completion_tokens, "total_tokens": 10 + completion_tokens}}),
+    );
+    out.extend_from_slice(b"data: [DONE]\n\n");
+}
+
+/// A streamed answer made of these text deltas.
+pub fn text(pieces: &[&str]) -> Vec<u8> {
+    let mut out = Vec::new();
+    event(
+        &mut out,
+        &chunk(json!({"role": "assistant", "content": ""}), None),
+    );
+    for piece in pieces {
+        event(&mut out, &chunk(json!({"content": piece}), None));
+    }
+    close(&mut out, "stop", pieces.len() as u64);
+    out
+}
+
+/// A streamed answer that calls these tools: `(id, name, arguments as JSON)`.
+pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    event(
+        &mut out,
+        &chunk(json!({"role": "assistant", "content": null}), None),
+    );
+    for (index, (id, name, arguments)) in calls.iter().enumerate() {
+        event(
+            &mut out,
+            &chunk(
+                json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                                       "function": {"name": name, "arguments": ""}}]}),
+                None,
+            ),
+        );
+        let text = arguments.to_string();
+        let mut cut = text.len() / 2;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        for piece in [&text[..cut], &text[cut..]] {
+            event(
+                &mut out,
+                &chunk(
+                    json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+                    None,
+                ),
+            );
+        }
+    }
+    close(&mut out, "tool_calls", 5);
+    out
+}
