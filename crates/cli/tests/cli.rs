@@ -386,8 +386,8 @@ async fn bad_flags_and_configuration_exit_2_with_one_line() {
     );
 }
 
-#[tokio::test]
-async fn a_tripped_budget_exits_4_and_says_so() {
+/// A turn whose model calls a tool when only one model call is allowed.
+async fn out_of_llm_calls(json: bool) -> Output {
     let server = FakeServer::start().await;
     server.push(
         CHAT,
@@ -395,19 +395,20 @@ async fn a_tripped_budget_exits_4_and_says_so() {
     );
     let workspace = tempfile::tempdir().unwrap();
     let url = server.url();
-    let mut command = cairn(&[
-        "run",
-        "--base-url",
-        &url,
-        "--model",
-        "m",
-        "--json",
-        "--workspace",
-        workspace.path().to_str().unwrap(),
-        "look",
-    ]);
+    let mut args = vec!["run", "--base-url", &url, "--model", "m", "--workspace"];
+    args.push(workspace.path().to_str().unwrap());
+    if json {
+        args.push("--json");
+    }
+    args.push("look");
+    let mut command = cairn(&args);
     command.env("CAIRN_MAX_TOTAL_LLM_CALLS", "1");
-    let out = output(command).await;
+    output(command).await
+}
+
+#[tokio::test]
+async fn a_tripped_budget_exits_4_and_says_so() {
+    let out = out_of_llm_calls(true).await;
     assert_eq!(out.code, 4, "{}", out.stderr);
     let events = out.events();
     assert!(events.iter().any(|e| matches!(e, Event::BudgetExceeded(b) if b.reason == cairn_protocol::BudgetReason::LlmCalls && b.limit == 1 && b.observed == 2)));
@@ -511,25 +512,7 @@ async fn the_transcript_shows_text_and_tool_cards_by_depth() {
 
 #[tokio::test]
 async fn the_transcript_prints_a_one_line_budget_notice() {
-    let server = FakeServer::start().await;
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[("c1", "list_dir", json!({"path": "."}))])),
-    );
-    let workspace = tempfile::tempdir().unwrap();
-    let url = server.url();
-    let mut command = cairn(&[
-        "run",
-        "--base-url",
-        &url,
-        "--model",
-        "m",
-        "--workspace",
-        workspace.path().to_str().unwrap(),
-        "look",
-    ]);
-    command.env("CAIRN_MAX_TOTAL_LLM_CALLS", "1");
-    let out = output(command).await;
+    let out = out_of_llm_calls(false).await;
     assert_eq!(out.code, 4);
     assert_eq!(
         out.stdout.lines().last().unwrap(),

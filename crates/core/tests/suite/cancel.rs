@@ -8,7 +8,15 @@ use cairn_protocol::{ErrorKind, Event, ToolCallStatus, TurnStatus};
 use cairn_providers::{ProviderError, ScriptedModel, ScriptedTurn};
 use serde_json::json;
 
-use super::support::{Harness, Probe, assert_calls_paired};
+use super::support::{Harness, Probe, Run, Running, assert_calls_paired};
+
+/// The turn's result, which must come within two seconds of the stop.
+async fn stopped_promptly(running: Running) -> Run {
+    tokio::time::timeout(Duration::from_secs(2), running.handle)
+        .await
+        .expect("stop was not prompt")
+        .unwrap()
+}
 
 #[tokio::test]
 async fn stop_during_a_tool_cancels_it_and_every_call_keeps_a_result() {
@@ -24,10 +32,7 @@ async fn stop_during_a_tool_cancels_it_and_every_call_keeps_a_result() {
         .await;
     tokio::task::yield_now().await;
     running.control.cancel.cancel();
-    let run = tokio::time::timeout(Duration::from_secs(2), running.handle)
-        .await
-        .expect("stop was not prompt")
-        .unwrap();
+    let run = stopped_promptly(running).await;
     assert_eq!(run.outcome.status, TurnStatus::Cancelled);
     assert_eq!(run.outcome.text, "On it.");
     assert_eq!(slow.cancelled.load(Ordering::SeqCst), slow.calls());
@@ -58,10 +63,7 @@ async fn stop_reaches_model_streams_in_every_subtask() {
         seen += 1;
     }
     running.control.cancel.cancel();
-    let run = tokio::time::timeout(Duration::from_secs(2), running.handle)
-        .await
-        .expect("stop was not prompt")
-        .unwrap();
+    let run = stopped_promptly(running).await;
     assert_eq!(run.outcome.status, TurnStatus::Cancelled);
     assert_calls_paired(&run.outcome.messages);
     assert_eq!(run.tool_ends().len(), 2);
