@@ -105,6 +105,7 @@ pub(crate) enum Activity {
     Thinking,
     Executing,
     WaitingOnUser,
+    Reconnecting,
 }
 
 #[derive(Debug, Default)]
@@ -112,6 +113,7 @@ struct StateCounts {
     thinking: usize,
     executing: usize,
     waiting: usize,
+    reconnecting: usize,
     shown: Option<AgentStateKind>,
 }
 
@@ -121,6 +123,7 @@ impl StateCounts {
             Activity::Thinking => &mut self.thinking,
             Activity::Executing => &mut self.executing,
             Activity::WaitingOnUser => &mut self.waiting,
+            Activity::Reconnecting => &mut self.reconnecting,
         }
     }
 
@@ -130,6 +133,8 @@ impl StateCounts {
     fn derived(&self) -> Option<AgentStateKind> {
         if self.waiting > 0 {
             Some(AgentStateKind::WaitingOnUser)
+        } else if self.reconnecting > 0 {
+            Some(AgentStateKind::Reconnecting)
         } else if self.executing > 0 {
             Some(AgentStateKind::Executing)
         } else if self.thinking > 0 {

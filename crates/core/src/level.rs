@@ -8,11 +8,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use cairn_protocol::{
-    ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, Reasoning, ToolCall, ToolSpec, Usage,
+    ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, ModelCall, Reasoning, ToolCall, ToolSpec,
+    Usage,
 };
 use cairn_providers::{ChatRequest, ModelEvent, RequestOrigin, TokenUsage};
 use futures_util::StreamExt;
 use serde_json::Value;
+use tokio::time::Instant;
 
 use crate::events::Activity;
 use crate::history;
@@ -226,13 +228,22 @@ impl Turn {
     /// Streams one model answer, forwarding deltas as they arrive. On a stop the
     /// partial text is kept in the level's history before returning.
     async fn model_round(&self, level: &mut Level) -> Result<Round, LevelFailure> {
+        let mut sampling = self.sampling;
+        if sampling.temperature.is_none() && !level.scope.specs.is_empty() {
+            // Small local models narrate calls instead of making them when they
+            // sample; tool rounds decode greedily unless the user set a temperature.
+            sampling.temperature = Some(0.0);
+        }
         let request = ChatRequest {
             model: self.model_name.clone(),
             messages: level.history.clone(),
             tools: Arc::clone(&level.scope.specs),
-            sampling: self.sampling,
+            sampling,
             origin: level.origin(),
         };
+        let started = Instant::now();
+        let mut first_token = None;
+        let mut failure = None;
         let prompt_estimate = level.scope.spec_tokens
             + level
                 .history
@@ -247,12 +258,22 @@ impl Turn {
             calls: Vec::new(),
         };
         let mut reported: Option<TokenUsage> = None;
+        let mut reconnecting = None;
         let stopped = loop {
             let next = tokio::select! {
                 biased;
                 () = self.cancel.cancelled() => break true,
                 next = stream.next() => next,
             };
+            if matches!(
+                next,
+                Some(Ok(ModelEvent::Text(_)
+                    | ModelEvent::Reasoning(_)
+                    | ModelEvent::ToolCall(_)))
+            ) {
+                reconnecting = None;
+                first_token.get_or_insert_with(|| started.elapsed());
+            }
             match next {
                 None => break false,
                 Some(Ok(ModelEvent::Text(delta))) => {
@@ -275,10 +296,24 @@ impl Turn {
                     call.id = self.ids.claim_call(&call.id);
                     round.calls.push(call);
                 }
-                Some(Ok(ModelEvent::Usage(usage))) => reported = Some(usage),
+                // A forced retry answers twice in one round: both count.
+                Some(Ok(ModelEvent::Usage(usage))) => {
+                    let total = reported.get_or_insert_with(TokenUsage::default);
+                    total.prompt_tokens += usage.prompt_tokens;
+                    total.completion_tokens += usage.completion_tokens;
+                }
                 Some(Ok(ModelEvent::Finished(_))) => {}
+                Some(Ok(ModelEvent::Reconnecting {
+                    attempt,
+                    delay,
+                    reason,
+                })) => {
+                    tracing::info!(attempt, ?delay, %reason, "the model server is busy; retrying");
+                    reconnecting = Some(self.emitter.activity(Activity::Reconnecting));
+                }
                 Some(Err(err)) => {
                     tracing::warn!(error = %err, depth = level.scope.depth, "model call failed");
+                    failure = Some(err.to_string());
                     self.fail(ErrorEvent {
                         message: err.to_string(),
                         kind: ErrorKind::Provider,
@@ -288,8 +323,26 @@ impl Turn {
             }
         };
         drop(stream);
+        drop(reconnecting);
         drop(thinking);
-        self.add_usage(&round_usage(reported, prompt_estimate, &round));
+        let usage = round_usage(reported, prompt_estimate, &round);
+        self.add_usage(&usage);
+        self.record_call(ModelCall {
+            operation: if level.scope.depth == 0 {
+                "chat"
+            } else {
+                "subtask"
+            }
+            .to_owned(),
+            model: self.model_name.clone(),
+            depth: level.scope.depth,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            estimated: usage.estimated,
+            latency_ms: millis(started.elapsed()),
+            first_token_ms: first_token.map(millis),
+            error: failure.or_else(|| stopped.then(|| "cancelled".to_owned())),
+        });
         if level.scope.depth == 0 {
             level.reasoning.push_str(&round.reasoning);
         }
@@ -344,4 +397,8 @@ fn strip_fence(text: &str) -> &str {
         .or_else(|| trimmed.strip_prefix("```"))
         .and_then(|inner| inner.strip_suffix("```"))
         .map_or(trimmed, str::trim)
+}
+
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

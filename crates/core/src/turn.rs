@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use cairn_protocol::{
-    BudgetExceeded, ChatMessage, Done, ErrorEvent, ErrorKind, Event, ExecutionTree, PermissionMode,
-    TurnStatus, Usage,
+    BudgetExceeded, ChatMessage, Done, ErrorEvent, ErrorKind, Event, ExecutionTree, ModelCall,
+    PermissionMode, TurnStatus, Usage,
 };
 use cairn_providers::{ModelClient, Sampling};
 use cairn_tools::Workspace;
@@ -90,6 +90,8 @@ pub struct TurnOutcome {
     pub messages: Vec<ChatMessage>,
     pub tree: ExecutionTree,
     pub usage: Usage,
+    /// Every model call the turn made, at every depth, in the order they ended.
+    pub calls: Vec<ModelCall>,
     pub error: Option<ErrorEvent>,
     pub budget: Option<BudgetExceeded>,
 }
@@ -182,6 +184,7 @@ pub(crate) struct Turn {
     pub(crate) locks: NamedLocks,
     pub(crate) ids: Ids,
     usage: Mutex<Usage>,
+    calls: Mutex<Vec<ModelCall>>,
     thread_id: String,
     message_id: String,
 }
@@ -209,6 +212,7 @@ impl Turn {
             locks: NamedLocks::default(),
             ids: Ids::new(&request.message_id, &request.history),
             usage: Mutex::new(Usage::default()),
+            calls: Mutex::default(),
             thread_id: request.thread_id.clone(),
             message_id: request.message_id.clone(),
         }
@@ -240,6 +244,13 @@ impl Turn {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .add(usage);
+    }
+
+    pub(crate) fn record_call(&self, call: ModelCall) {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(call);
     }
 
     fn finish(
@@ -281,6 +292,7 @@ impl Turn {
             messages,
             tree: self.emitter.tree(),
             usage,
+            calls: std::mem::take(&mut *self.calls.lock().unwrap_or_else(PoisonError::into_inner)),
             error,
             budget,
         }

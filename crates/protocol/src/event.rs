@@ -138,6 +138,8 @@ pub enum AgentStateKind {
     Thinking,
     Executing,
     WaitingOnUser,
+    /// The model server asked Cairn to wait (busy, rate limited); it will retry.
+    Reconnecting,
     Idle,
 }
 

@@ -6,12 +6,14 @@
 //! imports it. Field names are a contract (see DESIGN.md "Events"): add fields, never
 //! rename them.
 
+pub mod accounting;
 pub mod chat;
 pub mod client;
 pub mod event;
 pub mod permission;
 pub mod tree;
 
+pub use accounting::ModelCall;
 pub use chat::{ChatMessage, ToolCall, ToolSpec};
 pub use client::{ApprovalResponse, ClientMessage};
 pub use event::{

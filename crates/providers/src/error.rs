@@ -3,8 +3,19 @@
 pub enum ProviderError {
     #[error("`{url}` is not a usable server address: {reason}")]
     BadUrl { url: String, reason: String },
-    #[error("could not connect to {server}: {detail}. Is the model server running?")]
-    Unreachable { server: String, detail: String },
+    #[error("could not connect to {server}: {detail}. {hint}")]
+    Unreachable {
+        server: String,
+        detail: String,
+        hint: String,
+    },
+    #[error("{server} has no model `{model}`{}. {hint}", available_list(.available))]
+    UnknownModel {
+        server: String,
+        model: String,
+        available: Vec<String>,
+        hint: String,
+    },
     #[error("{server} answered HTTP {status}: {message}")]
     Http {
         server: String,
@@ -29,9 +40,19 @@ impl ProviderError {
         match self {
             Self::Http { status, .. } => matches!(status, 408 | 429 | 502 | 503 | 504),
             Self::Unreachable { .. } | Self::StreamCut { .. } | Self::Stalled { .. } => true,
-            Self::BadUrl { .. } | Self::Server { .. } | Self::Protocol { .. } | Self::Script(_) => {
-                false
-            }
+            Self::BadUrl { .. }
+            | Self::UnknownModel { .. }
+            | Self::Server { .. }
+            | Self::Protocol { .. }
+            | Self::Script(_) => false,
         }
+    }
+}
+
+fn available_list(available: &[String]) -> String {
+    if available.is_empty() {
+        "; it has no models at all".to_owned()
+    } else {
+        format!("; it has: {}", available.join(", "))
     }
 }

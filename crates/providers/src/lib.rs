@@ -5,10 +5,14 @@
 //! already reassembled. Behind it: the OpenAI-compatible streaming client
 //! ([`openai`]) and [`ScriptedModel`], a deterministic model for tests and benchmarks.
 
+mod adapt;
 mod error;
+pub mod http;
 mod model;
+pub mod ollama;
 pub mod openai;
 mod scripted;
+pub mod textcalls;
 
 pub use error::ProviderError;
 pub use model::{

@@ -45,6 +45,13 @@ pub enum ModelEvent {
     ToolCall(ToolCall),
     Usage(TokenUsage),
     Finished(FinishReason),
+    /// The server was busy before sending anything; the request is sent again after
+    /// `delay`.
+    Reconnecting {
+        attempt: u32,
+        delay: std::time::Duration,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -25,6 +25,7 @@ struct Decoded {
     usage: Option<TokenUsage>,
     finish: Option<FinishReason>,
     error: Option<ProviderError>,
+    reconnects: Vec<u32>,
 }
 
 async fn collect(events: impl Stream<Item = Result<ModelEvent, ProviderError>>) -> Decoded {
@@ -37,6 +38,7 @@ async fn collect(events: impl Stream<Item = Result<ModelEvent, ProviderError>>) 
             Ok(ModelEvent::ToolCall(call)) => decoded.calls.push(call),
             Ok(ModelEvent::Usage(usage)) => decoded.usage = Some(usage),
             Ok(ModelEvent::Finished(reason)) => decoded.finish = Some(reason),
+            Ok(ModelEvent::Reconnecting { attempt, .. }) => decoded.reconnects.push(attempt),
             Err(err) => {
                 assert!(decoded.error.is_none(), "a stream ends at its first error");
                 decoded.error = Some(err);

@@ -101,6 +101,7 @@ async fn a_provider_failure_in_a_child_ends_the_whole_turn() {
         [ScriptedTurn::new().fail(ProviderError::Unreachable {
             server: "http://localhost:1234".into(),
             detail: "Connection refused".into(),
+            hint: "Is the model server running at that address?".into(),
         })],
     );
     let run = Harness::new(&model).run("go").await;

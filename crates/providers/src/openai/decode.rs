@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::ProviderError;
+use crate::http::{BodyDecoder, Progress, error_message};
 use crate::model::{FinishReason, ModelEvent, TokenUsage};
 
 #[derive(Deserialize)]
@@ -93,13 +94,6 @@ struct PartialCall {
     arguments: String,
 }
 
-/// Whether the stream said it is complete.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Progress {
-    More,
-    Done,
-}
-
 /// The state of one streamed answer.
 #[derive(Debug, Default)]
 pub struct ChunkDecoder {
@@ -112,9 +106,11 @@ impl ChunkDecoder {
     pub fn new() -> Self {
         Self::default()
     }
+}
 
+impl BodyDecoder for ChunkDecoder {
     /// Decodes one `data:` payload, appending what it carries to `out`.
-    pub fn push(
+    fn push(
         &mut self,
         server: &str,
         payload: &str,
@@ -167,12 +163,12 @@ impl ChunkDecoder {
 
     /// Whether the server said why it stopped (a finish reason or `[DONE]`): a stream
     /// that ends without either was cut off.
-    pub fn saw_finish(&self) -> bool {
+    fn saw_finish(&self) -> bool {
         self.finished || self.finish.is_some()
     }
 
     /// Emits the assembled tool calls and the finish reason; idempotent.
-    pub fn finish_into(&mut self, out: &mut Vec<ModelEvent>) {
+    fn finish_into(&mut self, out: &mut Vec<ModelEvent>) {
         if self.finished {
             return;
         }
@@ -188,7 +184,9 @@ impl ChunkDecoder {
             self.finish.take().unwrap_or(FinishReason::Stop),
         ));
     }
+}
 
+impl ChunkDecoder {
     fn delta(&mut self, delta: WireDelta<'_>, out: &mut Vec<ModelEvent>) {
         // Servers moving between the two names send both with the same text: take
         // one, never both.
@@ -249,18 +247,6 @@ impl ChunkDecoder {
             });
             self.calls.len() - 1
         })
-    }
-}
-
-/// The human part of an error value: `"text"`, `{"message": …}` or anything else.
-pub(crate) fn error_message(error: &Value) -> String {
-    match error {
-        Value::String(text) => text.clone(),
-        Value::Object(fields) => match fields.get("message") {
-            Some(Value::String(text)) => text.clone(),
-            _ => error.to_string(),
-        },
-        other => other.to_string(),
     }
 }
 

@@ -1,27 +1,26 @@
 //! The OpenAI-compatible dialect: LM Studio, vLLM, llama.cpp's server, Ollama's `/v1`,
 //! and hosted endpoints.
 //!
-//! request → `POST {base}/v1/chat/completions` (`stream: true`) → SSE lines
-//! ([`sse`]) → chunk payloads ([`decode`]) → [`ModelEvent`]s.
+//! request → `POST {base}/v1/chat/completions` (`stream: true`) → SSE → chunk
+//! payloads ([`decode`]) → text calls converted → a narrated call retried once with
+//! `tool_choice: "required"` → [`ModelEvent`]s.
 
 pub mod decode;
 mod request;
-pub mod sse;
 
-use std::collections::VecDeque;
 use std::fmt;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt, stream};
+use futures_util::Stream;
 use serde::Deserialize;
 
+use crate::adapt;
 use crate::error::ProviderError;
+use crate::http::{self, Framing, OpenFailure, Peer, RetryPolicy};
 use crate::model::{ChatRequest, ModelClient, ModelEvent, ModelStream};
-use decode::{ChunkDecoder, Progress};
-use sse::SseDecoder;
+use decode::ChunkDecoder;
 
 /// How to reach an OpenAI-compatible server.
 #[derive(Clone)]
@@ -33,6 +32,10 @@ pub struct OpenAiConfig {
     pub connect_timeout: Duration,
     /// Longest silence between two pieces of a stream before it counts as stalled.
     pub idle_timeout: Duration,
+    pub retry: RetryPolicy,
+    /// Retry a round whose answer describes a tool call without making one, with the
+    /// call required. Off for servers that reject `tool_choice`.
+    pub force_tool_retry: bool,
 }
 
 impl OpenAiConfig {
@@ -44,6 +47,8 @@ impl OpenAiConfig {
             // Local servers can take minutes to read a long prompt before the first
             // token; only a silence longer than that is a stall.
             idle_timeout: Duration::from_secs(300),
+            retry: RetryPolicy::default(),
+            force_tool_retry: true,
         }
     }
 }
@@ -55,6 +60,8 @@ impl fmt::Debug for OpenAiConfig {
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("connect_timeout", &self.connect_timeout)
             .field("idle_timeout", &self.idle_timeout)
+            .field("retry", &self.retry)
+            .field("force_tool_retry", &self.force_tool_retry)
             .finish()
     }
 }
@@ -67,24 +74,25 @@ pub struct OpenAiClient {
 
 struct Inner {
     http: reqwest::Client,
-    /// Normalized: scheme, host, port and any path prefix, without `/v1` or a
-    /// trailing slash. Also how errors name the server.
-    base: String,
+    /// The base is normalized: scheme, host, port and any path prefix, without
+    /// `/v1` or a trailing slash.
+    peer: Peer,
     api_key: Option<String>,
-    idle_timeout: Duration,
+    retry: RetryPolicy,
+    force_tool_retry: bool,
 }
 
 impl fmt::Debug for OpenAiClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OpenAiClient")
-            .field("base", &self.inner.base)
+            .field("base", &self.inner.peer.server)
             .finish_non_exhaustive()
     }
 }
 
 impl OpenAiClient {
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
-        let base = normalize_base(&config.base_url)?;
+        let base = http::normalize_base(&config.base_url, &["/v1"])?;
         let http = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             .build()
@@ -95,16 +103,21 @@ impl OpenAiClient {
         Ok(Self {
             inner: Arc::new(Inner {
                 http,
-                base,
+                peer: Peer {
+                    server: base,
+                    idle_timeout: config.idle_timeout,
+                    unreachable_hint: UNREACHABLE,
+                },
                 api_key: config.api_key,
-                idle_timeout: config.idle_timeout,
+                retry: config.retry,
+                force_tool_retry: config.force_tool_retry,
             }),
         })
     }
 
     /// The server as errors and logs name it.
     pub fn server(&self) -> &str {
-        &self.inner.base
+        &self.inner.peer.server
     }
 
     /// The ids `GET /v1/models` lists.
@@ -117,16 +130,18 @@ impl OpenAiClient {
         struct Model {
             id: String,
         }
-        let url = format!("{}/v1/models", self.inner.base);
+        let url = format!("{}/v1/models", self.server());
         let response = self.authorized(self.inner.http.get(&url)).send().await;
-        let response = self.check(response).await?;
+        let response = http::check(&self.inner.peer, response)
+            .await
+            .map_err(|failure| failure.error)?;
         let body = response
             .bytes()
             .await
-            .map_err(|err| self.transport_error(&err))?;
+            .map_err(|err| http::transport_error(&self.inner.peer, &err))?;
         let models: Models =
             serde_json::from_slice(&body).map_err(|err| ProviderError::Protocol {
-                server: self.inner.base.clone(),
+                server: self.server().to_owned(),
                 detail: format!("GET /v1/models did not return a model list: {err}"),
             })?;
         Ok(models.data.into_iter().map(|model| model.id).collect())
@@ -139,83 +154,111 @@ impl OpenAiClient {
         }
     }
 
-    async fn open(&self, request: ChatRequest) -> Result<reqwest::Response, ProviderError> {
-        let url = format!("{}/v1/chat/completions", self.inner.base);
-        let body = serde_json::to_vec(&request::body(&request)).map_err(|err| {
+    /// One streamed answer, `tool_choice` as given.
+    fn answer(&self, request: Arc<ChatRequest>, tool_choice: Option<&'static str>) -> ModelStream {
+        let client = self.clone();
+        let open = move || {
+            let client = client.clone();
+            let request = Arc::clone(&request);
+            Box::pin(async move { client.open(&request, tool_choice).await }) as _
+        };
+        http::stream_answer(
+            &self.inner.peer,
+            self.inner.retry,
+            Framing::Sse,
+            open,
+            ChunkDecoder::new(),
+        )
+    }
+
+    async fn open(
+        &self,
+        request: &ChatRequest,
+        tool_choice: Option<&'static str>,
+    ) -> Result<reqwest::Response, OpenFailure> {
+        let body = serde_json::to_vec(&request::body(request, tool_choice)).map_err(|err| {
             ProviderError::Protocol {
-                server: self.inner.base.clone(),
+                server: self.server().to_owned(),
                 detail: format!("the request could not be encoded: {err}"),
             }
         })?;
-        tracing::debug!(server = %self.inner.base, model = %request.model,
-            messages = request.messages.len(), tools = request.tools.len(), "chat request");
+        tracing::debug!(server = %self.server(), model = %request.model,
+            messages = request.messages.len(), tools = request.tools.len(), ?tool_choice, "chat request");
         let response = self
-            .authorized(self.inner.http.post(&url))
+            .authorized(
+                self.inner
+                    .http
+                    .post(format!("{}/v1/chat/completions", self.server())),
+            )
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .body(body)
             .send()
             .await;
-        self.check(response).await
-    }
-
-    /// Turns transport failures and non-2xx answers into errors that carry the
-    /// server's own message.
-    async fn check(
-        &self,
-        response: Result<reqwest::Response, reqwest::Error>,
-    ) -> Result<reqwest::Response, ProviderError> {
-        let response = response.map_err(|err| self.transport_error(&err))?;
-        let status = response.status();
-        if status.is_success() {
-            return Ok(response);
+        match http::check(&self.inner.peer, response).await {
+            Err(failure) if names_unknown_model(&failure.error) => {
+                Err(self.unknown_model(&request.model, failure).await)
+            }
+            other => other,
         }
-        let body = response.bytes().await.unwrap_or_default();
-        Err(ProviderError::Http {
-            server: self.inner.base.clone(),
-            status: status.as_u16(),
-            message: error_body_message(&body, status.canonical_reason()),
-        })
     }
 
-    fn transport_error(&self, err: &reqwest::Error) -> ProviderError {
-        let server = self.inner.base.clone();
-        let detail = root_cause(err);
-        if err.is_builder() {
-            ProviderError::BadUrl {
-                url: server,
-                reason: detail,
+    /// Replaces a "no such model" refusal with one that lists the models there are,
+    /// when the server will say.
+    async fn unknown_model(&self, model: &str, failure: OpenFailure) -> OpenFailure {
+        match self.list_models().await {
+            Ok(available) if !available.iter().any(|m| m == model) => {
+                OpenFailure::from(ProviderError::UnknownModel {
+                    server: self.server().to_owned(),
+                    model: model.to_owned(),
+                    available,
+                    hint: "Load it in the server, or choose one it has.".into(),
+                })
             }
-        } else if err.is_connect() {
-            ProviderError::Unreachable { server, detail }
-        } else if err.is_timeout() {
-            ProviderError::Stalled {
-                server,
-                seconds: self.inner.idle_timeout.as_secs(),
-            }
-        } else {
-            ProviderError::StreamCut { server, detail }
+            _ => failure,
         }
     }
 }
 
+const UNREACHABLE: &str = "Is the model server running at that address?";
+
+/// Whether an error answer says the model does not exist. Servers word it many ways.
+fn names_unknown_model(error: &ProviderError) -> bool {
+    let ProviderError::Http {
+        status, message, ..
+    } = error
+    else {
+        return false;
+    };
+    let message = message.to_lowercase();
+    matches!(status, 400 | 404)
+        && message.contains("model")
+        && [
+            "not found",
+            "does not exist",
+            "not exist",
+            "not a valid model",
+            "model_not_found",
+            "no such model",
+            "supported api model names",
+        ]
+        .iter()
+        .any(|phrase| message.contains(phrase))
+}
+
 impl ModelClient for OpenAiClient {
     fn stream_chat(&self, request: ChatRequest) -> ModelStream {
+        let known: Vec<String> = request.tools.iter().map(|tool| tool.name.clone()).collect();
+        let request = Arc::new(request);
+        let first = adapt::text_calls(self.answer(Arc::clone(&request), None), known.clone());
+        if !self.inner.force_tool_retry {
+            return first;
+        }
         let client = self.clone();
-        let server = self.inner.base.clone();
-        let idle = self.inner.idle_timeout;
-        Box::pin(
-            stream::once(async move { client.open(request).await }).flat_map(move |opened| {
-                let server = server.clone();
-                match opened {
-                    Ok(response) => {
-                        let body = response.bytes_stream();
-                        decode_body(server, body, idle).left_stream()
-                    }
-                    Err(err) => stream::iter([Err(err)]).right_stream(),
-                }
-            }),
-        )
+        let retry_known = known.clone();
+        adapt::forced_retry(first, known, move || {
+            adapt::text_calls(client.answer(request, Some("required")), retry_known)
+        })
     }
 }
 
@@ -230,219 +273,18 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
     E: std::error::Error + Send + 'static,
 {
-    let state = BodyState {
+    http::decode(
         server,
-        body: Box::pin(body),
+        body,
         idle_timeout,
-        sse: SseDecoder::new(),
-        chunks: ChunkDecoder::new(),
-        scratch: Vec::new(),
-        queue: VecDeque::new(),
-        failure: None,
-        over: false,
-    };
-    stream::unfold(state, |mut state| async move {
-        let item = state.next().await?;
-        if item.is_err() {
-            state.over = true;
-            state.queue.clear();
-        }
-        Some((item, state))
-    })
-}
-
-struct BodyState<S> {
-    server: String,
-    body: Pin<Box<S>>,
-    idle_timeout: Duration,
-    sse: SseDecoder,
-    chunks: ChunkDecoder,
-    scratch: Vec<ModelEvent>,
-    queue: VecDeque<ModelEvent>,
-    /// An error found after events of the same read: delivered once they are.
-    failure: Option<ProviderError>,
-    over: bool,
-}
-
-impl<S, E> BodyState<S>
-where
-    S: Stream<Item = Result<Bytes, E>>,
-    E: std::error::Error,
-{
-    async fn next(&mut self) -> Option<Result<ModelEvent, ProviderError>> {
-        loop {
-            if let Some(event) = self.queue.pop_front() {
-                return Some(Ok(event));
-            }
-            if let Some(failure) = self.failure.take() {
-                return Some(Err(failure));
-            }
-            if self.over {
-                return None;
-            }
-            let read = self.read().await;
-            self.queue.extend(self.scratch.drain(..));
-            if let Err(err) = read {
-                self.failure = Some(err);
-            }
-        }
-    }
-
-    /// Reads one piece of the body and decodes whatever it completes into `scratch`.
-    async fn read(&mut self) -> Result<(), ProviderError> {
-        let piece = tokio::time::timeout(self.idle_timeout, self.body.next())
-            .await
-            .map_err(|_| ProviderError::Stalled {
-                server: self.server.clone(),
-                seconds: self.idle_timeout.as_secs(),
-            })?;
-        let Self {
-            server,
-            sse,
-            chunks,
-            scratch,
-            over,
-            ..
-        } = self;
-        match piece {
-            Some(Ok(bytes)) => {
-                sse.push(&bytes, |payload| {
-                    if *over {
-                        return Ok(());
-                    }
-                    if chunks.push(server, payload, scratch)? == Progress::Done {
-                        *over = true;
-                    }
-                    Ok::<(), ProviderError>(())
-                })?;
-            }
-            Some(Err(err)) => {
-                return Err(ProviderError::StreamCut {
-                    server: server.clone(),
-                    detail: root_cause(&err),
-                });
-            }
-            None => {
-                sse.finish(|payload| {
-                    if !*over && chunks.push(server, payload, scratch)? == Progress::Done {
-                        *over = true;
-                    }
-                    Ok::<(), ProviderError>(())
-                })?;
-                if !*over && !chunks.saw_finish() {
-                    return Err(ProviderError::StreamCut {
-                        server: server.clone(),
-                        detail: "the connection closed before the answer was complete".into(),
-                    });
-                }
-                chunks.finish_into(scratch);
-                *over = true;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The server's own words from an error body, or the status text if it has none.
-pub(crate) fn error_body_message(body: &[u8], fallback: Option<&str>) -> String {
-    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {
-        for key in ["error", "message", "detail"] {
-            if let Some(inner) = value.get(key) {
-                return decode::error_message(inner);
-            }
-        }
-    }
-    let text = String::from_utf8_lossy(body);
-    let text = text.trim();
-    if text.is_empty() {
-        fallback.unwrap_or("no details given").to_owned()
-    } else {
-        text.chars().take(500).collect()
-    }
-}
-
-/// `http://host:port[/prefix]` from what a user typed, or why it cannot be used.
-pub(crate) fn normalize_base(url: &str) -> Result<String, ProviderError> {
-    let bad = |reason: &str| ProviderError::BadUrl {
-        url: url.to_owned(),
-        reason: reason.to_owned(),
-    };
-    let parsed = reqwest::Url::parse(url.trim())
-        .map_err(|err| bad(&format!("{err}; write it like http://localhost:1234")))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(bad("only http:// and https:// addresses are supported"));
-    }
-    if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(bad("the address has no host"));
-    }
-    if parsed.query().is_some() || parsed.fragment().is_some() {
-        return Err(bad("the address must not have a ?query or #fragment"));
-    }
-    let mut base = parsed.as_str().trim_end_matches('/').to_owned();
-    if let Some(stripped) = base.strip_suffix("/v1") {
-        base = stripped.to_owned();
-    }
-    Ok(base)
-}
-
-/// The innermost cause of an error, which is where "Connection refused" lives.
-pub(crate) fn root_cause(err: &dyn std::error::Error) -> String {
-    let mut current = err;
-    while let Some(source) = current.source() {
-        current = source;
-    }
-    current.to_string()
+        Framing::Sse,
+        ChunkDecoder::new(),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base_urls_are_normalized_or_refused() {
-        assert_eq!(
-            normalize_base("http://localhost:1234").unwrap(),
-            "http://localhost:1234"
-        );
-        assert_eq!(
-            normalize_base("http://localhost:1234/v1/").unwrap(),
-            "http://localhost:1234"
-        );
-        assert_eq!(
-            normalize_base("https://example.org/api/v1").unwrap(),
-            "https://example.org/api"
-        );
-        for bad in [
-            "localhost:1234",
-            "ftp://x",
-            "http://",
-            "not a url",
-            "http://h/?q=1",
-        ] {
-            assert!(
-                matches!(normalize_base(bad), Err(ProviderError::BadUrl { .. })),
-                "{bad}"
-            );
-        }
-    }
-
-    #[test]
-    fn error_bodies_yield_the_servers_message() {
-        assert_eq!(
-            error_body_message(
-                br#"{"error":{"message":"model 'x' not found","code":404}}"#,
-                None
-            ),
-            "model 'x' not found"
-        );
-        assert_eq!(error_body_message(br#"{"error":"bad"}"#, None), "bad");
-        assert_eq!(
-            error_body_message(br#"{"object":"error","message":"old vllm"}"#, None),
-            "old vllm"
-        );
-        assert_eq!(error_body_message(b"", Some("Not Found")), "Not Found");
-        assert_eq!(error_body_message(b"plain text", None), "plain text");
-    }
 
     #[test]
     fn the_api_key_never_shows_in_debug_output() {

@@ -21,6 +21,8 @@ pub(crate) struct Body<'a> {
     top_p: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -77,7 +79,8 @@ struct WireToolFunction<'a> {
     parameters: &'a Value,
 }
 
-pub(crate) fn body(request: &ChatRequest) -> Body<'_> {
+/// The body; `tool_choice` is `Some("required")` for the forced retry.
+pub(crate) fn body<'a>(request: &'a ChatRequest, tool_choice: Option<&'static str>) -> Body<'a> {
     Body {
         model: &request.model,
         messages: request.messages.iter().map(message).collect(),
@@ -100,6 +103,7 @@ pub(crate) fn body(request: &ChatRequest) -> Body<'_> {
         temperature: request.sampling.temperature,
         top_p: request.sampling.top_p,
         max_tokens: request.sampling.max_tokens,
+        tool_choice,
     }
 }
 

@@ -1,0 +1,24 @@
+//! What each model call cost: the record behind per-turn and per-thread accounting.
+
+use serde::{Deserialize, Serialize};
+
+/// One request to a model server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelCall {
+    /// What the call was for: `chat` at the root of a turn, `subtask` below it.
+    pub operation: String,
+    pub model: String,
+    pub depth: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// True when the server reported no counts and these are estimates.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
+    /// From sending the request to the end of the answer.
+    pub latency_ms: u64,
+    /// From sending the request to the first streamed text, reasoning or call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}

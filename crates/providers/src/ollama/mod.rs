@@ -1,0 +1,473 @@
+//! Ollama's native API.
+//!
+//! round → context length (`POST /api/show`, cached, capped) → `POST /api/chat` with
+//! `think: true` (dropped and remembered if the model cannot think) and the tools
+//! (dropped and remembered if the model cannot call them) → NDJSON ([`decode`]) →
+//! text calls converted → [`ModelEvent`]s. Besides chat: `GET /api/tags` lists the
+//! models, `POST /api/pull` streams a download's progress.
+
+pub mod decode;
+mod request;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::convert::Infallible;
+use std::fmt;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt, stream};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::adapt;
+use crate::error::ProviderError;
+use crate::http::{self, Framing, Lines, OpenFailure, Peer, RetryPolicy};
+use crate::model::{ChatRequest, ModelClient, ModelEvent, ModelStream};
+use decode::ChatDecoder;
+use request::Shape;
+
+/// How to reach an Ollama server.
+#[derive(Debug, Clone)]
+pub struct OllamaConfig {
+    /// `http://host:port`, with or without a trailing `/api`.
+    pub base_url: String,
+    pub connect_timeout: Duration,
+    /// Longest silence between two pieces of a stream before it counts as stalled.
+    pub idle_timeout: Duration,
+    pub retry: RetryPolicy,
+    /// Ask thinking models to think (and stream their reasoning).
+    pub think: bool,
+    /// The largest context window Cairn asks for. Ollama's own default is small and
+    /// silently truncates long prompts, so Cairn asks for the model's real length up
+    /// to this cap (memory grows with it).
+    pub context_cap: u32,
+}
+
+impl OllamaConfig {
+    pub const DEFAULT_CONTEXT_CAP: u32 = 32_768;
+
+    pub fn new(base_url: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            connect_timeout: Duration::from_secs(5),
+            idle_timeout: Duration::from_secs(300),
+            retry: RetryPolicy::default(),
+            think: true,
+            context_cap: Self::DEFAULT_CONTEXT_CAP,
+        }
+    }
+}
+
+/// A client for one Ollama server. Cheap to clone; clones share what was learned
+/// about models (which cannot think, which cannot call tools, context lengths).
+#[derive(Clone)]
+pub struct OllamaClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    peer: Peer,
+    retry: RetryPolicy,
+    think: bool,
+    context_cap: u32,
+    learned: Mutex<Learned>,
+}
+
+#[derive(Default)]
+struct Learned {
+    cannot_think: HashSet<String>,
+    cannot_call_tools: HashSet<String>,
+    context_length: HashMap<String, Option<u32>>,
+}
+
+impl fmt::Debug for OllamaClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OllamaClient")
+            .field("base", &self.inner.peer.server)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A model the server has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalModel {
+    pub name: String,
+    #[serde(default)]
+    pub size: u64,
+    #[serde(default)]
+    pub details: ModelDetails,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ModelDetails {
+    #[serde(default)]
+    pub family: String,
+    #[serde(default)]
+    pub parameter_size: String,
+    #[serde(default)]
+    pub quantization_level: String,
+}
+
+/// One line of `POST /api/pull` progress.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullProgress {
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed: Option<u64>,
+}
+
+const UNREACHABLE: &str = "Is Ollama running? Start it with `ollama serve`.";
+
+impl OllamaClient {
+    pub fn new(config: OllamaConfig) -> Result<Self, ProviderError> {
+        let base = http::normalize_base(&config.base_url, &["/api"])?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .build()
+            .map_err(|err| ProviderError::BadUrl {
+                url: config.base_url.clone(),
+                reason: err.to_string(),
+            })?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                http,
+                peer: Peer {
+                    server: base,
+                    idle_timeout: config.idle_timeout,
+                    unreachable_hint: UNREACHABLE,
+                },
+                retry: config.retry,
+                think: config.think,
+                context_cap: config.context_cap,
+                learned: Mutex::default(),
+            }),
+        })
+    }
+
+    /// The server as errors and logs name it.
+    pub fn server(&self) -> &str {
+        &self.inner.peer.server
+    }
+
+    /// The models `GET /api/tags` lists.
+    pub async fn list_models(&self) -> Result<Vec<LocalModel>, ProviderError> {
+        #[derive(Deserialize)]
+        struct Tags {
+            models: Vec<LocalModel>,
+        }
+        let response = self.inner.http.get(self.url("/api/tags")).send().await;
+        let body = self.body(response).await?;
+        let tags: Tags = serde_json::from_slice(&body).map_err(|err| ProviderError::Protocol {
+            server: self.server().to_owned(),
+            detail: format!("GET /api/tags did not return a model list: {err}"),
+        })?;
+        Ok(tags.models)
+    }
+
+    /// The model's context length from `POST /api/show` (`<family>.context_length`),
+    /// asked once per model.
+    pub async fn context_length(&self, model: &str) -> Option<u32> {
+        if let Some(known) = self.learned().context_length.get(model) {
+            return *known;
+        }
+        let response = self
+            .inner
+            .http
+            .post(self.url("/api/show"))
+            .json(&json!({"model": model}))
+            .send()
+            .await;
+        let length = match self.body(response).await {
+            Ok(body) => serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|show| context_length_of(&show)),
+            Err(err) => {
+                tracing::debug!(model, error = %err, "could not read the model's context length");
+                None
+            }
+        };
+        self.learned()
+            .context_length
+            .insert(model.to_owned(), length);
+        length
+    }
+
+    /// Downloads a model, streaming Ollama's progress lines.
+    pub fn pull(
+        &self,
+        model: &str,
+    ) -> impl Stream<Item = Result<PullProgress, ProviderError>> + Send + 'static {
+        let client = self.clone();
+        let body = json!({"model": model, "stream": true});
+        stream::once(async move {
+            let response = client
+                .inner
+                .http
+                .post(client.url("/api/pull"))
+                .json(&body)
+                .send()
+                .await;
+            http::check(&client.inner.peer, response)
+                .await
+                .map_err(|failure| failure.error)
+                .map(|response| (client, response))
+        })
+        .flat_map(|opened| match opened {
+            Err(err) => stream::iter(vec![Err(err)]).left_stream(),
+            Ok((client, response)) => {
+                pull_lines(client.server().to_owned(), response.bytes_stream()).right_stream()
+            }
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.inner.peer.server)
+    }
+
+    async fn body(
+        &self,
+        response: Result<reqwest::Response, reqwest::Error>,
+    ) -> Result<Bytes, ProviderError> {
+        let response = http::check(&self.inner.peer, response)
+            .await
+            .map_err(|failure| failure.error)?;
+        response
+            .bytes()
+            .await
+            .map_err(|err| http::transport_error(&self.inner.peer, &err))
+    }
+
+    fn learned(&self) -> std::sync::MutexGuard<'_, Learned> {
+        self.inner
+            .learned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends one round, learning from the refusals Ollama has for models that lack
+    /// a capability, and naming the models that exist when this one does not.
+    async fn open(&self, request: &ChatRequest) -> Result<reqwest::Response, OpenFailure> {
+        let num_ctx = self
+            .context_length(&request.model)
+            .await
+            .map(|length| length.min(self.inner.context_cap));
+        loop {
+            let shape = {
+                let learned = self.learned();
+                Shape {
+                    think: self.inner.think && !learned.cannot_think.contains(&request.model),
+                    tools: !request.tools.is_empty()
+                        && !learned.cannot_call_tools.contains(&request.model),
+                    num_ctx,
+                }
+            };
+            tracing::debug!(server = %self.server(), model = %request.model, ?shape, "chat request");
+            let response = self
+                .inner
+                .http
+                .post(self.url("/api/chat"))
+                .json(&request::body(request, shape))
+                .send()
+                .await;
+            let failure = match http::check(&self.inner.peer, response).await {
+                Ok(response) => return Ok(response),
+                Err(failure) => failure,
+            };
+            let ProviderError::Http {
+                status, message, ..
+            } = &failure.error
+            else {
+                return Err(failure);
+            };
+            if *status == 400 && shape.think && message.contains("does not support thinking") {
+                tracing::info!(model = %request.model, "the model cannot think; asking without thinking");
+                self.learned().cannot_think.insert(request.model.clone());
+                continue;
+            }
+            if *status == 400 && shape.tools && message.contains("does not support tools") {
+                tracing::warn!(model = %request.model, "the model cannot call tools; it will answer without them");
+                self.learned()
+                    .cannot_call_tools
+                    .insert(request.model.clone());
+                continue;
+            }
+            if *status == 404 && message.contains("not found") {
+                return Err(self.unknown_model(&request.model, failure).await);
+            }
+            return Err(failure);
+        }
+    }
+
+    async fn unknown_model(&self, model: &str, failure: OpenFailure) -> OpenFailure {
+        match self.list_models().await {
+            Ok(models) => OpenFailure::from(ProviderError::UnknownModel {
+                server: self.server().to_owned(),
+                model: model.to_owned(),
+                available: models.into_iter().map(|m| m.name).collect(),
+                hint: format!("Pull it with `cairn pull {model}`, or choose one it has."),
+            }),
+            Err(_) => failure,
+        }
+    }
+}
+
+/// `model_info["<family>.context_length"]` of an `/api/show` answer.
+fn context_length_of(show: &Value) -> Option<u32> {
+    show.get("model_info")?
+        .as_object()?
+        .iter()
+        .find(|(key, _)| key.ends_with(".context_length"))
+        .and_then(|(_, value)| value.as_u64())
+        .and_then(|length| u32::try_from(length).ok())
+}
+
+fn pull_lines<S, E>(
+    server: String,
+    body: S,
+) -> impl Stream<Item = Result<PullProgress, ProviderError>> + Send + 'static
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: std::error::Error + Send + 'static,
+{
+    struct State<S> {
+        server: String,
+        body: Pin<Box<S>>,
+        lines: Lines,
+        queue: VecDeque<Result<PullProgress, ProviderError>>,
+        ended: bool,
+    }
+    let state = State {
+        server,
+        body: Box::pin(body),
+        lines: Lines::new(Framing::Ndjson),
+        queue: VecDeque::new(),
+        ended: false,
+    };
+    stream::unfold(state, |mut state| async move {
+        loop {
+            if let Some(item) = state.queue.pop_front() {
+                if item.is_err() {
+                    // The first error ends the pull.
+                    state.queue.clear();
+                    state.ended = true;
+                }
+                return Some((item, state));
+            }
+            if state.ended {
+                return None;
+            }
+            let next = state.body.next().await;
+            let State {
+                server,
+                lines,
+                queue,
+                ended,
+                ..
+            } = &mut state;
+            let mut deliver = |line: &str| {
+                queue.push_back(pull_line(server, line));
+                Ok::<(), Infallible>(())
+            };
+            let _ = match next {
+                Some(Ok(bytes)) => lines.push(&bytes, &mut deliver),
+                Some(Err(err)) => {
+                    queue.push_back(Err(ProviderError::StreamCut {
+                        server: server.clone(),
+                        detail: http::root_cause(&err),
+                    }));
+                    Ok(())
+                }
+                None => {
+                    *ended = true;
+                    lines.finish(&mut deliver)
+                }
+            };
+        }
+    })
+}
+
+fn pull_line(server: &str, line: &str) -> Result<PullProgress, ProviderError> {
+    #[derive(Deserialize)]
+    struct Line {
+        #[serde(default)]
+        error: Option<Value>,
+        #[serde(flatten)]
+        progress: Option<PullProgress>,
+    }
+    let parsed: Line = serde_json::from_str(line).map_err(|err| ProviderError::Protocol {
+        server: server.to_owned(),
+        detail: format!("a pull progress line is not valid JSON ({err})"),
+    })?;
+    if let Some(error) = parsed.error {
+        return Err(ProviderError::Server {
+            server: server.to_owned(),
+            message: http::error_message(&error),
+        });
+    }
+    parsed.progress.ok_or_else(|| ProviderError::Protocol {
+        server: server.to_owned(),
+        detail: "a pull progress line has no status".into(),
+    })
+}
+
+impl ModelClient for OllamaClient {
+    fn stream_chat(&self, request: ChatRequest) -> ModelStream {
+        let known: Vec<String> = request.tools.iter().map(|tool| tool.name.clone()).collect();
+        let request = Arc::new(request);
+        let client = self.clone();
+        let open = move || {
+            let client = client.clone();
+            let request = Arc::clone(&request);
+            Box::pin(async move { client.open(&request).await }) as _
+        };
+        let answer = http::stream_answer(
+            &self.inner.peer,
+            self.inner.retry,
+            Framing::Ndjson,
+            open,
+            ChatDecoder::new(),
+        );
+        adapt::text_calls(answer, known)
+    }
+}
+
+/// Decodes a streamed `/api/chat` body (raw NDJSON bytes) into model events. Public
+/// so benchmarks and tests drive the exact production path without a socket.
+pub fn decode_body<S, E>(
+    server: String,
+    body: S,
+    idle_timeout: Duration,
+) -> impl Stream<Item = Result<ModelEvent, ProviderError>> + Send + 'static
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: std::error::Error + Send + 'static,
+{
+    http::decode(
+        server,
+        body,
+        idle_timeout,
+        Framing::Ndjson,
+        ChatDecoder::new(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_context_length_comes_from_model_info() {
+        let show =
+            json!({"model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960}});
+        assert_eq!(context_length_of(&show), Some(40960));
+        assert_eq!(context_length_of(&json!({"model_info": {}})), None);
+        assert_eq!(context_length_of(&json!({})), None);
+    }
+}

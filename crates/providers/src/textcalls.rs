@@ -1,0 +1,431 @@
+//! Tool calls that small models write as text instead of emitting them.
+//!
+//! Qwen and Hermes wrap a call in `<tool_call>{…}</tool_call>`; Llama answers with a
+//! bare `{"name": …, "parameters": …}`; Mistral prefixes `[TOOL_CALLS]`; others put
+//! the JSON in a ```json fence. [`TextCalls`] watches the streamed text, holds back
+//! only what might be such a call, and turns it into a real call when it names a
+//! tool the request offered; anything else is released as the text it was.
+//!
+//! [`narrates_call`] spots the other failure: prose that announces a call ("I'll use
+//! read_file to …") and then makes none.
+
+use cairn_protocol::ToolCall;
+use serde_json::Value;
+
+const TAG_OPEN: &str = "<tool_call>";
+const TAG_CLOSE: &str = "</tool_call>";
+const FENCE_OPEN: &str = "```json";
+const FENCE_CLOSE: &str = "```";
+const MISTRAL: &str = "[TOOL_CALLS]";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Streaming through; only a suffix that could begin a marker is held.
+    Free,
+    /// Inside `<tool_call>`, waiting for its end.
+    Tag,
+    /// Inside a ```json fence, waiting for its end.
+    Fence,
+    /// The answer itself looks like JSON (or follows `[TOOL_CALLS]`): held to the end.
+    Whole,
+}
+
+/// The incremental detector for one streamed answer.
+#[derive(Debug)]
+pub struct TextCalls {
+    known: Vec<String>,
+    mode: Mode,
+    /// Text not yet released: a possible marker prefix, or a block being collected.
+    held: String,
+    /// The raw text of blocks turned into calls, released again if the model also
+    /// emitted native calls (then the text was just text).
+    converted: String,
+    calls: Vec<ToolCall>,
+    released_any: bool,
+    /// `[TOOL_CALLS]` when that marker started the answer, so it comes back if the
+    /// rest is not a call.
+    whole_prefix: &'static str,
+}
+
+impl TextCalls {
+    pub fn new(known: Vec<String>) -> Self {
+        Self {
+            known,
+            mode: Mode::Free,
+            held: String::new(),
+            converted: String::new(),
+            calls: Vec::new(),
+            released_any: false,
+            whole_prefix: "",
+        }
+    }
+
+    /// Takes a text delta; returns the text that can be shown now.
+    pub fn push(&mut self, delta: &str) -> String {
+        self.held.push_str(delta);
+        let mut out = String::new();
+        loop {
+            match self.mode {
+                Mode::Whole => break,
+                Mode::Free => {
+                    if !self.released_any && out.is_empty() {
+                        let start = self.held.trim_start();
+                        if start.is_empty() {
+                            break;
+                        }
+                        if let Some(rest) = start.strip_prefix(MISTRAL) {
+                            self.held = rest.to_owned();
+                            self.whole_prefix = MISTRAL;
+                            self.mode = Mode::Whole;
+                            break;
+                        }
+                        if MISTRAL.starts_with(start) {
+                            break;
+                        }
+                        if start.starts_with('{')
+                            || start.starts_with('[') && could_be_json_array(start)
+                        {
+                            self.mode = Mode::Whole;
+                            break;
+                        }
+                    }
+                    match [TAG_OPEN, FENCE_OPEN]
+                        .iter()
+                        .filter_map(|marker| self.held.find(marker).map(|at| (at, *marker)))
+                        .min()
+                    {
+                        Some((at, marker)) => {
+                            out.push_str(&self.held[..at]);
+                            self.held.drain(..at + marker.len());
+                            self.mode = if marker == TAG_OPEN {
+                                Mode::Tag
+                            } else {
+                                Mode::Fence
+                            };
+                        }
+                        None => {
+                            let keep = partial_marker_len(&self.held);
+                            let cut = self.held.len() - keep;
+                            out.push_str(&self.held[..cut]);
+                            self.held.drain(..cut);
+                            break;
+                        }
+                    }
+                }
+                Mode::Tag | Mode::Fence => {
+                    let (open, close) = if self.mode == Mode::Tag {
+                        (TAG_OPEN, TAG_CLOSE)
+                    } else {
+                        (FENCE_OPEN, FENCE_CLOSE)
+                    };
+                    let Some(end) = self.held.find(close) else {
+                        break;
+                    };
+                    let inner: String = self.held[..end].to_owned();
+                    self.held.drain(..end + close.len());
+                    self.mode = Mode::Free;
+                    match self.parse(&inner) {
+                        Some(calls) => {
+                            self.calls.extend(calls);
+                            self.converted.push_str(&format!("{open}{inner}{close}"));
+                        }
+                        None => out.push_str(&format!("{open}{inner}{close}")),
+                    }
+                }
+            }
+        }
+        if !out.is_empty() {
+            self.released_any = true;
+        }
+        out
+    }
+
+    /// Ends the answer. `native_calls`: whether the model also emitted real calls,
+    /// in which case nothing is converted. Returns the remaining text and the calls.
+    pub fn finish(mut self, native_calls: bool) -> (String, Vec<ToolCall>) {
+        let opening = match self.mode {
+            Mode::Tag => TAG_OPEN,
+            Mode::Fence => FENCE_OPEN,
+            Mode::Whole => self.whole_prefix,
+            Mode::Free => "",
+        };
+        let mut text = String::new();
+        if !native_calls && self.mode != Mode::Free {
+            // Small models often stop before the closing tag or fence.
+            let body = self.held.trim_end().trim_end_matches(FENCE_CLOSE);
+            if let Some(calls) = self.parse(body) {
+                self.calls.extend(calls);
+                return (text, self.calls);
+            }
+        }
+        if native_calls {
+            text.push_str(&self.converted);
+            self.calls.clear();
+        }
+        text.push_str(opening);
+        text.push_str(&self.held);
+        (text, self.calls)
+    }
+
+    /// The calls in a block of text, if it is one (or several) naming offered tools.
+    fn parse(&self, text: &str) -> Option<Vec<ToolCall>> {
+        let mut values = serde_json::Deserializer::from_str(text.trim()).into_iter::<Value>();
+        let value = values.next()?.ok()?;
+        let items = match value {
+            Value::Array(items) => items,
+            single => vec![single],
+        };
+        if items.is_empty() {
+            return None;
+        }
+        items.iter().map(|item| self.call(item)).collect()
+    }
+
+    fn call(&self, item: &Value) -> Option<ToolCall> {
+        let item = item
+            .get("function")
+            .filter(|f| f.is_object())
+            .unwrap_or(item);
+        let name = ["name", "tool", "tool_name"]
+            .iter()
+            .find_map(|key| item.get(key)?.as_str())?;
+        if !self.known.iter().any(|known| known == name) {
+            return None;
+        }
+        let arguments = ["arguments", "parameters", "args", "input"]
+            .iter()
+            .find_map(|key| item.get(key));
+        let arguments = match arguments {
+            None | Some(Value::Null) => "{}".to_owned(),
+            Some(Value::String(text)) => text.clone(),
+            Some(object @ Value::Object(_)) => object.to_string(),
+            Some(_) => return None,
+        };
+        Some(ToolCall {
+            id: String::new(),
+            name: name.to_owned(),
+            arguments,
+        })
+    }
+}
+
+/// `[` starts a JSON array of calls only if what follows can be one (`[{`, `[ {`).
+fn could_be_json_array(text: &str) -> bool {
+    let rest = text[1..].trim_start();
+    rest.is_empty() || rest.starts_with('{')
+}
+
+/// How many bytes at the end of `text` could be the start of a marker.
+fn partial_marker_len(text: &str) -> usize {
+    [TAG_OPEN, FENCE_OPEN]
+        .iter()
+        .map(|marker| {
+            (1..marker.len())
+                .rev()
+                .find(|&n| text.ends_with(&marker[..n]))
+                .unwrap_or(0)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Whether an answer with no calls announces one it did not make.
+///
+/// It has to say it is about to act ("I'll", "let me", …, followed closely by a verb
+/// of acting or a tool's name) and mention a tool, and not be asking the user a
+/// question. A conversational answer that merely talks about tools stays an answer.
+pub fn narrates_call(text: &str, known: &[String]) -> bool {
+    let lower = text.to_lowercase();
+    if lower.trim_end().ends_with('?') {
+        return false;
+    }
+    let mentions_tool = known
+        .iter()
+        .any(|name| lower.contains(&name.to_lowercase()))
+        || lower.contains(" tool");
+    if !mentions_tool {
+        return false;
+    }
+    const INTENT: [&str; 7] = [
+        "i'll ",
+        "i will ",
+        "let me ",
+        "i'm going to ",
+        "i am going to ",
+        "i need to ",
+        "i should ",
+    ];
+    const ACT: [&str; 14] = [
+        "call", "use", "run", "invoke", "execute", "read", "list", "write", "search", "fetch",
+        "check", "look", "open", "create",
+    ];
+    INTENT.iter().any(|intent| {
+        lower.match_indices(intent).any(|(at, _)| {
+            let window: String = lower[at + intent.len()..].chars().take(40).collect();
+            ACT.iter().any(|verb| {
+                window
+                    .split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .any(|word| word == *verb)
+            }) || known
+                .iter()
+                .any(|name| window.contains(&name.to_lowercase()))
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known() -> Vec<String> {
+        ["read_file", "list_dir", "get_weather"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    /// Streams `text` in pieces of `size` bytes (on char boundaries) and finishes.
+    fn run(text: &str, size: usize) -> (String, Vec<ToolCall>) {
+        let mut calls = TextCalls::new(known());
+        let mut shown = String::new();
+        let mut rest = text;
+        while !rest.is_empty() {
+            let mut cut = size.min(rest.len());
+            while !rest.is_char_boundary(cut) {
+                cut += 1;
+            }
+            shown.push_str(&calls.push(&rest[..cut]));
+            rest = &rest[cut..];
+        }
+        let (tail, found) = calls.finish(false);
+        shown.push_str(&tail);
+        (shown, found)
+    }
+
+    fn check(text: &str, expect_text: &str, expect: &[(&str, &str)]) {
+        for size in [1, 3, 7, 1000] {
+            let (shown, calls) = run(text, size);
+            assert_eq!(shown, expect_text, "{text:?} in {size}-byte pieces");
+            let got: Vec<_> = calls
+                .iter()
+                .map(|c| (c.name.as_str(), c.arguments.as_str()))
+                .collect();
+            assert_eq!(got, expect, "{text:?} in {size}-byte pieces");
+        }
+    }
+
+    // The model outputs below follow each family's documented tool-call format as
+    // their chat templates render it.
+
+    #[test]
+    fn qwen_and_hermes_tool_call_tags() {
+        check(
+            "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>",
+            "",
+            &[("get_weather", r#"{"location":"Paris"}"#)],
+        );
+        check(
+            "I'll check the file.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"list_dir\", \"arguments\": {\"path\": \".\"}}\n</tool_call>",
+            "I'll check the file.\n\n",
+            &[
+                ("read_file", r#"{"path":"a.txt"}"#),
+                ("list_dir", r#"{"path":"."}"#),
+            ],
+        );
+        // Stopped before the closing tag.
+        check(
+            "<tool_call>{\"name\": \"list_dir\", \"arguments\": {\"path\": \"src\"}}",
+            "",
+            &[("list_dir", r#"{"path":"src"}"#)],
+        );
+    }
+
+    #[test]
+    fn llama_bare_json_and_mistral_prefix() {
+        check(
+            "{\"name\": \"get_weather\", \"parameters\": {\"location\": \"Tokyo\"}}",
+            "",
+            &[("get_weather", r#"{"location":"Tokyo"}"#)],
+        );
+        check(
+            "[TOOL_CALLS] [{\"name\": \"read_file\", \"arguments\": {\"path\": \"x\"}}]",
+            "",
+            &[("read_file", r#"{"path":"x"}"#)],
+        );
+        check(
+            "{\"function\": {\"name\": \"list_dir\", \"arguments\": \"{\\\"path\\\": \\\".\\\"}\"}}",
+            "",
+            &[("list_dir", r#"{"path": "."}"#)],
+        );
+    }
+
+    #[test]
+    fn fenced_json_after_prose() {
+        check(
+            "Sure:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}\n```",
+            "Sure:\n",
+            &[("read_file", r#"{"path":"README.md"}"#)],
+        );
+    }
+
+    #[test]
+    fn text_that_is_not_a_call_is_released_unchanged() {
+        for text in [
+            "Plain answer with no calls.",
+            "Compare a < b and <tool> tags.",
+            "Here is JSON:\n```json\n{\"name\": \"Alice\", \"age\": 3}\n```\nDone.",
+            "{\"name\": \"delete_all\", \"arguments\": {}}",
+            "{\"status\": \"ok\"}",
+            "[1, 2, 3]",
+            "[link](http://x) text",
+            "<tool_call>{\"name\": \"unknown_tool\"}</tool_call> and more",
+            "```rust\nfn main() {}\n```",
+        ] {
+            check(text, text, &[]);
+        }
+    }
+
+    #[test]
+    fn with_native_calls_nothing_is_converted() {
+        let mut calls = TextCalls::new(known());
+        let shown = calls
+            .push("Calling <tool_call>{\"name\": \"read_file\", \"arguments\": {}}</tool_call>");
+        let (tail, found) = calls.finish(true);
+        assert_eq!(
+            format!("{shown}{tail}"),
+            "Calling <tool_call>{\"name\": \"read_file\", \"arguments\": {}}</tool_call>"
+        );
+        assert!(found.is_empty());
+    }
+
+    #[test]
+    fn ordinary_text_streams_without_delay() {
+        let mut calls = TextCalls::new(known());
+        assert_eq!(calls.push("Hello"), "Hello");
+        assert_eq!(calls.push(" wor"), " wor");
+        // Only a possible marker start is held back, and released once it is not one.
+        assert_eq!(calls.push("ld <tool"), "ld ");
+        assert_eq!(calls.push("s>"), "<tools>");
+    }
+
+    #[test]
+    fn narration_is_told_from_conversation() {
+        let known = known();
+        for narrated in [
+            "I'll use the read_file tool to look at main.rs.",
+            "Let me call list_dir on the project root.",
+            "To answer, I will read_file README.md first.",
+            "I'm going to check the weather with get_weather for Paris.",
+        ] {
+            assert!(narrates_call(narrated, &known), "{narrated}");
+        }
+        for conversational in [
+            "Hello! How can I help you today?",
+            "I can read files with read_file and list folders with list_dir.",
+            "Let me know if you want me to use read_file?",
+            "The weather in Paris is sunny.",
+            "I'll be happy to help with your essay.",
+        ] {
+            assert!(!narrates_call(conversational, &known), "{conversational}");
+        }
+    }
+}
