@@ -12,6 +12,7 @@ use cairn_tools::{ToolContext, parse_args};
 use futures_util::{StreamExt, stream};
 use serde_json::{Value, json};
 
+use crate::disclosure::{LIST_TOOL_GROUPS, LOAD_TOOLS, LoadToolsArgs};
 use crate::events::{Activity, value_text};
 use crate::gate::{GateDecision, GateRequest};
 use crate::history;
@@ -170,23 +171,36 @@ impl Turn {
             }
             RUN_SUBTASK if scope.can_spawn => None,
             FINISH_SUBTASK if scope.depth > 0 => None,
+            LIST_TOOL_GROUPS | LOAD_TOOLS if scope.disclosure.is_some() => None,
             FINISH_SUBTASK => {
                 return Err(format!(
                     "{FINISH_SUBTASK} only ends a subtask; at the top level, just answer"
                 ));
             }
-            _ => Some(scope.tools.get(name).ok_or_else(|| {
-                format!(
-                    "there is no tool `{name}`. Available tools: {}",
-                    scope.callable_names().join(", ")
-                )
-            })?),
+            _ => {
+                let tool = scope.tools.get(name).ok_or_else(|| {
+                    let more = if scope.disclosure.is_some() {
+                        " (more with list_tool_groups)"
+                    } else {
+                        ""
+                    };
+                    format!(
+                        "there is no tool `{name}`. Available tools{more}: {}",
+                        scope.callable_names().join(", ")
+                    )
+                })?;
+                if let Some(disclosure) = &scope.disclosure {
+                    disclosure.note_call(name);
+                }
+                Some(tool)
+            }
         };
         let category = tool.map_or(cairn_protocol::ToolCategory::Read, |tool| tool.category());
         self.pass_gate(scope, call, category, &args).await?;
         let Some(tool) = tool else {
             return match name {
                 RUN_SUBTASK => self.spawn(scope, &call.id, args).await,
+                LIST_TOOL_GROUPS | LOAD_TOOLS => disclose(scope, name, args),
                 _ => finish(scope, args),
             };
         };
@@ -324,6 +338,7 @@ impl Turn {
             tools,
             can_spawn,
             schema,
+            self.limits.max_visible_tools,
         );
         let system = prompt::subtask(
             &PromptContext {
@@ -355,6 +370,18 @@ impl Turn {
             Err(LevelFailure::Stopped) => Err(CANCELLED.to_owned()),
         }
     }
+}
+
+/// `list_tool_groups` and `load_tools`.
+fn disclose(scope: &Scope, name: &str, args: Value) -> Result<Success, String> {
+    let Some(disclosure) = &scope.disclosure else {
+        return Err(format!("there is no tool `{name}`"));
+    };
+    if name == LIST_TOOL_GROUPS {
+        return Ok(Success::text(disclosure.list()));
+    }
+    let args: LoadToolsArgs = parse_args(args).map_err(|err| err.to_string())?;
+    disclosure.load(&args.groups).map(Success::text)
 }
 
 /// `finish_subtask`: accepted when it matches the subtask's schema (if any).

@@ -16,6 +16,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use crate::disclosure::Disclosure;
 use crate::events::Activity;
 use crate::history;
 use crate::subtask::{self, OutputSchema};
@@ -35,9 +36,11 @@ pub(crate) struct Scope {
     pub can_spawn: bool,
     /// Set for subtasks that must end with a structured result.
     pub schema: Option<OutputSchema>,
-    /// What the model is shown: the tools plus the engine's own.
+    /// What the model may call: the tools plus the engine's own.
     pub specs: Arc<[ToolSpec]>,
     spec_tokens: u64,
+    /// Set when there are too many tools to show at once.
+    pub disclosure: Option<Disclosure>,
 }
 
 impl Scope {
@@ -48,6 +51,7 @@ impl Scope {
         tools: Toolbelt,
         can_spawn: bool,
         schema: Option<OutputSchema>,
+        tool_budget: usize,
     ) -> Self {
         let mut specs: Vec<ToolSpec> = tools.specs().to_vec();
         if can_spawn {
@@ -58,6 +62,7 @@ impl Scope {
                 schema.as_ref().map(|s| &s.source),
             ));
         }
+        let disclosure = Disclosure::over_budget(&specs, tool_budget);
         let spec_bytes = serde_json::to_string(&specs).map_or(0, |text| text.len());
         Self {
             depth,
@@ -68,12 +73,29 @@ impl Scope {
             schema,
             specs: specs.into(),
             spec_tokens: history::bytes_to_tokens(spec_bytes),
+            disclosure,
         }
     }
 
-    /// Names the model may call here, for "unknown tool" errors.
-    pub fn callable_names(&self) -> Vec<&str> {
-        self.specs.iter().map(|spec| spec.name.as_str()).collect()
+    /// The tools shown to the model this round, and their size in tokens.
+    pub fn visible(&self) -> (Arc<[ToolSpec]>, u64) {
+        match &self.disclosure {
+            None => (Arc::clone(&self.specs), self.spec_tokens),
+            Some(disclosure) => {
+                let visible = disclosure.visible();
+                let bytes = serde_json::to_string(&*visible).map_or(0, |text| text.len());
+                (visible, history::bytes_to_tokens(bytes))
+            }
+        }
+    }
+
+    /// Names the model sees here, for "unknown tool" errors.
+    pub fn callable_names(&self) -> Vec<String> {
+        self.visible()
+            .0
+            .iter()
+            .map(|spec| spec.name.clone())
+            .collect()
     }
 }
 
@@ -160,17 +182,18 @@ impl Turn {
                 }
                 iteration += 1;
                 self.guard(self.budget.check_wall_clock())?;
+                let (visible, visible_tokens) = level.scope.visible();
                 if let Err(observed) = history::prune(
                     &mut level.history,
                     self.limits.max_history_tokens,
-                    level.scope.spec_tokens,
+                    visible_tokens,
                 ) {
                     self.trip(self.budget.tokens_exceeded(observed));
                     return Err(LevelFailure::Stopped);
                 }
                 self.guard(self.budget.charge_llm_call())?;
 
-                let round = self.model_round(level).await?;
+                let round = self.model_round(level, visible, visible_tokens).await?;
                 if round.calls.is_empty() {
                     level.push(assistant(round.text.clone(), round.reasoning, Vec::new()));
                     match self.settle(level, round.text) {
@@ -227,9 +250,14 @@ impl Turn {
 
     /// Streams one model answer, forwarding deltas as they arrive. On a stop the
     /// partial text is kept in the level's history before returning.
-    async fn model_round(&self, level: &mut Level) -> Result<Round, LevelFailure> {
+    async fn model_round(
+        &self,
+        level: &mut Level,
+        tools: Arc<[ToolSpec]>,
+        tool_tokens: u64,
+    ) -> Result<Round, LevelFailure> {
         let mut sampling = self.sampling;
-        if sampling.temperature.is_none() && !level.scope.specs.is_empty() {
+        if sampling.temperature.is_none() && !tools.is_empty() {
             // Small local models narrate calls instead of making them when they
             // sample; tool rounds decode greedily unless the user set a temperature.
             sampling.temperature = Some(0.0);
@@ -237,14 +265,14 @@ impl Turn {
         let request = ChatRequest {
             model: self.model_name.clone(),
             messages: level.history.clone(),
-            tools: Arc::clone(&level.scope.specs),
+            tools,
             sampling,
             origin: level.origin(),
         };
         let started = Instant::now();
         let mut first_token = None;
         let mut failure = None;
-        let prompt_estimate = level.scope.spec_tokens
+        let prompt_estimate = tool_tokens
             + level
                 .history
                 .iter()

@@ -10,6 +10,7 @@
 
 mod approvals;
 mod budget;
+pub mod disclosure;
 mod dispatch;
 mod events;
 mod gate;

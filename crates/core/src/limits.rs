@@ -20,6 +20,9 @@ pub struct Limits {
     pub max_tool_result_bytes: usize,
     /// History sent to the model is pruned, oldest first, to fit this estimate.
     pub max_history_tokens: u64,
+    /// Past this many tools a level shows grouped tools only once loaded (see
+    /// `disclosure`): small models lose the thread with long tool lists.
+    pub max_visible_tools: usize,
 }
 
 impl Default for Limits {
@@ -34,6 +37,7 @@ impl Default for Limits {
             max_wall_clock: Duration::from_millis(180_000),
             max_tool_result_bytes: 50_000,
             max_history_tokens: 128_000,
+            max_visible_tools: 38,
         }
     }
 }
@@ -68,6 +72,9 @@ const OVERRIDES: &[(&str, u64, Setter)] = &[
         l.max_tool_result_bytes = saturate(v)
     }),
     ("MAX_HISTORY_TOKENS", 1, |l, v| l.max_history_tokens = v),
+    ("MAX_VISIBLE_TOOLS", 1, |l, v| {
+        l.max_visible_tools = saturate(v)
+    }),
 ];
 
 fn saturate<T: TryFrom<u64> + Bounded>(value: u64) -> T {
@@ -138,6 +145,7 @@ mod tests {
         assert_eq!(limits.max_wall_clock, Duration::from_millis(180_000));
         assert_eq!(limits.max_tool_result_bytes, 50_000);
         assert_eq!(limits.max_history_tokens, 128_000);
+        assert_eq!(limits.max_visible_tools, 38);
     }
 
     #[test]
@@ -161,9 +169,10 @@ mod tests {
                 max_wall_clock: Duration::from_millis(7),
                 max_tool_result_bytes: 7,
                 max_history_tokens: 7,
+                max_visible_tools: 7,
             }
         );
-        assert_eq!(Limits::variable_names().count(), 9);
+        assert_eq!(Limits::variable_names().count(), 10);
     }
 
     #[test]

@@ -10,8 +10,15 @@ use serde_json::{Value, json};
 pub const RUN_SUBTASK: &str = "run_subtask";
 pub const FINISH_SUBTASK: &str = "finish_subtask";
 
+/// Names the engine answers itself; no toolbelt tool may take them.
 pub fn is_engine_tool(name: &str) -> bool {
-    name == RUN_SUBTASK || name == FINISH_SUBTASK
+    matches!(
+        name,
+        RUN_SUBTASK
+            | FINISH_SUBTASK
+            | crate::disclosure::LIST_TOOL_GROUPS
+            | crate::disclosure::LOAD_TOOLS
+    )
 }
 
 pub fn run_subtask_spec() -> ToolSpec {

@@ -143,7 +143,15 @@ impl Engine {
         let mut history = Vec::with_capacity(request.history.len() + 1);
         history.push(ChatMessage::system(system));
         history.extend(request.history);
-        let scope = Scope::new(0, None, None, request.tools, can_spawn, None);
+        let scope = Scope::new(
+            0,
+            None,
+            None,
+            request.tools,
+            can_spawn,
+            None,
+            self.limits.max_visible_tools,
+        );
         let mut root = Level::new(scope, history);
 
         let result = {

@@ -22,8 +22,8 @@ pub struct ChatRequest {
 /// Decoding parameters; `None` leaves the server's default.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Sampling {
-    pub temperature: Option<f32>,
-    pub top_p: Option<f32>,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
     pub max_tokens: Option<u32>,
 }
 

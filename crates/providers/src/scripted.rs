@@ -38,6 +38,7 @@ enum Step {
     Delay(Duration),
     Barrier(Arc<Barrier>),
     Fail(ProviderError),
+    Reconnect(u32),
     Hang,
 }
 
@@ -119,6 +120,12 @@ impl ScriptedTurn {
 
     pub fn fail(mut self, error: ProviderError) -> Self {
         self.steps.push(Step::Fail(error));
+        self
+    }
+
+    /// The server said it was busy and the request is being sent again.
+    pub fn reconnect(mut self, attempt: u32) -> Self {
+        self.steps.push(Step::Reconnect(attempt));
         self
     }
 
@@ -272,6 +279,11 @@ async fn play(step: Step) -> Option<Result<ModelEvent, ProviderError>> {
         Step::Call(call) => Some(Ok(ModelEvent::ToolCall(call))),
         Step::Usage(usage) => Some(Ok(ModelEvent::Usage(usage))),
         Step::Fail(err) => Some(Err(err)),
+        Step::Reconnect(attempt) => Some(Ok(ModelEvent::Reconnecting {
+            attempt,
+            delay: Duration::ZERO,
+            reason: "busy".into(),
+        })),
         Step::Delay(duration) => {
             tokio::time::sleep(duration).await;
             None

@@ -36,7 +36,12 @@ async fn collect(events: impl Stream<Item = Result<ModelEvent, ProviderError>>) 
             Ok(ModelEvent::Text(t)) => decoded.text.push_str(&t),
             Ok(ModelEvent::Reasoning(t)) => decoded.reasoning.push_str(&t),
             Ok(ModelEvent::ToolCall(call)) => decoded.calls.push(call),
-            Ok(ModelEvent::Usage(usage)) => decoded.usage = Some(usage),
+            // Summed, as the engine does: a forced retry reports twice.
+            Ok(ModelEvent::Usage(usage)) => {
+                let total = decoded.usage.get_or_insert_with(TokenUsage::default);
+                total.prompt_tokens += usage.prompt_tokens;
+                total.completion_tokens += usage.completion_tokens;
+            }
             Ok(ModelEvent::Finished(reason)) => decoded.finish = Some(reason),
             Ok(ModelEvent::Reconnecting { attempt, .. }) => decoded.reconnects.push(attempt),
             Err(err) => {
@@ -513,4 +518,160 @@ async fn models_are_listed_from_v1_models() {
         .collect();
     assert!(!expected.is_empty());
     assert_eq!(models, expected);
+}
+
+fn config(server: &FakeServer) -> OpenAiConfig {
+    let mut config = OpenAiConfig::new(server.url());
+    config.retry = cairn_providers::http::RetryPolicy {
+        attempts: 2,
+        first_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(50),
+    };
+    config
+}
+
+#[tokio::test]
+async fn a_narrated_call_is_asked_again_with_the_call_required() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(cairn_testkit::sse::text(&[
+            "I'll use the read_file ",
+            "tool to read README.md.",
+        ])),
+    );
+    server.push(
+        CHAT,
+        Reply::sse(cairn_testkit::sse::tool_calls(&[(
+            "call_r",
+            "read_file",
+            json!({"path": "README.md"}),
+        )])),
+    );
+    let d = collect(
+        OpenAiClient::new(config(&server))
+            .unwrap()
+            .stream_chat(request(vec![ChatMessage::user("what's in the readme")])),
+    )
+    .await;
+    assert_eq!(d.text, "I'll use the read_file tool to read README.md.");
+    assert_eq!(
+        d.calls,
+        [call("call_r", "read_file", r#"{"path":"README.md"}"#)]
+    );
+    assert_eq!(d.finish, Some(FinishReason::ToolCalls));
+    assert_eq!(d.usage, usage(20, 7), "both answers count");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].json().get("tool_choice"), None);
+    assert_eq!(requests[1].json()["tool_choice"], "required");
+    assert_eq!(
+        requests[1].json()["messages"],
+        requests[0].json()["messages"]
+    );
+}
+
+#[tokio::test]
+async fn a_conversational_answer_stays_an_answer() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(cairn_testkit::sse::text(&[
+            "Hello! I can read files with read_file if you like.",
+        ])),
+    );
+    let d = collect(
+        OpenAiClient::new(config(&server))
+            .unwrap()
+            .stream_chat(request(vec![ChatMessage::user("hi")])),
+    )
+    .await;
+    assert_eq!((d.calls.len(), d.finish), (0, Some(FinishReason::Stop)));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_call_written_as_text_becomes_a_call() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(cairn_testkit::sse::text(&[
+            "<tool_call>\n{\"name\": \"read_file\", ",
+            "\"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>",
+        ])),
+    );
+    let d = collect(
+        OpenAiClient::new(config(&server))
+            .unwrap()
+            .stream_chat(request(vec![ChatMessage::user("read a.txt")])),
+    )
+    .await;
+    assert_eq!(d.text, "");
+    assert_eq!(d.calls, [call("", "read_file", r#"{"path":"a.txt"}"#)]);
+    assert_eq!(d.finish, Some(FinishReason::ToolCalls));
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "a converted call needs no forced retry"
+    );
+}
+
+#[tokio::test]
+async fn a_busy_server_is_retried_before_the_first_byte() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::json(429, r#"{"error":{"message":"Rate limit reached"}}"#),
+    );
+    server.push(
+        CHAT,
+        Reply::sse(fixture("openai/llamacpp_plain_stream.sse")),
+    );
+    let d = collect(
+        OpenAiClient::new(config(&server))
+            .unwrap()
+            .stream_chat(request(vec![ChatMessage::user("hi")])),
+    )
+    .await;
+    assert_eq!(
+        (d.text.as_str(), d.reconnects, d.error),
+        ("Hello.", vec![1], None)
+    );
+}
+
+#[tokio::test]
+async fn an_unreadable_chunk_is_skipped_when_the_stream_recovers() {
+    let mut bytes =
+        b"data: {\"choices\":[{\"delta\":{\"content\":\"Well, \"}}]}\n\ndata: {oops\n\n".to_vec();
+    bytes.extend_from_slice(&fixture("openai/llamacpp_plain_stream.sse"));
+    let d = decode_in_pieces(&bytes, 11).await;
+    assert_eq!((d.text.as_str(), d.error), ("Well, Hello.", None));
+}
+
+#[tokio::test]
+async fn an_unknown_model_lists_the_servers_models() {
+    let server = FakeServer::start().await;
+    server.push(CHAT, Reply::json(404, r#"{"error":{"message":"The model `qwen9` does not exist.","type":"NotFoundError","code":404}}"#));
+    server.push(
+        "GET /v1/models",
+        Reply::json(200, r#"{"data":[{"id":"qwen3-8b"},{"id":"llama-3.2-3b"}]}"#),
+    );
+    let d = collect(client(&server).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
+    assert_eq!(
+        d.error.unwrap().to_string(),
+        format!(
+            "{} has no model `qwen3:8b`; it has: qwen3-8b, llama-3.2-3b. Load it in the server, or choose one it has.",
+            server.url()
+        )
+    );
+    // A refusal that is not about the model stays as the server said it.
+    server.push(
+        CHAT,
+        Reply::json(400, fixture("openai/vllm_error_new_format.json")),
+    );
+    let d = collect(client(&server).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
+    assert!(matches!(
+        d.error,
+        Some(ProviderError::Http { status: 400, .. })
+    ));
 }

@@ -38,3 +38,20 @@ pub fn sse_from_payload_lines(lines: &[u8]) -> Vec<u8> {
     out.extend_from_slice(b"data: [DONE]\n\n");
     out
 }
+
+/// A documentation example of several pretty-printed JSON objects, as the compact
+/// NDJSON a server sends (one object a line).
+///
+/// # Panics
+/// When the fixture is not a sequence of JSON objects.
+#[allow(clippy::panic)]
+pub fn ndjson_from_pretty(relative: &str) -> Vec<u8> {
+    let bytes = fixture(relative);
+    let mut out = Vec::new();
+    for value in serde_json::Deserializer::from_slice(&bytes).into_iter::<serde_json::Value>() {
+        let value = value.unwrap_or_else(|err| panic!("fixture {relative}: {err}"));
+        out.extend_from_slice(value.to_string().as_bytes());
+        out.push(b'\n');
+    }
+    out
+}

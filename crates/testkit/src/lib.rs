@@ -6,5 +6,5 @@ mod fixtures;
 mod server;
 pub mod sse;
 
-pub use fixtures::{fixture, fixture_dir, openai_sse, sse_from_payload_lines};
+pub use fixtures::{fixture, fixture_dir, ndjson_from_pretty, openai_sse, sse_from_payload_lines};
 pub use server::{FakeServer, Piece, Recorded, Reply};

@@ -3,6 +3,7 @@ mod bad_input;
 mod basics;
 mod budgets;
 mod cancel;
+mod hardening;
 mod parallel;
 mod subtasks;
 mod support;

@@ -33,6 +33,7 @@ pub struct Harness {
     pub tools: Vec<Arc<dyn Tool>>,
     pub workspace: Option<Arc<Workspace>>,
     pub history: Vec<ChatMessage>,
+    pub sampling: Sampling,
 }
 
 pub struct Run {
@@ -55,6 +56,7 @@ impl Harness {
             tools: Vec::new(),
             workspace: None,
             history: Vec::new(),
+            sampling: Sampling::default(),
         }
     }
 
@@ -90,7 +92,7 @@ impl Harness {
             mode: self.mode,
             tools: Toolbelt::new(self.tools.clone()).unwrap(),
             workspace: self.workspace.clone(),
-            sampling: Sampling::default(),
+            sampling: self.sampling,
         }
     }
 

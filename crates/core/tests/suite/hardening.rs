@@ -1,0 +1,216 @@
+//! What the engine does for small local models and busy servers: greedy tool
+//! rounds, a reconnecting state, per-call accounting, progressive tool disclosure.
+
+use std::sync::Arc;
+
+use cairn_protocol::{AgentStateKind, ChatMessage, Event, TurnStatus};
+use cairn_providers::{ProviderError, Sampling, ScriptedModel, ScriptedTurn};
+use cairn_tools::Tool;
+use serde_json::json;
+
+use super::support::{Harness, Probe};
+
+#[tokio::test]
+async fn tool_rounds_decode_at_temperature_zero_unless_set() {
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("a"), ScriptedTurn::text("b")]);
+    let harness = Harness::new(&model);
+    harness.run("one").await;
+    let mut harness = harness.limits(|l| l.max_depth = 0);
+    harness.tools.clear();
+    harness.run("no tools at all").await;
+    let requests = model.requests();
+    assert_eq!(
+        requests[0].sampling.temperature,
+        Some(0.0),
+        "run_subtask alone makes it a tool round"
+    );
+    assert!(requests[1].tools.is_empty());
+    assert_eq!(
+        requests[1].sampling.temperature, None,
+        "no tools, the server's default"
+    );
+
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("c")]);
+    let mut harness = Harness::new(&model);
+    harness.sampling = Sampling {
+        temperature: Some(0.7),
+        ..Sampling::default()
+    };
+    harness.run("warm").await;
+    assert_eq!(model.requests()[0].sampling.temperature, Some(0.7));
+}
+
+#[tokio::test]
+async fn a_busy_server_shows_as_reconnecting_until_it_answers() {
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::new()
+        .reconnect(1)
+        .reconnect(2)
+        .say("there you are")]);
+    let run = Harness::new(&model).run("hi").await;
+    let states: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::AgentState(s) => Some(s.state),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            AgentStateKind::Thinking,
+            AgentStateKind::Reconnecting,
+            AgentStateKind::Thinking,
+            AgentStateKind::Idle
+        ]
+    );
+    assert_eq!(run.outcome.text, "there you are");
+}
+
+#[tokio::test]
+async fn every_model_call_is_accounted_for_with_its_operation() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::new()
+            .tool("run_subtask", json!({"title": "t", "instructions": "x"}))
+            .usage(100, 10),
+        ScriptedTurn::text("done").usage(150, 5),
+    ]);
+    model.subtask("t", [ScriptedTurn::text("child")]);
+    let run = Harness::new(&model).run("go").await;
+    let calls = &run.outcome.calls;
+    assert_eq!(calls.len(), 3);
+    let summary: Vec<_> = calls
+        .iter()
+        .map(|c| (c.operation.as_str(), c.depth, c.prompt_tokens, c.estimated))
+        .collect();
+    let child_estimate = summary[1].2;
+    assert!(child_estimate > 0);
+    assert_eq!(
+        summary,
+        [
+            ("chat", 0, 100, false),
+            ("subtask", 1, child_estimate, true),
+            ("chat", 0, 150, false)
+        ],
+        "in the order they ended"
+    );
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.error.is_none() && c.first_token_ms.is_some())
+    );
+    assert_eq!(run.outcome.usage.prompt_tokens, 100 + 150 + child_estimate);
+    assert_eq!(run.outcome.usage.llm_calls, 3);
+
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::new().fail(ProviderError::Script("boom".into()))]);
+    let run = Harness::new(&model).run("go").await;
+    assert_eq!(
+        run.outcome.calls[0].error.as_deref(),
+        Some("scripted model: boom")
+    );
+}
+
+fn many_tools(harness: Harness, groups: &[(&'static str, usize)]) -> Harness {
+    let mut harness = harness;
+    for &(group, count) in groups {
+        for n in 0..count {
+            let name: &'static str = Box::leak(format!("{group}__tool{n}").into_boxed_str());
+            harness
+                .tools
+                .push(Arc::new(Probe::new(name)) as Arc<dyn Tool>);
+        }
+    }
+    harness
+}
+
+#[tokio::test]
+async fn a_large_toolbelt_is_disclosed_group_by_group() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call("list_tool_groups", json!({})),
+        ScriptedTurn::call("load_tools", json!({"groups": ["mcp__github"]})),
+        ScriptedTurn::call("mcp__github__tool3", json!({})),
+        ScriptedTurn::call("mcp__jira__tool1", json!({})),
+        ScriptedTurn::text("done"),
+    ]);
+    let harness = many_tools(
+        Harness::new(&model).tool(Probe::new("core_tool")),
+        &[("mcp__github", 20), ("mcp__jira", 30)],
+    );
+    let run = harness.run("go").await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+
+    let shown = |n: usize| -> Vec<String> {
+        model.requests()[n]
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    assert_eq!(
+        shown(0),
+        ["core_tool", "run_subtask", "list_tool_groups", "load_tools"]
+    );
+    assert_eq!(shown(2).len(), 4 + 20, "github loaded");
+    assert!(shown(2).contains(&"mcp__github__tool19".to_owned()));
+    assert_eq!(
+        shown(4).len(),
+        4 + 20 + 30,
+        "calling a jira tool loaded its group"
+    );
+
+    let ends = run.tool_ends();
+    let listing = ends[0].1.as_str().unwrap();
+    assert!(
+        listing.contains("- mcp__github (20 tools): tool0, tool1"),
+        "{listing}"
+    );
+    assert!(listing.contains("- mcp__jira (30 tools)"), "{listing}");
+    assert!(
+        ends[1]
+            .1
+            .as_str()
+            .unwrap()
+            .starts_with("Loaded mcp__github. You can now call: mcp__github__tool0")
+    );
+    assert!(ends.iter().all(|(_, _, error)| !error), "{ends:?}");
+    // The history stays valid for replay with the meta-tools in it.
+    assert!(
+        run.outcome
+            .messages
+            .iter()
+            .any(|m| matches!(m, ChatMessage::Tool { name, .. } if name == "load_tools"))
+    );
+}
+
+#[tokio::test]
+async fn loading_an_unknown_group_lists_the_real_ones_and_small_toolbelts_show_everything() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call("load_tools", json!({"groups": ["mcp__nope"]})),
+        ScriptedTurn::text("ok"),
+    ]);
+    let run = many_tools(Harness::new(&model), &[("mcp__a", 39)])
+        .run("go")
+        .await;
+    assert_eq!(
+        run.tool_ends()[0].1.as_str().unwrap(),
+        "Error: no tool group named mcp__nope; the groups are: mcp__a"
+    );
+
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("ok")]);
+    many_tools(Harness::new(&model), &[("mcp__a", 10)])
+        .run("go")
+        .await;
+    assert_eq!(
+        model.requests()[0].tools.len(),
+        11,
+        "under the budget: all tools, no meta-tools"
+    );
+}

@@ -1,0 +1,512 @@
+//! Ollama's native dialect against recorded server traffic: the decoder on the exact
+//! bytes, then the client over real HTTP to the fake server: request shape, the
+//! capability fallbacks, unknown models, busy servers, faults, listing and pulling.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use cairn_protocol::{ChatMessage, ToolCall, ToolSpec};
+use cairn_providers::http::RetryPolicy;
+use cairn_providers::ollama::{OllamaClient, OllamaConfig, PullProgress, decode_body};
+use cairn_providers::{
+    ChatRequest, FinishReason, ModelClient, ModelEvent, ProviderError, RequestOrigin, Sampling,
+    TokenUsage,
+};
+use cairn_testkit::{FakeServer, Piece, Reply, fixture, ndjson_from_pretty};
+use futures_util::{Stream, StreamExt, stream};
+use serde_json::{Value, json};
+
+#[derive(Debug, Default, PartialEq)]
+struct Decoded {
+    text: String,
+    reasoning: String,
+    calls: Vec<ToolCall>,
+    usage: Option<TokenUsage>,
+    finish: Option<FinishReason>,
+    error: Option<ProviderError>,
+    reconnects: Vec<u32>,
+}
+
+async fn collect(events: impl Stream<Item = Result<ModelEvent, ProviderError>>) -> Decoded {
+    let mut decoded = Decoded::default();
+    let mut events = std::pin::pin!(events);
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(ModelEvent::Text(t)) => decoded.text.push_str(&t),
+            Ok(ModelEvent::Reasoning(t)) => decoded.reasoning.push_str(&t),
+            Ok(ModelEvent::ToolCall(call)) => decoded.calls.push(call),
+            Ok(ModelEvent::Usage(usage)) => decoded.usage = Some(usage),
+            Ok(ModelEvent::Finished(reason)) => decoded.finish = Some(reason),
+            Ok(ModelEvent::Reconnecting { attempt, .. }) => decoded.reconnects.push(attempt),
+            Err(err) => {
+                assert!(decoded.error.is_none(), "a stream ends at its first error");
+                decoded.error = Some(err);
+            }
+        }
+    }
+    decoded
+}
+
+async fn decode_in_pieces(bytes: &[u8], piece: usize) -> Decoded {
+    let pieces: Vec<Result<Bytes, std::io::Error>> = bytes
+        .chunks(piece)
+        .map(|chunk| Ok(Bytes::copy_from_slice(chunk)))
+        .collect();
+    collect(decode_body(
+        "test".into(),
+        stream::iter(pieces),
+        Duration::from_secs(5),
+    ))
+    .await
+}
+
+async fn decode_fixture(bytes: Vec<u8>) -> Decoded {
+    let whole = decode_in_pieces(&bytes, bytes.len().max(1)).await;
+    for piece in [1, 13, 512] {
+        assert_eq!(
+            decode_in_pieces(&bytes, piece).await,
+            whole,
+            "in {piece}-byte pieces"
+        );
+    }
+    whole
+}
+
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
+}
+
+fn usage(prompt_tokens: u64, completion_tokens: u64) -> Option<TokenUsage> {
+    Some(TokenUsage {
+        prompt_tokens,
+        completion_tokens,
+    })
+}
+
+#[tokio::test]
+async fn plain_thinking_and_length_streams() {
+    let d = decode_fixture(fixture("ollama/chat_stream_plain.ndjson")).await;
+    assert_eq!(
+        (d.text.as_str(), d.usage, d.finish.clone()),
+        ("Hi", usage(20, 2), Some(FinishReason::Stop))
+    );
+    let d = decode_fixture(fixture("ollama/chat_stream_thinking.ndjson")).await;
+    assert_eq!(d.text, "Hello");
+    assert!(
+        d.reasoning
+            .starts_with("Thinking Process:\n\n1.  **Analyze the Req")
+    );
+    assert_eq!(
+        (d.reasoning.chars().count(), d.usage),
+        (759, usage(18, 229))
+    );
+    let d = decode_fixture(fixture("ollama/chat_stream_done_reason_length.ndjson")).await;
+    assert_eq!(
+        (d.finish, d.usage),
+        (Some(FinishReason::Length), usage(23, 16))
+    );
+    assert!(d.text.starts_with("# The Theory of Relativity"));
+    let d = decode_fixture(fixture("ollama/chat_stream_after_tool_result.ndjson")).await;
+    assert_eq!((d.text.as_str(), d.usage), ("363.89", usage(358, 16)));
+}
+
+#[tokio::test]
+async fn whole_tool_calls_with_object_arguments() {
+    let d = decode_fixture(fixture(
+        "ollama/chat_stream_thinking_single_tool_call.ndjson",
+    ))
+    .await;
+    assert_eq!(
+        d.calls,
+        [call("call_nixabbbq", "square_root", r#"{"number":132413}"#)]
+    );
+    assert_eq!(
+        d.finish,
+        Some(FinishReason::ToolCalls),
+        "done_reason stop after calls is a tool round"
+    );
+    assert_eq!(d.reasoning.chars().count(), 190);
+    let d = decode_fixture(fixture("ollama/chat_stream_thinking_two_tool_calls.ndjson")).await;
+    assert_eq!(
+        d.calls,
+        [
+            call("call_bzns1wnk", "best_country", r#"{"country":"Canada"}"#),
+            call("call_3pm4xo0k", "best_country", r#"{"country":"USA"}"#),
+        ]
+    );
+    assert_eq!(d.usage, usage(98, 701));
+    // The documentation's older example has no call id.
+    let d = decode_fixture(ndjson_from_pretty("ollama/docs_chat_stream_tool_call.json")).await;
+    assert_eq!(d.calls, [call("", "get_weather", r#"{"city":"Tokyo"}"#)]);
+    assert_eq!(d.usage, usage(169, 15));
+}
+
+#[tokio::test]
+async fn an_error_line_mid_stream_ends_it_after_what_came_before() {
+    let mut bytes = fixture("ollama/chat_stream_plain.ndjson");
+    let first_line = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    bytes.truncate(first_line);
+    bytes.extend_from_slice(
+        fixture("ollama/docs_error_midstream.ndjson")
+            .rsplit(|&b| b == b'\n')
+            .find(|l| !l.is_empty())
+            .unwrap(),
+    );
+    let d = decode_in_pieces(&bytes, 7).await;
+    assert_eq!(d.text, "Hi");
+    assert_eq!(
+        d.error,
+        Some(ProviderError::Server {
+            server: "test".into(),
+            message: "an error was encountered while running the model".into()
+        })
+    );
+}
+
+#[tokio::test]
+async fn an_unreadable_line_is_skipped_when_the_stream_recovers() {
+    let plain = fixture("ollama/chat_stream_plain.ndjson");
+    let mut bytes = b"{\"message\":{\"content\":\"Oh, \"},\"done\":false}\n{garbage\n".to_vec();
+    bytes.extend_from_slice(&plain);
+    let d = decode_in_pieces(&bytes, 5).await;
+    assert_eq!((d.text.as_str(), d.error), ("Oh, Hi", None));
+    let d = decode_in_pieces(b"<html>502 Bad Gateway</html>\n", 100).await;
+    assert!(
+        matches!(d.error, Some(ProviderError::Protocol { .. })),
+        "nothing readable is an error: {d:?}"
+    );
+}
+
+const CHAT: &str = "POST /api/chat";
+const SHOW: &str = "POST /api/show";
+const TAGS: &str = "GET /api/tags";
+
+fn config(server: &FakeServer) -> OllamaConfig {
+    let mut config = OllamaConfig::new(server.url());
+    config.retry = RetryPolicy {
+        attempts: 3,
+        first_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(50),
+    };
+    config
+}
+
+fn client(server: &FakeServer) -> OllamaClient {
+    OllamaClient::new(config(server)).unwrap()
+}
+
+fn request(model: &str, messages: Vec<ChatMessage>) -> ChatRequest {
+    ChatRequest {
+        model: model.into(),
+        messages,
+        tools: vec![ToolSpec {
+            name: "square_root".into(),
+            description: "Square root".into(),
+            parameters: json!({"type": "object", "properties": {"number": {"type": "number"}}}),
+        }]
+        .into(),
+        sampling: Sampling {
+            temperature: Some(0.0),
+            top_p: Some(0.9),
+            max_tokens: Some(256),
+        },
+        origin: RequestOrigin::default(),
+    }
+}
+
+fn show(context_length: u64) -> Reply {
+    Reply::json(200, json!({"model_info": {"general.architecture": "qwen35", "qwen35.context_length": context_length}}).to_string())
+}
+
+#[tokio::test]
+async fn the_request_replays_history_in_ollamas_shape_with_a_real_context_window() {
+    let server = FakeServer::start().await;
+    server.push(SHOW, show(262_144));
+    server.push(
+        CHAT,
+        Reply::ndjson(fixture("ollama/chat_stream_after_tool_result.ndjson")),
+    );
+    let history = vec![
+        ChatMessage::user("Use the square_root tool on 132413."),
+        ChatMessage::Assistant {
+            content: String::new(),
+            reasoning: Some("thinking".into()),
+            tool_calls: vec![call("call_nixabbbq", "square_root", r#"{"number":132413}"#)],
+        },
+        ChatMessage::Tool {
+            tool_call_id: "call_nixabbbq".into(),
+            name: "square_root".into(),
+            content: "363.89".into(),
+            is_error: false,
+        },
+    ];
+    let d = collect(client(&server).stream_chat(request("qwen3.5:2b", history))).await;
+    assert_eq!((d.text.as_str(), d.error), ("363.89", None));
+    let requests = server.requests();
+    assert_eq!(requests[0].json(), json!({"model": "qwen3.5:2b"}));
+    assert_eq!(
+        requests[1].json(),
+        json!({
+            "model": "qwen3.5:2b",
+            "messages": [
+                {"role": "user", "content": "Use the square_root tool on 132413."},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"id": "call_nixabbbq", "function": {"name": "square_root", "arguments": {"number": 132413}}}
+                ]},
+                {"role": "tool", "content": "363.89", "tool_call_id": "call_nixabbbq", "tool_name": "square_root"}
+            ],
+            "tools": [{"type": "function", "function": {"name": "square_root", "description": "Square root",
+                       "parameters": {"type": "object", "properties": {"number": {"type": "number"}}}}}],
+            "stream": true,
+            "think": true,
+            "options": {"temperature": 0.0, "top_p": 0.9, "num_predict": 256, "num_ctx": 32768}
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_model_that_cannot_think_is_asked_again_without_and_remembered() {
+    for refusal in [
+        "ollama/error_think_unsupported.json",
+        "ollama/error_think_unsupported_older.json",
+    ] {
+        let server = FakeServer::start().await;
+        server.fallback(SHOW, show(4096));
+        server.push(CHAT, Reply::json(400, fixture(refusal)));
+        server.push(
+            CHAT,
+            Reply::ndjson(fixture("ollama/chat_stream_plain.ndjson")),
+        );
+        server.push(
+            CHAT,
+            Reply::ndjson(fixture("ollama/chat_stream_plain.ndjson")),
+        );
+        let client = client(&server);
+        for _ in 0..2 {
+            let d =
+                collect(client.stream_chat(request("test", vec![ChatMessage::user("hi")]))).await;
+            assert_eq!((d.text.as_str(), d.error), ("Hi", None), "{refusal}");
+        }
+        let chats: Vec<Value> = server
+            .requests()
+            .iter()
+            .filter(|r| r.path == "/api/chat")
+            .map(|r| r.json())
+            .collect();
+        assert_eq!(chats.len(), 3, "one refusal, then two rounds: {refusal}");
+        assert_eq!(chats[0]["think"], true);
+        assert_eq!(chats[1].get("think"), None);
+        assert_eq!(chats[2].get("think"), None, "remembered for the model");
+        assert_eq!(
+            chats[1]["options"]["num_ctx"], 4096,
+            "never more than the model has"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_model_that_cannot_call_tools_still_answers() {
+    let server = FakeServer::start().await;
+    server.fallback(SHOW, show(8192));
+    server.push(
+        CHAT,
+        Reply::json(400, fixture("ollama/error_tools_unsupported.json")),
+    );
+    server.push(
+        CHAT,
+        Reply::ndjson(fixture("ollama/chat_stream_plain.ndjson")),
+    );
+    let d = collect(
+        client(&server).stream_chat(request("qwen3.5:0.8b", vec![ChatMessage::user("hi")])),
+    )
+    .await;
+    assert_eq!((d.text.as_str(), d.error), ("Hi", None));
+    let chats: Vec<Value> = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/api/chat")
+        .map(|r| r.json())
+        .collect();
+    assert!(chats[0].get("tools").is_some());
+    assert_eq!(chats[1].get("tools"), None);
+}
+
+#[tokio::test]
+async fn an_unknown_model_lists_the_ones_there_are() {
+    let server = FakeServer::start().await;
+    server.fallback(
+        SHOW,
+        Reply::json(404, r#"{"error":"model 'bad_model' not found"}"#),
+    );
+    server.push(
+        CHAT,
+        Reply::json(404, fixture("ollama/error_model_not_found.json")),
+    );
+    server.push(TAGS, Reply::json(200, fixture("ollama/docs_tags.json")));
+    let d =
+        collect(client(&server).stream_chat(request("bad_model", vec![ChatMessage::user("hi")])))
+            .await;
+    let err = d.error.unwrap();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{} has no model `bad_model`; it has: deepseek-r1:latest, llama3.2:latest. Pull it with `cairn pull bad_model`, or choose one it has.",
+            server.url()
+        )
+    );
+    assert!(!err.is_retryable());
+}
+
+#[tokio::test]
+async fn nothing_listening_says_how_to_start_ollama() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let client =
+        OllamaClient::new(OllamaConfig::new(format!("http://127.0.0.1:{port}/api"))).unwrap();
+    let d = collect(client.stream_chat(request("qwen3", vec![ChatMessage::user("hi")]))).await;
+    let message = d.error.unwrap().to_string();
+    assert!(
+        message.starts_with(&format!("could not connect to http://127.0.0.1:{port}: ")),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("Is Ollama running? Start it with `ollama serve`."),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_busy_server_is_retried_with_backoff_then_given_up_on() {
+    let server = FakeServer::start().await;
+    server.fallback(SHOW, show(8192));
+    server.push(
+        CHAT,
+        Reply::json(503, r#"{"error":"server busy, please try again"}"#),
+    );
+    server.push(CHAT, Reply::json(429, r#"{"error":"too many requests"}"#));
+    server.push(
+        CHAT,
+        Reply::ndjson(fixture("ollama/chat_stream_plain.ndjson")),
+    );
+    let d = collect(client(&server).stream_chat(request("m", vec![ChatMessage::user("hi")]))).await;
+    assert_eq!(
+        (d.text.as_str(), d.reconnects, d.error),
+        ("Hi", vec![1, 2], None)
+    );
+
+    server.fallback(CHAT, Reply::json(503, r#"{"error":"server busy"}"#));
+    let d = collect(client(&server).stream_chat(request("m", vec![ChatMessage::user("hi")]))).await;
+    assert_eq!(d.reconnects, [1, 2, 3]);
+    assert!(
+        matches!(d.error, Some(ProviderError::Http { status: 503, ref message, .. }) if message == "server busy"),
+        "{d:?}"
+    );
+
+    // Other errors are not retried.
+    server.push(CHAT, Reply::json(500, r#"{"error":"boom"}"#));
+    let d = collect(client(&server).stream_chat(request("m", vec![ChatMessage::user("hi")]))).await;
+    assert!(d.reconnects.is_empty());
+    assert!(matches!(
+        d.error,
+        Some(ProviderError::Http { status: 500, .. })
+    ));
+}
+
+#[tokio::test]
+async fn a_cut_or_stalled_stream_keeps_what_arrived() {
+    let server = FakeServer::start().await;
+    server.fallback(SHOW, show(8192));
+    let bytes = fixture("ollama/chat_stream_thinking.ndjson");
+    server.push(
+        CHAT,
+        Reply::ndjson(bytes[..bytes.len() / 2].to_vec()).then(Piece::Cut),
+    );
+    let d = collect(client(&server).stream_chat(request("m", vec![ChatMessage::user("hi")]))).await;
+    assert!(d.reasoning.starts_with("Thinking Process"));
+    assert!(
+        matches!(d.error, Some(ProviderError::StreamCut { .. })),
+        "{d:?}"
+    );
+
+    server.push(
+        CHAT,
+        Reply::ndjson(&b"{\"message\":{\"content\":\"wait\"},\"done\":false}\n"[..])
+            .then(Piece::Hang),
+    );
+    let mut config = config(&server);
+    config.idle_timeout = Duration::from_millis(200);
+    let d = collect(
+        OllamaClient::new(config)
+            .unwrap()
+            .stream_chat(request("m", vec![ChatMessage::user("hi")])),
+    )
+    .await;
+    assert_eq!(d.text, "wait");
+    assert!(
+        matches!(d.error, Some(ProviderError::Stalled { .. })),
+        "{d:?}"
+    );
+}
+
+#[tokio::test]
+async fn models_are_listed_and_pulled_with_progress() {
+    let server = FakeServer::start().await;
+    server.push(TAGS, Reply::json(200, fixture("ollama/docs_tags.json")));
+    let models = client(&server).list_models().await.unwrap();
+    let names: Vec<_> = models.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["deepseek-r1:latest", "llama3.2:latest"]);
+    assert_eq!(
+        (models[0].details.parameter_size.as_str(), models[0].size),
+        ("7.6B", 4683075271)
+    );
+
+    server.push(
+        "POST /api/pull",
+        Reply::ndjson(ndjson_from_pretty("ollama/docs_pull_progress.json"))
+            .paced(40, Duration::from_millis(1)),
+    );
+    let progress: Vec<PullProgress> = client(&server)
+        .pull("llama3.2")
+        .map(Result::unwrap)
+        .collect()
+        .await;
+    let statuses: Vec<_> = progress.iter().map(|p| p.status.as_str()).collect();
+    assert_eq!(
+        statuses,
+        [
+            "pulling manifest",
+            "pulling digestname",
+            "verifying sha256 digest",
+            "writing manifest",
+            "removing any unused layers",
+            "success"
+        ]
+    );
+    assert_eq!(
+        (progress[1].total, progress[1].completed),
+        (Some(2142590208), Some(241970))
+    );
+    assert_eq!(
+        server.requests().last().unwrap().json(),
+        json!({"model": "llama3.2", "stream": true})
+    );
+
+    server.push(
+        "POST /api/pull",
+        Reply::json(500, fixture("ollama/pull_error_stream_false.json")),
+    );
+    let failed: Vec<_> = client(&server).pull("bad_model").collect().await;
+    assert_eq!(failed.len(), 1);
+    assert!(
+        matches!(&failed[0], Err(ProviderError::Http { status: 500, message, .. }) if message == "pull model manifest: file does not exist")
+    );
+}
