@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use cairn_protocol::PermissionMode;
-use clap::{Parser, Subcommand, ValueEnum};
+use cairn_providers::Dialect;
+use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -20,25 +21,35 @@ pub struct Cli {
 pub enum Command {
     /// Run one turn of the agent on PROMPT.
     Run(RunArgs),
+    /// List the models a server offers; without a server, find the running ones.
+    Models(ModelsArgs),
+    /// Download a model into Ollama, with a progress bar.
+    Pull(PullArgs),
+    /// Store or delete a server's API key in the OS keychain.
+    Keys(KeysArgs),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Dialect {
-    /// Ollama's native API (/api/chat).
-    Ollama,
-    /// The OpenAI-compatible API (/v1/chat/completions): LM Studio, vLLM, llama.cpp, Ollama's /v1.
-    Openai,
+/// Which model server to talk to.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServerArgs {
+    /// A known server at its usual address: ollama, lmstudio, vllm or llamacpp.
+    #[arg(long, env = "CAIRN_PROVIDER", conflicts_with = "base_url")]
+    pub provider: Option<String>,
+
+    /// The model server's address (default: Ollama at http://localhost:11434).
+    #[arg(long, env = "CAIRN_BASE_URL")]
+    pub base_url: Option<String>,
+
+    /// How to talk to it: ollama (native API) or openai (OpenAI-compatible). Guessed
+    /// from the address when omitted: port 11434 or a path ending in /api is Ollama.
+    #[arg(long, env = "CAIRN_DIALECT", value_parser = parse_dialect)]
+    pub dialect: Option<Dialect>,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The model server.
-    #[arg(long, env = "CAIRN_BASE_URL", default_value = "http://localhost:11434")]
-    pub base_url: String,
-
-    /// How to talk to it.
-    #[arg(long, value_enum, env = "CAIRN_DIALECT", default_value = "openai")]
-    pub dialect: Dialect,
+    #[command(flatten)]
+    pub server: ServerArgs,
 
     /// The model to use; when omitted and the server offers exactly one, that one.
     #[arg(long, env = "CAIRN_MODEL")]
@@ -52,6 +63,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub workspace: Option<PathBuf>,
 
+    /// Sampling temperature (tool rounds default to 0).
+    #[arg(long)]
+    pub temperature: Option<f64>,
+
     /// Print one JSON event per line and read approval answers as JSON lines on stdin.
     #[arg(long)]
     pub json: bool,
@@ -61,7 +76,45 @@ pub struct RunArgs {
     pub prompt: Vec<String>,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct ModelsArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PullArgs {
+    /// The model to download, e.g. qwen3:8b.
+    pub model: String,
+
+    /// Ollama's address.
+    #[arg(long, env = "CAIRN_BASE_URL", default_value = "http://localhost:11434")]
+    pub base_url: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct KeysArgs {
+    #[command(subcommand)]
+    pub action: KeysAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysAction {
+    /// Store the key read from stdin for a server.
+    Set(ServerArgs),
+    /// Delete a server's key.
+    Delete(ServerArgs),
+}
+
 fn parse_mode(text: &str) -> Result<PermissionMode, String> {
     text.parse()
         .map_err(|err: cairn_protocol::permission::UnknownMode| err.to_string())
+}
+
+fn parse_dialect(text: &str) -> Result<Dialect, String> {
+    text.parse()
 }

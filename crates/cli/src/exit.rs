@@ -17,6 +17,9 @@ impl Exit {
     }
 }
 
+use cairn_protocol::{ErrorEvent, ErrorKind};
+use cairn_providers::ProviderError;
+
 /// Why a command could not start its work.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
@@ -38,6 +41,31 @@ impl Failure {
                 eprintln!("cairn: {message}");
                 Exit::PROVIDER
             }
+        }
+    }
+}
+
+impl Failure {
+    /// A provider error as the failure it is for the user: a bad address is theirs to
+    /// fix (exit 2); anything else is the server's (exit 3).
+    pub fn from_provider(err: ProviderError) -> Self {
+        match err {
+            ProviderError::BadUrl { .. } => Self::Usage(err.to_string()),
+            other => Self::Provider(other.to_string()),
+        }
+    }
+
+    /// The same failure as an `error` event, for `--json` consumers.
+    pub fn event(&self) -> ErrorEvent {
+        match self {
+            Self::Usage(message) => ErrorEvent {
+                message: message.clone(),
+                kind: ErrorKind::Config,
+            },
+            Self::Provider(message) => ErrorEvent {
+                message: message.clone(),
+                kind: ErrorKind::Provider,
+            },
         }
     }
 }

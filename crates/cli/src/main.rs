@@ -2,8 +2,11 @@
 
 mod args;
 mod exit;
+mod keys;
+mod models;
 mod output;
 mod run;
+mod server;
 
 use clap::Parser;
 use clap::error::ErrorKind;
@@ -34,6 +37,9 @@ fn real_main() -> Exit {
     let exit = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run::run(args).await,
+            Command::Models(args) => models::models(args).await,
+            Command::Pull(args) => models::pull(args).await,
+            Command::Keys(args) => keys::keys(args),
         }
     });
     // The stdin reader blocks in a read that only ends when stdin does; dropping the

@@ -7,15 +7,12 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use cairn_core::{Approvals, Engine, EventSink, Limits, Toolbelt, TurnControl, TurnRequest};
-use cairn_protocol::{
-    ApprovalDecision, ChatMessage, ClientMessage, ErrorEvent, ErrorKind, Event, TurnStatus,
-};
-use cairn_providers::openai::{OpenAiClient, OpenAiConfig};
-use cairn_providers::{ModelClient, ProviderError, Sampling};
+use cairn_protocol::{ApprovalDecision, ChatMessage, ClientMessage, ErrorKind, Event, TurnStatus};
+use cairn_providers::{Sampling, Server};
 use cairn_tools::Workspace;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::args::{Dialect, RunArgs};
+use crate::args::RunArgs;
 use crate::exit::{Exit, Failure};
 use crate::output::{JsonLines, Transcript};
 
@@ -47,67 +44,35 @@ async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
         .transpose()
         .map_err(|err| Failure::Usage(err.to_string()))?
         .map(Arc::new);
-    let server = Server::connect(&args)?;
+    let server = args.server.connect()?;
     let model = match args.model {
         Some(model) => model,
-        None => server.only_model().await?,
+        None => only_model(&server).await?,
+    };
+    let sampling = Sampling {
+        temperature: args.temperature,
+        ..Sampling::default()
     };
     Ok(Prepared {
-        engine: Engine::new(server.into_client(), limits),
-        request: request(model, args.mode, workspace, &args.prompt),
+        engine: Engine::new(server.model_client(), limits),
+        request: request(model, args.mode, workspace, sampling, &args.prompt),
         json: args.json,
     })
 }
 
-/// The model server, in the dialect the user chose.
-enum Server {
-    OpenAi(OpenAiClient),
-}
-
-impl Server {
-    fn connect(args: &RunArgs) -> Result<Self, Failure> {
-        match args.dialect {
-            Dialect::Openai => {
-                let mut config = OpenAiConfig::new(&args.base_url);
-                config.api_key = std::env::var("CAIRN_API_KEY")
-                    .ok()
-                    .filter(|key| !key.is_empty());
-                OpenAiClient::new(config)
-                    .map(Self::OpenAi)
-                    .map_err(Failure::from_provider)
-            }
-            Dialect::Ollama => Err(Failure::Usage(
-                "the native Ollama dialect is not available yet; use --dialect openai, which \
-                 talks to Ollama through its /v1 endpoint"
-                    .into(),
-            )),
-        }
-    }
-
-    /// The server's model when it offers exactly one; otherwise the user must choose.
-    async fn only_model(&self) -> Result<String, Failure> {
-        let (server, models) = match self {
-            Self::OpenAi(client) => (
-                client.server(),
-                client.list_models().await.map_err(Failure::from_provider)?,
-            ),
-        };
-        match models.as_slice() {
-            [only] => Ok(only.clone()),
-            [] => Err(Failure::Usage(format!(
-                "{server} offers no models; load or pull one, then pass it with --model"
-            ))),
-            many => Err(Failure::Usage(format!(
-                "{server} offers several models; choose one with --model: {}",
-                many.join(", ")
-            ))),
-        }
-    }
-
-    fn into_client(self) -> Arc<dyn ModelClient> {
-        match self {
-            Self::OpenAi(client) => Arc::new(client),
-        }
+/// The server's model when it offers exactly one; otherwise the user must choose.
+async fn only_model(server: &Server) -> Result<String, Failure> {
+    let models = server.list_models().await.map_err(Failure::from_provider)?;
+    let name = server.server();
+    match models.as_slice() {
+        [only] => Ok(only.clone()),
+        [] => Err(Failure::Usage(format!(
+            "{name} offers no models; load or pull one (`cairn pull MODEL`), then pass it with --model"
+        ))),
+        many => Err(Failure::Usage(format!(
+            "{name} offers several models; choose one with --model: {}",
+            many.join(", ")
+        ))),
     }
 }
 
@@ -115,6 +80,7 @@ fn request(
     model: String,
     mode: cairn_protocol::PermissionMode,
     workspace: Option<Arc<Workspace>>,
+    sampling: Sampling,
     prompt: &[String],
 ) -> TurnRequest {
     let tools = match &workspace {
@@ -130,7 +96,7 @@ fn request(
         // The built-in tools have distinct names, none reserved.
         tools: Toolbelt::new(tools).unwrap_or_default(),
         workspace,
-        sampling: Sampling::default(),
+        sampling,
     }
 }
 
@@ -235,26 +201,4 @@ fn parse_typed_answer(
         .pending()
         .first()
         .map(|request| (request.approval_id.clone(), decision)))
-}
-
-impl Failure {
-    fn from_provider(err: ProviderError) -> Self {
-        match err {
-            ProviderError::BadUrl { .. } => Self::Usage(err.to_string()),
-            other => Self::Provider(other.to_string()),
-        }
-    }
-
-    fn event(&self) -> ErrorEvent {
-        match self {
-            Self::Usage(message) => ErrorEvent {
-                message: message.clone(),
-                kind: ErrorKind::Config,
-            },
-            Self::Provider(message) => ErrorEvent {
-                message: message.clone(),
-                kind: ErrorKind::Provider,
-            },
-        }
-    }
 }

@@ -2,8 +2,10 @@
 //!
 //! [`ModelClient`] is the one interface the engine sees: a request (conversation,
 //! tools, sampling) in, a stream of [`ModelEvent`]s out, with tool-call fragments
-//! already reassembled. Behind it: the OpenAI-compatible streaming client
-//! ([`openai`]) and [`ScriptedModel`], a deterministic model for tests and benchmarks.
+//! already reassembled. Behind it: Ollama's native API ([`ollama`]), the
+//! OpenAI-compatible API ([`openai`]), both hardened for small local models
+//! ([`textcalls`]), and [`ScriptedModel`], a deterministic model for tests and
+//! benchmarks. [`server`] knows the usual servers and finds the running ones.
 
 mod adapt;
 mod error;
@@ -12,6 +14,7 @@ mod model;
 pub mod ollama;
 pub mod openai;
 mod scripted;
+pub mod server;
 pub mod textcalls;
 
 pub use error::ProviderError;
@@ -20,3 +23,4 @@ pub use model::{
     TokenUsage,
 };
 pub use scripted::{Lane, ScriptedModel, ScriptedTurn};
+pub use server::{Detected, Dialect, Endpoint, PRESETS, Preset, Server, detect};
