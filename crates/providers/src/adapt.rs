@@ -140,9 +140,7 @@ pub(crate) fn forced_retry(
                             mut called,
                             retry,
                         } => {
-                            let Some(item) = stream.next().await else {
-                                return None;
-                            };
+                            let item = stream.next().await?;
                             match &item {
                                 Ok(ModelEvent::Text(delta)) => text.push_str(delta),
                                 Ok(ModelEvent::ToolCall(_)) => called = true,

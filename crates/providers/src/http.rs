@@ -406,7 +406,7 @@ pub(crate) fn stream_answer<D: BodyDecoder>(
                     Some((event, next))
                 }
                 Phase::Open(attempt, decoder) => {
-                    let Some(opened) = opened else { return None };
+                    let opened = opened?;
                     match opened.await {
                         Ok(response) => {
                             let body = decode(
