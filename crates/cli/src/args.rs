@@ -44,6 +44,14 @@ pub struct ServerArgs {
     /// from the address when omitted: port 11434 or a path ending in /api is Ollama.
     #[arg(long, env = "CAIRN_DIALECT", value_parser = parse_dialect)]
     pub dialect: Option<Dialect>,
+
+    /// Seconds of silence in a stream before it counts as stalled (default 300).
+    #[arg(long, env = "CAIRN_IDLE_TIMEOUT_SECS", value_name = "SECS")]
+    pub idle_timeout: Option<u64>,
+
+    /// Ollama: the largest context window to ask for, in tokens (default 32768).
+    #[arg(long, env = "CAIRN_CONTEXT_CAP", value_name = "TOKENS")]
+    pub context_cap: Option<u32>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -38,11 +38,10 @@ impl ServerArgs {
             .dialect
             .or(preset_dialect)
             .unwrap_or_else(|| Endpoint::guess_dialect(&base_url));
-        Ok(Endpoint {
-            dialect,
-            base_url,
-            api_key: None,
-        })
+        let mut endpoint = Endpoint::new(dialect, base_url);
+        endpoint.idle_timeout = self.idle_timeout.map(std::time::Duration::from_secs);
+        endpoint.context_cap = self.context_cap;
+        Ok(endpoint)
     }
 
     /// The endpoint with its key (from `CAIRN_API_KEY`, else the keychain), connected.

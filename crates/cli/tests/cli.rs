@@ -800,3 +800,39 @@ async fn a_key_in_the_keychain_is_sent_as_a_bearer_token() {
     assert_eq!(out.code, 0);
     assert!(out.stdout.starts_with("deleted the API key"));
 }
+
+#[tokio::test]
+async fn a_stalled_stream_gives_up_after_the_idle_timeout() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(
+            &b"data: {\"choices\":[{\"delta\":{\"content\":\"Thinking about it\"}}]}\n\n"[..],
+        )
+        .then(cairn_testkit::Piece::Hang),
+    );
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--idle-timeout",
+        "1",
+        "--json",
+        "hi",
+    ]))
+    .await;
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    let events = out.events();
+    assert!(
+        matches!(&events[1], Event::Chunk(c) if c.content == "Thinking about it"),
+        "the partial text came first"
+    );
+    assert!(
+        out.stderr.contains("sent nothing for 1 s"),
+        "{}",
+        out.stderr
+    );
+}

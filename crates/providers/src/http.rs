@@ -503,6 +503,21 @@ pub(crate) fn transport_error(peer: &Peer, err: &reqwest::Error) -> ProviderErro
     }
 }
 
+/// A 404 or 405 on the chat path means the address or the dialect is wrong, not the
+/// request: say so beside the server's own words.
+pub(crate) fn wrong_place(mut failure: OpenFailure, hint: &str) -> OpenFailure {
+    if let ProviderError::Http {
+        status: 404 | 405,
+        message,
+        ..
+    } = &mut failure.error
+    {
+        message.push_str("; ");
+        message.push_str(hint);
+    }
+    failure
+}
+
 /// The server's own words from an error body, or the status text if it has none.
 pub(crate) fn error_body_message(body: &[u8], fallback: Option<&str>) -> String {
     if let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {

@@ -112,9 +112,23 @@ pub struct Endpoint {
     pub dialect: Dialect,
     pub base_url: String,
     pub api_key: Option<String>,
+    /// Longest silence in a stream before it counts as stalled (client default if unset).
+    pub idle_timeout: Option<Duration>,
+    /// Ollama only: the largest context window asked for (client default if unset).
+    pub context_cap: Option<u32>,
 }
 
 impl Endpoint {
+    pub fn new(dialect: Dialect, base_url: impl Into<String>) -> Self {
+        Self {
+            dialect,
+            base_url: base_url.into(),
+            api_key: None,
+            idle_timeout: None,
+            context_cap: None,
+        }
+    }
+
     /// The base URL as the client will use it (and as keys are named by).
     pub fn normalized_base(&self) -> Result<String, ProviderError> {
         let suffixes: &[&str] = match self.dialect {
@@ -163,6 +177,12 @@ impl Server {
                 if let Some(timeout) = connect_timeout {
                     config.connect_timeout = timeout;
                 }
+                if let Some(idle) = endpoint.idle_timeout {
+                    config.idle_timeout = idle;
+                }
+                if let Some(cap) = endpoint.context_cap {
+                    config.context_cap = cap;
+                }
                 OllamaClient::new(config).map(Self::Ollama)
             }
             Dialect::Openai => {
@@ -170,6 +190,9 @@ impl Server {
                 config.api_key = endpoint.api_key.clone();
                 if let Some(timeout) = connect_timeout {
                     config.connect_timeout = timeout;
+                }
+                if let Some(idle) = endpoint.idle_timeout {
+                    config.idle_timeout = idle;
                 }
                 OpenAiClient::new(config).map(Self::OpenAi)
             }
@@ -225,11 +248,7 @@ pub async fn detect(timeout: Duration, base_url_for: impl Fn(&Preset) -> String)
     let probes = PRESETS.iter().map(|preset| {
         let base_url = base_url_for(preset);
         async move {
-            let endpoint = Endpoint {
-                dialect: preset.dialect,
-                base_url: base_url.clone(),
-                api_key: None,
-            };
+            let endpoint = Endpoint::new(preset.dialect, base_url.clone());
             let server = Server::connect_with(&endpoint, Some(timeout)).ok()?;
             let models = tokio::time::timeout(timeout, server.list_models())
                 .await

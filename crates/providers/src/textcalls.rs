@@ -367,6 +367,51 @@ mod tests {
         );
     }
 
+    /// Outputs users reported from real small models, quoted from public issues.
+    #[test]
+    fn outputs_reported_from_real_small_models() {
+        let known: Vec<String> = ["calculator", "getTimeInformation", "LLM_Tool_RAG"]
+            .map(String::from)
+            .to_vec();
+        let cases = [
+            // qwen2.5-coder:14b through Ollama: bare JSON in content (ollama/ollama#12174).
+            (
+                r#"{"name": "calculator", "arguments": {"expr": "17 * 23"}}"#,
+                "calculator",
+                r#"{"expr":"17 * 23"}"#,
+            ),
+            // qwen2:7b: the Hermes tag with empty arguments (sgomez/ollama-ai-provider#26).
+            (
+                "<tool_call>\n{\"name\": \"getTimeInformation\", \"arguments\": {}}\n</tool_call>",
+                "getTimeInformation",
+                "{}",
+            ),
+            // qwen3:32b: bare JSON with prose arguments (ollama/ollama#11185).
+            (
+                r#"{"name": "LLM_Tool_RAG", "arguments": {"term": "accidents, tribunal de Versailles", "vector": "accidents tribunal Versailles jugements"}}"#,
+                "LLM_Tool_RAG",
+                r#"{"term":"accidents, tribunal de Versailles","vector":"accidents tribunal Versailles jugements"}"#,
+            ),
+        ];
+        for (output, name, arguments) in cases {
+            for size in [1, 5, 64] {
+                let mut detector = TextCalls::new(known.clone());
+                let mut shown = String::new();
+                for chunk in output.as_bytes().chunks(size) {
+                    shown.push_str(&detector.push(std::str::from_utf8(chunk).unwrap()));
+                }
+                let (tail, calls) = detector.finish(false);
+                shown.push_str(&tail);
+                assert_eq!(shown, "", "{output}");
+                assert_eq!(calls.len(), 1, "{output}");
+                assert_eq!(
+                    (calls[0].name.as_str(), calls[0].arguments.as_str()),
+                    (name, arguments)
+                );
+            }
+        }
+    }
+
     #[test]
     fn text_that_is_not_a_call_is_released_unchanged() {
         for text in [

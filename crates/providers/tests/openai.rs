@@ -675,3 +675,16 @@ async fn an_unknown_model_lists_the_servers_models() {
         Some(ProviderError::Http { status: 400, .. })
     ));
 }
+
+#[tokio::test]
+async fn a_wrong_address_or_dialect_is_named_as_such() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::new(404, "text/plain").then(Piece::Bytes(b"404 page not found".to_vec())),
+    );
+    let d = collect(client(&server).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
+    let message = d.error.unwrap().to_string();
+    assert!(message.contains("answered HTTP 404: 404 page not found; check that the address is an OpenAI-compatible server"), "{message}");
+    assert!(message.ends_with("or try --dialect ollama"), "{message}");
+}

@@ -298,10 +298,14 @@ impl OllamaClient {
                     .insert(request.model.clone());
                 continue;
             }
-            if *status == 404 && message.contains("not found") {
+            if *status == 404 && message.contains("model") && message.contains("not found") {
                 return Err(self.unknown_model(&request.model, failure).await);
             }
-            return Err(failure);
+            return Err(http::wrong_place(
+                failure,
+                "check that the address is an Ollama server (it should answer /api/chat), or try \
+                 --dialect openai",
+            ));
         }
     }
 

@@ -199,7 +199,12 @@ impl OpenAiClient {
             Err(failure) if names_unknown_model(&failure.error) => {
                 Err(self.unknown_model(&request.model, failure).await)
             }
-            other => other,
+            Err(failure) => Err(http::wrong_place(
+                failure,
+                "check that the address is an OpenAI-compatible server (it should answer \
+                 /v1/chat/completions), or try --dialect ollama",
+            )),
+            ok => ok,
         }
     }
 
