@@ -19,6 +19,7 @@ use tokio::time::Instant;
 use crate::disclosure::Disclosure;
 use crate::events::Activity;
 use crate::history;
+use crate::session::Journal;
 use crate::subtask::{self, OutputSchema};
 use crate::toolbelt::Toolbelt;
 use crate::turn::Turn;
@@ -108,6 +109,8 @@ pub(crate) struct Level {
     appended: Vec<ChatMessage>,
     texts: Vec<String>,
     reasoning: String,
+    /// Set on the root level only: told of each message as it is appended.
+    pub journal: Option<Arc<dyn Journal>>,
 }
 
 #[derive(Debug)]
@@ -139,6 +142,7 @@ impl Level {
             appended: Vec::new(),
             texts: Vec::new(),
             reasoning: String::new(),
+            journal: None,
         }
     }
 
@@ -147,6 +151,9 @@ impl Level {
             && !content.is_empty()
         {
             self.texts.push(content.clone());
+        }
+        if let Some(journal) = &self.journal {
+            journal.root_message(&message);
         }
         self.appended.push(message.clone());
         self.history.push(message);

@@ -24,6 +24,7 @@ use crate::level::{Level, LevelFailure, Scope};
 use crate::limits::Limits;
 use crate::locks::NamedLocks;
 use crate::prompt::{self, PromptContext};
+use crate::session::Journal;
 use crate::toolbelt::Toolbelt;
 
 /// The engine: a model and the limits every turn runs under.
@@ -64,6 +65,14 @@ pub struct TurnControl {
     pub approvals: Arc<Approvals>,
     /// The thread's "allow for this chat" grants; they outlive the turn.
     pub grants: Arc<SessionGrants>,
+    /// Told of every message the root level adds to the thread, as it adds it.
+    pub journal: Option<Arc<dyn Journal>>,
+}
+
+impl std::fmt::Debug for dyn Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Journal")
+    }
 }
 
 impl Default for TurnControl {
@@ -72,6 +81,7 @@ impl Default for TurnControl {
             cancel: CancellationToken::new(),
             approvals: Approvals::new(),
             grants: Arc::new(SessionGrants::new()),
+            journal: None,
         }
     }
 }
@@ -153,6 +163,7 @@ impl Engine {
             self.limits.max_visible_tools,
         );
         let mut root = Level::new(scope, history);
+        root.journal = control.journal.clone();
 
         let result = {
             let run = turn.run_level(&mut root);

@@ -11,6 +11,7 @@ pub mod chat;
 pub mod client;
 pub mod event;
 pub mod permission;
+pub mod thread;
 pub mod tree;
 
 pub use accounting::ModelCall;
@@ -21,4 +22,5 @@ pub use event::{
     Event, Reasoning, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TurnStatus, Usage,
 };
 pub use permission::{ApprovalDecision, PermissionMode, ToolCategory};
+pub use thread::{MessageStatus, MessageView, Role, SearchHit, ThreadInfo};
 pub use tree::{ExecutionTree, ExecutionTreeNode, PREVIEW_MAX_CHARS, preview};

@@ -5,5 +5,6 @@ mod budgets;
 mod cancel;
 mod hardening;
 mod parallel;
+mod sessions;
 mod subtasks;
 mod support;

@@ -1,0 +1,258 @@
+//! The session manager: every running turn, one per thread, many threads at once.
+//!
+//! start → the turn runs in its own task (it outlives any window) → every event is
+//! buffered, handed to the persistence layer, and sent to attached front ends → the
+//! outcome is committed → `done`. A front end that attaches late (a reopened window)
+//! first gets what already streamed, then the live events; approvals are answered by
+//! id whichever turn asked. Front ends never own turn state.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use cairn_protocol::{
+    ApprovalDecision, ChatMessage, ErrorEvent, ErrorKind, Event, ToolApprovalRequest,
+};
+use tokio::sync::{mpsc, watch};
+
+use crate::approvals::{ApprovalError, Approvals};
+use crate::events::EventSink;
+use crate::gate::SessionGrants;
+use crate::turn::{Engine, TurnControl, TurnOutcome, TurnRequest};
+
+/// Receives root-level history as the turn appends it: each assistant message and
+/// each tool result, in order. Persistence uses it to commit at tool boundaries.
+pub trait Journal: Send + Sync {
+    fn root_message(&self, message: &ChatMessage);
+}
+
+/// Where a running turn is kept: observed as it goes, committed at its end.
+#[async_trait]
+pub trait TurnPersistence: Journal {
+    /// Every event, as it is emitted. Must not block: hand work to a writer.
+    fn event(&self, event: &Event);
+
+    /// Commits the finished turn. `done` is sent only after this returns.
+    async fn commit(&self, outcome: &TurnOutcome) -> Result<(), String>;
+}
+
+/// For front ends that keep nothing (tests, a throwaway run).
+#[derive(Debug, Default)]
+pub struct NoPersistence;
+
+impl Journal for NoPersistence {
+    fn root_message(&self, _message: &ChatMessage) {}
+}
+
+#[async_trait]
+impl TurnPersistence for NoPersistence {
+    fn event(&self, _event: &Event) {}
+
+    async fn commit(&self, _outcome: &TurnOutcome) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    #[error("a turn is already running in this thread; stop it or wait for it to finish")]
+    AlreadyRunning,
+    #[error("no turn is running in thread `{0}`")]
+    NotRunning(String),
+}
+
+/// All running turns.
+#[derive(Debug, Default)]
+pub struct Sessions {
+    turns: Mutex<HashMap<String, Arc<LiveTurn>>>,
+}
+
+/// One running turn, shared by the task that runs it and every front end watching.
+#[derive(Debug)]
+pub struct LiveTurn {
+    pub thread_id: String,
+    pub message_id: String,
+    control: TurnControl,
+    stream: Mutex<Stream>,
+    outcome: watch::Sender<Option<TurnOutcome>>,
+}
+
+#[derive(Debug, Default)]
+struct Stream {
+    /// Everything emitted so far, consecutive text deltas merged.
+    buffer: Vec<Event>,
+    watchers: Vec<mpsc::UnboundedSender<Event>>,
+}
+
+impl Sessions {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Starts a turn in its own task. Fails if the thread already has one running.
+    pub fn start(
+        self: &Arc<Self>,
+        engine: Engine,
+        request: TurnRequest,
+        grants: Arc<SessionGrants>,
+        persistence: Arc<dyn TurnPersistence>,
+    ) -> Result<Arc<LiveTurn>, SessionError> {
+        let journal: Arc<dyn Journal> = persistence.clone();
+        let control = TurnControl {
+            grants,
+            journal: Some(journal),
+            ..TurnControl::default()
+        };
+        let (outcome, _) = watch::channel(None);
+        let turn = Arc::new(LiveTurn {
+            thread_id: request.thread_id.clone(),
+            message_id: request.message_id.clone(),
+            control: control.clone(),
+            stream: Mutex::default(),
+            outcome,
+        });
+        {
+            let mut turns = self.lock();
+            if turns.contains_key(&turn.thread_id) {
+                return Err(SessionError::AlreadyRunning);
+            }
+            turns.insert(turn.thread_id.clone(), Arc::clone(&turn));
+        }
+        let sessions = Arc::clone(self);
+        let running = Arc::clone(&turn);
+        tokio::spawn(async move {
+            let sink = Arc::new(Outlet {
+                turn: Arc::clone(&running),
+                persistence: Arc::clone(&persistence),
+            });
+            let outcome = engine.run_turn(request, control, sink.clone()).await;
+            if let Err(problem) = persistence.commit(&outcome).await {
+                tracing::error!(thread = %running.thread_id, %problem, "the turn could not be saved");
+                sink.emit(Event::Error(ErrorEvent {
+                    message: format!("the answer could not be saved: {problem}"),
+                    kind: ErrorKind::Storage,
+                }));
+            }
+            sink.emit(outcome.done_event());
+            sessions.lock().remove(&running.thread_id);
+            running.outcome.send_replace(Some(outcome));
+        });
+        Ok(turn)
+    }
+
+    /// The running turn of a thread.
+    pub fn get(&self, thread_id: &str) -> Option<Arc<LiveTurn>> {
+        self.lock().get(thread_id).cloned()
+    }
+
+    /// The threads with a running turn.
+    pub fn running(&self) -> Vec<String> {
+        let mut threads: Vec<_> = self.lock().keys().cloned().collect();
+        threads.sort();
+        threads
+    }
+
+    /// Stops a thread's turn; its partial answer is kept.
+    pub fn stop(&self, thread_id: &str) -> Result<(), SessionError> {
+        let turn = self
+            .get(thread_id)
+            .ok_or_else(|| SessionError::NotRunning(thread_id.to_owned()))?;
+        turn.control.cancel.cancel();
+        Ok(())
+    }
+
+    /// Answers an approval, whichever turn asked for it.
+    pub fn answer(
+        &self,
+        approval_id: &str,
+        decision: ApprovalDecision,
+    ) -> Result<(), ApprovalError> {
+        let turns: Vec<_> = self.lock().values().cloned().collect();
+        for turn in turns {
+            match turn.control.approvals.answer(approval_id, decision) {
+                Err(ApprovalError::Unknown(_)) => continue,
+                other => return other,
+            }
+        }
+        Err(ApprovalError::Unknown(approval_id.to_owned()))
+    }
+
+    /// Every approval waiting for the user, with its thread.
+    pub fn pending(&self) -> Vec<(String, ToolApprovalRequest)> {
+        let turns: Vec<_> = self.lock().values().cloned().collect();
+        turns
+            .iter()
+            .flat_map(|turn| {
+                turn.control
+                    .approvals
+                    .pending()
+                    .into_iter()
+                    .map(|request| (turn.thread_id.clone(), request))
+            })
+            .collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<LiveTurn>>> {
+        self.turns.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl LiveTurn {
+    /// What already streamed, and a receiver for everything after it: no gap, no
+    /// repeat.
+    pub fn attach(&self) -> (Vec<Event>, mpsc::UnboundedReceiver<Event>) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let mut stream = self.lock();
+        stream.watchers.push(sender);
+        (stream.buffer.clone(), receiver)
+    }
+
+    pub fn approvals(&self) -> &Arc<Approvals> {
+        &self.control.approvals
+    }
+
+    pub fn stop(&self) {
+        self.control.cancel.cancel();
+    }
+
+    /// Waits for the turn to be committed and returns how it ended. (`None` cannot
+    /// happen while `self` lives: it holds the sender.)
+    pub async fn finished(&self) -> Option<TurnOutcome> {
+        let mut outcome = self.outcome.subscribe();
+        let done = outcome.wait_for(Option::is_some).await.ok()?;
+        done.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Stream> {
+        self.stream.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The sink of a session turn: persistence first, then the buffer and the watchers.
+struct Outlet {
+    turn: Arc<LiveTurn>,
+    persistence: Arc<dyn TurnPersistence>,
+}
+
+impl EventSink for Outlet {
+    fn emit(&self, event: Event) {
+        self.persistence.event(&event);
+        let mut stream = self.turn.lock();
+        stream
+            .watchers
+            .retain(|watcher| watcher.send(event.clone()).is_ok());
+        match (stream.buffer.last_mut(), &event) {
+            (Some(Event::Chunk(last)), Event::Chunk(next))
+                if last.parent_id == next.parent_id && last.depth == next.depth =>
+            {
+                last.content.push_str(&next.content);
+            }
+            (Some(Event::Reasoning(last)), Event::Reasoning(next))
+                if last.parent_id == next.parent_id && last.depth == next.depth =>
+            {
+                last.content.push_str(&next.content);
+            }
+            _ => stream.buffer.push(event),
+        }
+    }
+}

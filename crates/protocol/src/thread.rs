@@ -1,0 +1,100 @@
+//! Threads and their messages as front ends show them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::Usage;
+use crate::permission::PermissionMode;
+use crate::tree::ExecutionTree;
+
+/// A conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadInfo {
+    pub id: String,
+    /// Made from the first prompt; the user may rename it.
+    pub title: String,
+    pub mode: PermissionMode,
+    /// The folder the file tools work in, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Unix milliseconds.
+    pub created_at: i64,
+    pub updated_at: i64,
+    #[serde(default)]
+    pub message_count: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+        }
+    }
+}
+
+/// How far an assistant message got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageStatus {
+    Complete,
+    /// Still streaming, cut off by a crash, or ended by a budget.
+    Partial,
+    Cancelled,
+    Failed,
+}
+
+impl MessageStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Complete => "complete",
+            Self::Partial => "partial",
+            Self::Cancelled => "cancelled",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// One message of a thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageView {
+    pub id: String,
+    pub thread_id: String,
+    pub role: Role,
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// On assistant messages: the nested tool cards, restorable after a restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_tree: Option<ExecutionTree>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    pub status: MessageStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A message that matched a search.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub thread_id: String,
+    pub thread_title: String,
+    pub message_id: String,
+    pub role: Role,
+    /// The matching words in context, marked with `[` and `]`.
+    pub snippet: String,
+}

@@ -1,0 +1,399 @@
+//! Messages: the turn's two rows, incremental saves, reading a thread back, and the
+//! history the next turn replays.
+
+use cairn_protocol::{ChatMessage, ExecutionTree, MessageStatus, MessageView, Role, Usage};
+use sqlx::Row;
+use sqlx::sqlite::SqliteRow;
+
+use crate::{Store, StoreError, new_id, now_ms};
+
+/// The rows a new turn starts with: the user's message (already complete) and the
+/// assistant message that will fill in as the turn runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnStart {
+    pub user: MessageView,
+    pub assistant_id: String,
+}
+
+/// What an assistant message holds at some moment of its turn.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Snapshot<'a> {
+    pub content: &'a str,
+    pub reasoning: &'a str,
+    pub replay: &'a [ChatMessage],
+    pub tree: &'a ExecutionTree,
+    pub usage: Option<&'a Usage>,
+    pub status: MessageStatus,
+    pub error: Option<&'a str>,
+}
+
+/// A thread title from the prompt that started it: its first line, shortened.
+pub fn title_from_prompt(prompt: &str) -> String {
+    const MAX: usize = 60;
+    let line = prompt
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or("");
+    if line.chars().count() <= MAX {
+        return if line.is_empty() {
+            "New chat".to_owned()
+        } else {
+            line.to_owned()
+        };
+    }
+    let mut title: String = line.chars().take(MAX - 1).collect();
+    title.push('…');
+    title
+}
+
+impl Store {
+    /// Stores the user's message and opens the assistant's, before the model is called.
+    pub async fn begin_turn(&self, thread_id: &str, prompt: &str) -> Result<TurnStart, StoreError> {
+        let now = now_ms();
+        let (user_id, assistant_id) = (new_id(), new_id());
+        let mut tx = self.write().await?;
+        let seq: i64 =
+            sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE thread_id = ?")
+                .bind(thread_id)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(|err| self.err(err))?;
+        let touched = sqlx::query("UPDATE threads SET updated_at = ? WHERE id = ?")
+            .bind(now)
+            .bind(thread_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(|err| self.err(err))?;
+        if touched.rows_affected() == 0 {
+            return Err(StoreError::NotFound {
+                kind: "thread",
+                id: thread_id.to_owned(),
+            });
+        }
+        for (id, seq, role, content, status) in [
+            (
+                &user_id,
+                seq + 1,
+                Role::User,
+                prompt,
+                MessageStatus::Complete,
+            ),
+            (
+                &assistant_id,
+                seq + 2,
+                Role::Assistant,
+                "",
+                MessageStatus::Partial,
+            ),
+        ] {
+            sqlx::query(
+                "INSERT INTO messages (id, thread_id, seq, role, content, status, created_at, updated_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(id)
+            .bind(thread_id)
+            .bind(seq)
+            .bind(role.as_str())
+            .bind(content)
+            .bind(status.as_str())
+            .bind(now)
+            .bind(now)
+            .execute(&mut *tx)
+            .await
+            .map_err(|err| self.err(err))?;
+        }
+        tx.commit().await.map_err(|err| self.err(err))?;
+        Ok(TurnStart {
+            user: MessageView {
+                id: user_id,
+                thread_id: thread_id.to_owned(),
+                role: Role::User,
+                content: prompt.to_owned(),
+                reasoning: None,
+                execution_tree: None,
+                usage: None,
+                status: MessageStatus::Complete,
+                error: None,
+                created_at: now,
+                updated_at: now,
+            },
+            assistant_id,
+        })
+    }
+
+    /// Writes the assistant message as it stands.
+    pub(crate) async fn save_assistant(
+        &self,
+        thread_id: &str,
+        id: &str,
+        snapshot: Snapshot<'_>,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        update_assistant(self, &mut tx, thread_id, id, snapshot).await?;
+        tx.commit().await.map_err(|err| self.err(err))
+    }
+
+    /// A thread's messages in order, execution trees included.
+    pub async fn messages(&self, thread_id: &str) -> Result<Vec<MessageView>, StoreError> {
+        self.thread(thread_id).await?;
+        let rows = sqlx::query(
+            "SELECT id, thread_id, role, content, reasoning, execution_tree, usage, status, error, \
+             created_at, updated_at FROM messages WHERE thread_id = ? ORDER BY seq",
+        )
+        .bind(thread_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|err| self.err(err))?;
+        rows.iter().map(|row| self.view(row)).collect()
+    }
+
+    /// The model-facing history of a thread: what the next turn sends before the new
+    /// prompt.
+    pub async fn history(&self, thread_id: &str) -> Result<Vec<ChatMessage>, StoreError> {
+        self.thread(thread_id).await?;
+        let rows = sqlx::query(
+            "SELECT role, content, replay FROM messages WHERE thread_id = ? ORDER BY seq",
+        )
+        .bind(thread_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|err| self.err(err))?;
+        let mut history = Vec::new();
+        for row in rows {
+            let role: String = row.try_get("role").map_err(|err| self.err(err))?;
+            let content: String = row.try_get("content").map_err(|err| self.err(err))?;
+            if role == "user" {
+                history.push(ChatMessage::user(content));
+                continue;
+            }
+            let replay: Option<String> = row.try_get("replay").map_err(|err| self.err(err))?;
+            let replay: Vec<ChatMessage> = match replay {
+                Some(json) => serde_json::from_str(&json).map_err(|err| {
+                    StoreError::Invalid(format!("a stored message cannot be replayed: {err}"))
+                })?,
+                None => Vec::new(),
+            };
+            history.extend(replayable(&content, replay));
+        }
+        Ok(history)
+    }
+
+    fn view(&self, row: &SqliteRow) -> Result<MessageView, StoreError> {
+        let get = |err| self.err(err);
+        let role: String = row.try_get("role").map_err(get)?;
+        let status: String = row.try_get("status").map_err(get)?;
+        let tree: Option<String> = row.try_get("execution_tree").map_err(get)?;
+        let usage: Option<String> = row.try_get("usage").map_err(get)?;
+        let decode = |what: &str, err: serde_json::Error| {
+            StoreError::Invalid(format!("a stored {what} cannot be read: {err}"))
+        };
+        Ok(MessageView {
+            id: row.try_get("id").map_err(get)?,
+            thread_id: row.try_get("thread_id").map_err(get)?,
+            role: if role == "user" {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            content: row.try_get("content").map_err(get)?,
+            reasoning: row.try_get("reasoning").map_err(get)?,
+            execution_tree: tree
+                .map(|json| {
+                    serde_json::from_str(&json).map_err(|err| decode("execution tree", err))
+                })
+                .transpose()?,
+            usage: usage
+                .map(|json| serde_json::from_str(&json).map_err(|err| decode("usage", err)))
+                .transpose()?,
+            status: parse_status(&status),
+            error: row.try_get("error").map_err(get)?,
+            created_at: row.try_get("created_at").map_err(get)?,
+            updated_at: row.try_get("updated_at").map_err(get)?,
+        })
+    }
+}
+
+/// Rewrites an assistant message (and touches its thread) inside a transaction.
+pub(crate) async fn update_assistant(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    thread_id: &str,
+    id: &str,
+    snapshot: Snapshot<'_>,
+) -> Result<(), StoreError> {
+    let encode = |value: Result<String, serde_json::Error>| {
+        value.map_err(|err| StoreError::Invalid(format!("cannot encode the message: {err}")))
+    };
+    let replay = encode(serde_json::to_string(snapshot.replay))?;
+    let tree = encode(serde_json::to_string(snapshot.tree))?;
+    let usage = snapshot
+        .usage
+        .map(|usage| encode(serde_json::to_string(usage)))
+        .transpose()?;
+    let now = now_ms();
+    sqlx::query(
+        "UPDATE messages SET content = ?, reasoning = ?, replay = ?, execution_tree = ?, \
+         usage = COALESCE(?, usage), status = ?, error = ?, updated_at = ? WHERE id = ?",
+    )
+    .bind(snapshot.content)
+    .bind((!snapshot.reasoning.is_empty()).then_some(snapshot.reasoning))
+    .bind(replay)
+    .bind(tree)
+    .bind(usage)
+    .bind(snapshot.status.as_str())
+    .bind(snapshot.error)
+    .bind(now)
+    .bind(id)
+    .execute(&mut **tx)
+    .await
+    .map_err(|err| store.err(err))?;
+    sqlx::query("UPDATE threads SET updated_at = ? WHERE id = ?")
+        .bind(now)
+        .bind(thread_id)
+        .execute(&mut **tx)
+        .await
+        .map_err(|err| store.err(err))?;
+    Ok(())
+}
+
+fn parse_status(status: &str) -> MessageStatus {
+    match status {
+        "complete" => MessageStatus::Complete,
+        "cancelled" => MessageStatus::Cancelled,
+        "failed" => MessageStatus::Failed,
+        _ => MessageStatus::Partial,
+    }
+}
+
+/// An assistant message as the model should see it again.
+///
+/// A finished turn replays exactly what it journaled. A turn the app did not see end
+/// (a crash, a kill) may have journaled a call but not its result, and may have
+/// streamed text after its last journaled message: calls get an explicit error
+/// result, so the next request is valid, and the unjournaled text is kept.
+pub(crate) fn replayable(content: &str, replay: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    if replay.is_empty() {
+        return if content.is_empty() {
+            Vec::new()
+        } else {
+            vec![ChatMessage::assistant(content)]
+        };
+    }
+    let journaled: Vec<&str> = replay
+        .iter()
+        .filter(|m| matches!(m, ChatMessage::Assistant { .. }))
+        .map(ChatMessage::content)
+        .filter(|text| !text.is_empty())
+        .collect();
+    let journaled = journaled.join("\n\n");
+    let remainder = content
+        .strip_prefix(journaled.as_str())
+        .map(|rest| rest.trim_start_matches('\n'))
+        .filter(|rest| !rest.is_empty())
+        .map(str::to_owned);
+
+    let mut out = Vec::with_capacity(replay.len() + 2);
+    let mut unanswered: Vec<(String, String)> = Vec::new();
+    let close = |out: &mut Vec<ChatMessage>, unanswered: &mut Vec<(String, String)>| {
+        for (id, name) in unanswered.drain(..) {
+            out.push(ChatMessage::Tool {
+                tool_call_id: id,
+                name,
+                content: "Error: Cairn stopped before this call finished; it may not have run"
+                    .into(),
+                is_error: true,
+            });
+        }
+    };
+    for message in replay {
+        match &message {
+            ChatMessage::Tool { tool_call_id, .. } => {
+                unanswered.retain(|(id, _)| id != tool_call_id)
+            }
+            _ => {
+                close(&mut out, &mut unanswered);
+                unanswered = message
+                    .tool_calls()
+                    .iter()
+                    .map(|call| (call.id.clone(), call.name.clone()))
+                    .collect();
+            }
+        }
+        out.push(message);
+    }
+    close(&mut out, &mut unanswered);
+    if let Some(remainder) = remainder {
+        out.push(ChatMessage::assistant(remainder));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_protocol::ToolCall;
+
+    fn calls(ids: &[&str]) -> ChatMessage {
+        ChatMessage::Assistant {
+            content: "Looking.".into(),
+            reasoning: None,
+            tool_calls: ids
+                .iter()
+                .map(|id| ToolCall {
+                    id: (*id).into(),
+                    name: "read_file".into(),
+                    arguments: "{}".into(),
+                })
+                .collect(),
+        }
+    }
+
+    fn result(id: &str) -> ChatMessage {
+        ChatMessage::Tool {
+            tool_call_id: id.into(),
+            name: "read_file".into(),
+            content: "ok".into(),
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn a_finished_turn_replays_exactly() {
+        let replay = vec![calls(&["a"]), result("a"), ChatMessage::assistant("Done.")];
+        assert_eq!(replayable("Looking.\n\nDone.", replay.clone()), replay);
+    }
+
+    #[test]
+    fn a_crashed_turn_is_repaired_into_a_valid_history() {
+        let replay = vec![calls(&["a", "b"]), result("a")];
+        let repaired = replayable("Looking.\n\nHalf an ans", replay);
+        assert_eq!(repaired.len(), 4);
+        assert_eq!(repaired[1], result("a"));
+        assert!(
+            matches!(&repaired[2], ChatMessage::Tool { tool_call_id, is_error: true, .. } if tool_call_id == "b")
+        );
+        assert_eq!(repaired[3], ChatMessage::assistant("Half an ans"));
+    }
+
+    #[test]
+    fn text_only_rows_replay_as_one_message() {
+        assert_eq!(
+            replayable("Hello", vec![]),
+            [ChatMessage::assistant("Hello")]
+        );
+        assert!(replayable("", vec![]).is_empty());
+    }
+
+    #[test]
+    fn titles_come_from_the_first_line() {
+        assert_eq!(
+            title_from_prompt("\n  Fix the build\nplease"),
+            "Fix the build"
+        );
+        assert_eq!(title_from_prompt("   "), "New chat");
+        let long = title_from_prompt(&"word ".repeat(30));
+        assert_eq!(long.chars().count(), 60);
+        assert!(long.ends_with('…'));
+    }
+}

@@ -1,0 +1,137 @@
+//! Opening the file: refuse what this version cannot read before writing a byte,
+//! then migrate.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{ConnectOptions, Connection, SqliteConnection};
+
+use crate::{Store, StoreError};
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// How the database is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// How long a write waits for another process's lock before giving up.
+    pub lock_timeout: Duration,
+    /// A cap on the file's size in pages of 4 KiB; past it writes fail as on a full
+    /// disk. `None`: only the disk limits it.
+    pub max_pages: Option<u64>,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            lock_timeout: Duration::from_secs(5),
+            max_pages: None,
+        }
+    }
+}
+
+impl Store {
+    /// Opens (or creates) the database at `path`.
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path, StoreOptions::default()).await
+    }
+
+    pub async fn open_with(
+        path: impl AsRef<Path>,
+        store_options: StoreOptions,
+    ) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_owned();
+        let fail = |err| StoreError::from_sqlx(&path, err);
+        if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(folder).map_err(|source| StoreError::Folder {
+                path: folder.to_owned(),
+                source,
+            })?;
+        }
+        let exists = path.exists();
+        if exists {
+            check_before_writing(&path).await?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // WAL with NORMAL loses no committed transaction on a crash of the app,
+            // only (at worst) the last ones on a power cut, and commits stay fast.
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(store_options.lock_timeout);
+        let options = match store_options.max_pages {
+            Some(pages) => options.pragma("max_page_count", pages.to_string()),
+            None => options,
+        };
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(fail)?;
+        MIGRATOR.run(&pool).await.map_err(|err| match err {
+            sqlx::migrate::MigrateError::Execute(err) => fail(err),
+            other => StoreError::Database {
+                path: path.clone(),
+                detail: other.to_string(),
+            },
+        })?;
+        Ok(Self {
+            pool,
+            path: Arc::new(path),
+        })
+    }
+}
+
+/// The newest schema this build knows.
+fn supported_version() -> i64 {
+    MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0)
+}
+
+/// Reads an existing file read-only: a damaged file or one from a newer version is
+/// refused before anything (not even the WAL switch) writes to it.
+async fn check_before_writing(path: &Path) -> Result<(), StoreError> {
+    let fail = |err| StoreError::from_sqlx(path, err);
+    let mut connection: SqliteConnection = SqliteConnectOptions::new()
+        .filename(path)
+        .read_only(true)
+        .connect()
+        .await
+        .map_err(fail)?;
+    let has_migrations: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations')",
+    )
+    .fetch_one(&mut connection)
+    .await
+    .map_err(fail)?;
+    if has_migrations {
+        let found: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations")
+            .fetch_one(&mut connection)
+            .await
+            .map_err(fail)?;
+        let supported = supported_version();
+        if let Some(found) = found.filter(|found| *found > supported) {
+            return Err(StoreError::NewerVersion {
+                path: path.to_owned(),
+                found,
+                supported,
+            });
+        }
+    } else {
+        let tables: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'")
+                .fetch_one(&mut connection)
+                .await
+                .map_err(fail)?;
+        if tables > 0 {
+            return Err(StoreError::Corrupt {
+                path: path.to_owned(),
+                detail: "it is an SQLite file from another program".into(),
+            });
+        }
+    }
+    let _ = connection.close().await;
+    Ok(())
+}

@@ -1,0 +1,366 @@
+//! Committing a running turn as it goes.
+//!
+//! events + journaled messages → one writer task → the assistant row, rewritten at
+//! every tool boundary (a call starting or ending, a message journaled) and at most
+//! every [`TEXT_FLUSH`] while text streams → the final commit with usage and the
+//! model-call log. A crash, `kill -9`, a budget or Stop loses at most the text of the
+//! last [`TEXT_FLUSH`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use cairn_core::{Journal, TreeBuilder, TurnOutcome, TurnPersistence};
+use cairn_protocol::{
+    ChatMessage, Event, MessageStatus, ModelCall, ToolApprovalRequest, ToolCallStatus, TurnStatus,
+};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use crate::messages::{Snapshot, update_assistant};
+use crate::{Store, StoreError, now_ms};
+
+/// Longest a stretch of streamed text waits before it is written.
+pub const TEXT_FLUSH: Duration = Duration::from_millis(250);
+
+/// The persistence of one turn. Create it after [`Store::begin_turn`].
+#[derive(Debug)]
+pub struct Recorder {
+    notes: mpsc::UnboundedSender<Note>,
+}
+
+#[derive(Debug)]
+enum Note {
+    Event(Event),
+    Root(ChatMessage),
+    Commit(Box<TurnOutcome>, oneshot::Sender<Result<(), String>>),
+}
+
+impl Recorder {
+    /// Starts the writer for the assistant message `message_id` of `thread_id`.
+    pub fn start(store: Store, thread_id: String, message_id: String) -> Arc<Self> {
+        let (notes, receiver) = mpsc::unbounded_channel();
+        tokio::spawn(write(store, thread_id, message_id, receiver));
+        Arc::new(Self { notes })
+    }
+}
+
+impl Journal for Recorder {
+    fn root_message(&self, message: &ChatMessage) {
+        let _ = self.notes.send(Note::Root(message.clone()));
+    }
+}
+
+#[async_trait]
+impl TurnPersistence for Recorder {
+    fn event(&self, event: &Event) {
+        let _ = self.notes.send(Note::Event(event.clone()));
+    }
+
+    async fn commit(&self, outcome: &TurnOutcome) -> Result<(), String> {
+        let (reply, answer) = oneshot::channel();
+        self.notes
+            .send(Note::Commit(Box::new(outcome.clone()), reply))
+            .map_err(|_| "the writer stopped before the end of the turn".to_owned())?;
+        answer
+            .await
+            .unwrap_or_else(|_| Err("the writer stopped before the end of the turn".to_owned()))
+    }
+}
+
+/// The assistant message as it builds up.
+#[derive(Default)]
+struct Draft {
+    text: String,
+    reasoning: String,
+    replay: Vec<ChatMessage>,
+    tree: TreeBuilder,
+    /// A root message was journaled since the last text: the next text starts a new
+    /// segment, separated as the final answer separates them.
+    new_segment: bool,
+}
+
+impl Draft {
+    /// Takes an event in; true when it is a tool boundary worth writing at once.
+    fn apply(&mut self, event: &Event) -> bool {
+        match event {
+            Event::Chunk(chunk) if chunk.depth == 0 => {
+                if self.new_segment && !self.text.is_empty() {
+                    self.text.push_str("\n\n");
+                }
+                self.new_segment = false;
+                self.text.push_str(&chunk.content);
+                false
+            }
+            Event::Reasoning(reasoning) if reasoning.depth == 0 => {
+                self.reasoning.push_str(&reasoning.content);
+                false
+            }
+            Event::ToolCallUpdate(update) => {
+                self.tree.observe(update);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+async fn write(
+    store: Store,
+    thread_id: String,
+    message_id: String,
+    mut notes: mpsc::UnboundedReceiver<Note>,
+) {
+    let mut draft = Draft::default();
+    let mut dirty = false;
+    let mut last_flush = Instant::now();
+    loop {
+        let note = if dirty {
+            match tokio::time::timeout_at(last_flush + TEXT_FLUSH, notes.recv()).await {
+                Ok(note) => note,
+                Err(_) => {
+                    flush(&store, &thread_id, &message_id, &draft).await;
+                    (dirty, last_flush) = (false, Instant::now());
+                    continue;
+                }
+            }
+        } else {
+            notes.recv().await
+        };
+        let boundary = match note {
+            None => {
+                // The turn went away without committing (its task was dropped): keep
+                // what there is, still marked partial.
+                if dirty {
+                    flush(&store, &thread_id, &message_id, &draft).await;
+                }
+                return;
+            }
+            Some(Note::Commit(outcome, reply)) => {
+                let result = commit(&store, &thread_id, &message_id, &outcome).await;
+                let _ = reply.send(result.map_err(|err| err.to_string()));
+                return;
+            }
+            Some(Note::Root(message)) => {
+                draft.replay.push(message);
+                draft.new_segment = true;
+                true
+            }
+            Some(Note::Event(event)) => {
+                track_approval(&store, &thread_id, &message_id, &event).await;
+                draft.apply(&event)
+            }
+        };
+        if boundary || last_flush.elapsed() >= TEXT_FLUSH {
+            flush(&store, &thread_id, &message_id, &draft).await;
+            (dirty, last_flush) = (false, Instant::now());
+        } else {
+            dirty = true;
+        }
+    }
+}
+
+async fn flush(store: &Store, thread_id: &str, message_id: &str, draft: &Draft) {
+    let tree = draft.tree.snapshot();
+    let snapshot = Snapshot {
+        content: &draft.text,
+        reasoning: &draft.reasoning,
+        replay: &draft.replay,
+        tree: &tree,
+        usage: None,
+        status: MessageStatus::Partial,
+        error: None,
+    };
+    if let Err(err) = store.save_assistant(thread_id, message_id, snapshot).await {
+        // The final commit reports failures to the user; a missed intermediate save
+        // only widens what a crash would lose.
+        tracing::warn!(error = %err, "could not save the answer so far");
+    }
+}
+
+async fn track_approval(store: &Store, thread_id: &str, message_id: &str, event: &Event) {
+    let result = match event {
+        Event::ToolApprovalRequest(request) => {
+            store
+                .add_pending_approval(thread_id, message_id, request)
+                .await
+        }
+        Event::ToolCallUpdate(update) if update.status == ToolCallStatus::End => {
+            store
+                .remove_pending_approval(message_id, &update.tool_call_id)
+                .await
+        }
+        _ => Ok(()),
+    };
+    if let Err(err) = result {
+        tracing::warn!(error = %err, "could not record a pending approval");
+    }
+}
+
+async fn commit(
+    store: &Store,
+    thread_id: &str,
+    message_id: &str,
+    outcome: &TurnOutcome,
+) -> Result<(), StoreError> {
+    let (status, error) = match outcome.status {
+        TurnStatus::Completed => (MessageStatus::Complete, None),
+        TurnStatus::Cancelled => (MessageStatus::Cancelled, None),
+        TurnStatus::BudgetExceeded => (
+            MessageStatus::Partial,
+            outcome.budget.map(|b| {
+                format!(
+                    "budget exceeded: {} ({} of {})",
+                    b.reason.as_str(),
+                    b.observed,
+                    b.limit
+                )
+            }),
+        ),
+        TurnStatus::Failed => (
+            MessageStatus::Failed,
+            outcome.error.as_ref().map(|e| e.message.clone()),
+        ),
+    };
+    store
+        .finish_turn(
+            thread_id,
+            message_id,
+            Snapshot {
+                content: &outcome.text,
+                reasoning: &outcome.reasoning,
+                replay: &outcome.messages,
+                tree: &outcome.tree,
+                usage: Some(&outcome.usage),
+                status,
+                error: error.as_deref(),
+            },
+            &outcome.calls,
+        )
+        .await
+}
+
+impl Store {
+    /// The final write of a turn: the message, its model calls, no pending approvals.
+    pub(crate) async fn finish_turn(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+        snapshot: Snapshot<'_>,
+        calls: &[ModelCall],
+    ) -> Result<(), StoreError> {
+        let fail = |err| self.err(err);
+        let mut tx = self.write().await?;
+        update_assistant(self, &mut tx, thread_id, message_id, snapshot).await?;
+        for call in calls {
+            sqlx::query(
+                "INSERT INTO model_calls (thread_id, message_id, operation, model, depth, prompt_tokens, \
+                 completion_tokens, estimated, latency_ms, first_token_ms, error, created_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(thread_id)
+            .bind(message_id)
+            .bind(&call.operation)
+            .bind(&call.model)
+            .bind(i64::from(call.depth))
+            .bind(saturate(call.prompt_tokens))
+            .bind(saturate(call.completion_tokens))
+            .bind(call.estimated)
+            .bind(saturate(call.latency_ms))
+            .bind(call.first_token_ms.map(saturate))
+            .bind(&call.error)
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await
+            .map_err(fail)?;
+        }
+        sqlx::query("DELETE FROM pending_approvals WHERE message_id = ?")
+            .bind(message_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(fail)?;
+        tx.commit().await.map_err(fail)
+    }
+
+    pub(crate) async fn add_pending_approval(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+        request: &ToolApprovalRequest,
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(request)
+            .map_err(|err| StoreError::Invalid(format!("cannot encode the approval: {err}")))?;
+        sqlx::query(
+            "INSERT OR REPLACE INTO pending_approvals (approval_id, thread_id, message_id, tool_call_id, request, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&request.approval_id)
+        .bind(thread_id)
+        .bind(message_id)
+        .bind(&request.tool_call_id)
+        .bind(json)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await
+        .map_err(|err| self.err(err))?;
+        Ok(())
+    }
+
+    pub(crate) async fn remove_pending_approval(
+        &self,
+        message_id: &str,
+        tool_call_id: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM pending_approvals WHERE message_id = ? AND tool_call_id = ?")
+            .bind(message_id)
+            .bind(tool_call_id)
+            .execute(&self.pool)
+            .await
+            .map_err(|err| self.err(err))?;
+        Ok(())
+    }
+
+    /// Approvals recorded as waiting, oldest first (for a front end that restarted).
+    pub async fn pending_approvals(
+        &self,
+        thread_id: &str,
+    ) -> Result<Vec<ToolApprovalRequest>, StoreError> {
+        let rows: Vec<String> = sqlx::query_scalar(
+            "SELECT request FROM pending_approvals WHERE thread_id = ? ORDER BY created_at, approval_id",
+        )
+        .bind(thread_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|err| self.err(err))?;
+        rows.iter()
+            .map(|json| {
+                serde_json::from_str(json).map_err(|err| {
+                    StoreError::Invalid(format!("a stored approval cannot be read: {err}"))
+                })
+            })
+            .collect()
+    }
+
+    /// Tokens used in a thread so far, over every model call.
+    pub async fn thread_usage(&self, thread_id: &str) -> Result<cairn_protocol::Usage, StoreError> {
+        let row: (i64, i64, i64, bool) = sqlx::query_as(
+            "SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), COUNT(*), \
+             COALESCE(MAX(estimated), 0) FROM model_calls WHERE thread_id = ?",
+        )
+        .bind(thread_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(|err| self.err(err))?;
+        Ok(cairn_protocol::Usage {
+            prompt_tokens: u64::try_from(row.0).unwrap_or(0),
+            completion_tokens: u64::try_from(row.1).unwrap_or(0),
+            llm_calls: u64::try_from(row.2).unwrap_or(0),
+            tool_calls: 0,
+            estimated: row.3,
+        })
+    }
+}
+
+fn saturate(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}

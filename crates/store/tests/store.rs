@@ -1,0 +1,605 @@
+//! The store on real SQLite files in temporary folders: threads, a real engine turn
+//! committed through the recorder, replay after a restart, search, export, and what
+//! a damaged, newer, locked or full database does.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cairn_core::{Engine, Limits, SessionGrants, Sessions, Toolbelt, TurnRequest};
+use cairn_protocol::{
+    ChatMessage, ErrorKind, Event, MessageStatus, PermissionMode, Role, TurnStatus,
+};
+use cairn_providers::{Sampling, ScriptedModel, ScriptedTurn};
+use cairn_store::{NewThread, Page, Recorder, Store, StoreError, StoreOptions, title_from_prompt};
+use serde_json::json;
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{ConnectOptions, Connection, SqliteConnection};
+
+async fn fresh() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("nested/cairn.db"))
+        .await
+        .unwrap();
+    (dir, store)
+}
+
+fn request(thread: &str, message: &str, history: Vec<ChatMessage>) -> TurnRequest {
+    TurnRequest {
+        thread_id: thread.into(),
+        message_id: message.into(),
+        model: "scripted".into(),
+        history,
+        mode: PermissionMode::Auto,
+        tools: Toolbelt::new(cairn_tools::file_tools()).unwrap(),
+        workspace: None,
+        sampling: Sampling::default(),
+    }
+}
+
+/// Runs one turn the way front ends do: rows first, then the engine under the
+/// session manager with the recorder, to its committed end.
+async fn turn(
+    store: &Store,
+    model: &ScriptedModel,
+    thread: &str,
+    prompt: &str,
+) -> (String, cairn_core::TurnOutcome, Vec<Event>) {
+    let mut history = store.history(thread).await.unwrap();
+    history.push(ChatMessage::user(prompt));
+    let start = store.begin_turn(thread, prompt).await.unwrap();
+    let recorder = Recorder::start(store.clone(), thread.to_owned(), start.assistant_id.clone());
+    let sessions = Sessions::new();
+    let engine = Engine::new(Arc::new(model.clone()), Limits::default());
+    let live = sessions
+        .start(
+            engine,
+            request(thread, &start.assistant_id, history),
+            Arc::new(SessionGrants::new()),
+            recorder,
+        )
+        .unwrap();
+    let (mut events, mut receiver) = live.attach();
+    while let Some(event) = receiver.recv().await {
+        let done = matches!(event, Event::Done(_));
+        events.push(event);
+        if done {
+            break;
+        }
+    }
+    let outcome = live.finished().await.unwrap();
+    (start.assistant_id, outcome, events)
+}
+
+#[tokio::test]
+async fn threads_are_created_listed_renamed_configured_and_deleted() {
+    let (dir, store) = fresh().await;
+    let first = store
+        .create_thread(NewThread {
+            title: title_from_prompt("Plan the trip\nto Lisbon"),
+            ..NewThread::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (first.title.as_str(), first.mode, first.message_count),
+        ("Plan the trip", PermissionMode::Default, 0)
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let second = store
+        .create_thread(NewThread {
+            title: "Second".into(),
+            ..NewThread::default()
+        })
+        .await
+        .unwrap();
+
+    let listed: Vec<_> = store
+        .list_threads(Page::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(
+        listed,
+        [second.id.clone(), first.id.clone()],
+        "most recent first"
+    );
+    let page: Vec<_> = store
+        .list_threads(Page {
+            limit: 1,
+            offset: 1,
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(page, [first.id.clone()]);
+
+    assert_eq!(
+        store
+            .rename_thread(&first.id, "  Lisbon  ")
+            .await
+            .unwrap()
+            .title,
+        "Lisbon"
+    );
+    assert!(matches!(
+        store.rename_thread(&first.id, " ").await,
+        Err(StoreError::Invalid(_))
+    ));
+    assert_eq!(
+        store
+            .set_mode(&first.id, PermissionMode::Plan)
+            .await
+            .unwrap()
+            .mode,
+        PermissionMode::Plan
+    );
+    let workspace = store
+        .set_workspace(&first.id, Some(dir.path()))
+        .await
+        .unwrap()
+        .workspace
+        .unwrap();
+    assert_eq!(
+        workspace,
+        dir.path().canonicalize().unwrap().to_string_lossy()
+    );
+    assert!(matches!(
+        store
+            .set_workspace(&first.id, Some(&dir.path().join("missing")))
+            .await,
+        Err(StoreError::Invalid(_))
+    ));
+    let configured = store
+        .set_model(&first.id, "ollama", "http://localhost:11434", "qwen3:8b")
+        .await
+        .unwrap();
+    assert_eq!(configured.model.as_deref(), Some("qwen3:8b"));
+
+    store.begin_turn(&first.id, "hello").await.unwrap();
+    assert!(store.delete_thread(&first.id).await.unwrap());
+    assert!(!store.delete_thread(&first.id).await.unwrap());
+    assert!(matches!(
+        store.messages(&first.id).await,
+        Err(StoreError::NotFound { kind: "thread", .. })
+    ));
+    assert!(
+        store.search("hello", 10).await.unwrap().is_empty(),
+        "deleted messages leave the index too"
+    );
+    let orphans: i64 = sqlx_count(&store, "messages").await;
+    assert_eq!(orphans, 0);
+}
+
+/// A raw connection of the test's own, to look at and tamper with the file directly.
+async fn raw(path: &std::path::Path) -> SqliteConnection {
+    SqliteConnectOptions::new()
+        .filename(path)
+        .connect()
+        .await
+        .unwrap()
+}
+
+async fn sqlx_count(store: &Store, table: &str) -> i64 {
+    let mut connection = raw(store.path()).await;
+    sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+        .fetch_one(&mut connection)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_turn_is_committed_with_its_tree_usage_and_model_calls() {
+    let (_dir, store) = fresh().await;
+    let thread = store
+        .create_thread(NewThread {
+            title: "t".into(),
+            ..NewThread::default()
+        })
+        .await
+        .unwrap();
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::new()
+            .think("hmm")
+            .say("I'll delegate.")
+            .tool(
+                "run_subtask",
+                json!({"title": "Survey", "instructions": "look around"}),
+            )
+            .usage(50, 5),
+        ScriptedTurn::text("All done.").usage(80, 3),
+    ]);
+    model.subtask("Survey", [ScriptedTurn::text("nothing here").usage(20, 2)]);
+    let (assistant_id, outcome, events) = turn(&store, &model, &thread.id, "look around").await;
+    assert_eq!(outcome.status, TurnStatus::Completed);
+    assert!(matches!(events.last(), Some(Event::Done(_))));
+
+    let messages = store.messages(&thread.id).await.unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(
+        (messages[0].role, messages[0].content.as_str()),
+        (Role::User, "look around")
+    );
+    let answer = &messages[1];
+    assert_eq!(answer.id, assistant_id);
+    assert_eq!(answer.content, "I'll delegate.\n\nAll done.");
+    assert_eq!(answer.reasoning.as_deref(), Some("hmm"));
+    assert_eq!(answer.status, MessageStatus::Complete);
+    assert_eq!(answer.execution_tree.as_ref(), Some(&outcome.tree));
+    assert_eq!(
+        answer.execution_tree.as_ref().unwrap().nodes[0]
+            .title
+            .as_deref(),
+        Some("Survey")
+    );
+    assert_eq!(answer.usage, Some(outcome.usage));
+    let usage = store.thread_usage(&thread.id).await.unwrap();
+    assert_eq!(
+        (
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.llm_calls
+        ),
+        (150, 10, 3)
+    );
+    assert_eq!(store.thread(&thread.id).await.unwrap().message_count, 2);
+}
+
+#[tokio::test]
+async fn the_next_turn_after_a_restart_sends_exactly_what_it_would_have() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::new()
+            .say("Reading.")
+            .tool_with_id("call_a", "list_dir", json!({"path": "."}))
+            .tool_raw("read_file", "{broken"),
+        ScriptedTurn::text("Here it is."),
+        ScriptedTurn::text("Second answer."),
+    ]);
+    let thread_id = {
+        let store = Store::open(&path).await.unwrap();
+        let thread = store.create_thread(NewThread::default()).await.unwrap();
+        turn(&store, &model, &thread.id, "first question").await;
+        store.close().await;
+        thread.id
+    };
+    // What the second request would have been had nothing stopped: the first turn's
+    // request, plus everything it added, plus the new question.
+    let first_request = model.requests()[0].clone();
+    let first_outcome_messages: Vec<ChatMessage> = {
+        let replies = model.requests()[1].messages.clone();
+        let added = replies[first_request.messages.len()..].to_vec();
+        let mut all = added;
+        all.push(ChatMessage::assistant("Here it is."));
+        all
+    };
+    let mut expected = first_request.messages[1..].to_vec();
+    expected.extend(first_outcome_messages);
+    expected.push(ChatMessage::user("second question"));
+
+    let store = Store::open(&path).await.unwrap();
+    turn(&store, &model, &thread_id, "second question").await;
+    let after_restart = model.requests().last().unwrap().clone();
+    assert_eq!(
+        after_restart.messages[1..],
+        expected[..],
+        "replayed history, system prompt aside"
+    );
+    assert_eq!(after_restart.messages[0], first_request.messages[0]);
+}
+
+#[tokio::test]
+async fn a_turn_that_never_finished_replays_as_a_valid_history() {
+    let (_dir, store) = fresh().await;
+    let thread = store.create_thread(NewThread::default()).await.unwrap();
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::new().say("Checking.").tool_with_id(
+            "call_1",
+            "list_dir",
+            json!({"path": "."}),
+        ),
+        ScriptedTurn::new().say("Half an answ").hang(),
+    ]);
+    let start = store.begin_turn(&thread.id, "go").await.unwrap();
+    let recorder = Recorder::start(store.clone(), thread.id.clone(), start.assistant_id.clone());
+    let sessions = Sessions::new();
+    let engine = Engine::new(Arc::new(model.clone()), Limits::default());
+    let live = sessions
+        .start(
+            engine,
+            request(
+                &thread.id,
+                &start.assistant_id,
+                vec![ChatMessage::user("go")],
+            ),
+            Arc::new(SessionGrants::new()),
+            recorder,
+        )
+        .unwrap();
+    let (_, mut events) = live.attach();
+    loop {
+        if let Some(Event::Chunk(chunk)) = events.recv().await
+            && chunk.content == "Half an answ"
+        {
+            break;
+        }
+    }
+    // What a crash right now would leave: wait past the text flush, then read the file
+    // from a second, independent store without ending the turn.
+    tokio::time::sleep(cairn_store::TEXT_FLUSH + Duration::from_millis(200)).await;
+    let other = Store::open(store.path()).await.unwrap();
+    let messages = other.messages(&thread.id).await.unwrap();
+    assert_eq!(messages[1].status, MessageStatus::Partial);
+    assert_eq!(messages[1].content, "Checking.\n\nHalf an answ");
+    assert_eq!(messages[1].execution_tree.as_ref().unwrap().nodes.len(), 1);
+    let history = other.history(&thread.id).await.unwrap();
+    let roles: Vec<_> = history.iter().map(ChatMessage::role).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    assert_eq!(history[3], ChatMessage::assistant("Half an answ"));
+    assert_eq!(other.integrity_check().await.unwrap(), "ok");
+    live.stop();
+    live.finished().await.unwrap();
+    assert_eq!(
+        store.messages(&thread.id).await.unwrap()[1].status,
+        MessageStatus::Cancelled
+    );
+}
+
+#[tokio::test]
+async fn search_finds_words_across_threads() {
+    let (_dir, store) = fresh().await;
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::text("Rust's borrow checker keeps lifetimes honest."),
+        ScriptedTurn::text("Paella needs saffron."),
+    ]);
+    let a = store
+        .create_thread(NewThread {
+            title: "Rust".into(),
+            ..NewThread::default()
+        })
+        .await
+        .unwrap();
+    let b = store
+        .create_thread(NewThread {
+            title: "Cooking".into(),
+            ..NewThread::default()
+        })
+        .await
+        .unwrap();
+    turn(&store, &model, &a.id, "explain the borrow checker").await;
+    turn(&store, &model, &b.id, "how do I make paella?").await;
+
+    let hits = store.search("borrow", 10).await.unwrap();
+    assert_eq!(hits.len(), 2, "the question and the answer");
+    assert!(
+        hits.iter()
+            .all(|hit| hit.thread_id == a.id && hit.thread_title == "Rust")
+    );
+    assert!(
+        hits.iter()
+            .any(|hit| hit.role == Role::Assistant && hit.snippet.contains("[borrow]"))
+    );
+    let prefix = store.search("saffr", 10).await.unwrap();
+    assert_eq!(prefix.len(), 1, "the last word matches as a prefix");
+    assert_eq!(prefix[0].thread_id, b.id);
+    assert!(
+        store.search("\"unbalanced (", 10).await.unwrap().is_empty(),
+        "odd input is no error"
+    );
+}
+
+#[tokio::test]
+async fn a_thread_exports_as_json_that_imports_back_the_same_and_as_markdown() {
+    let (_dir, store) = fresh().await;
+    let thread = store
+        .create_thread(NewThread {
+            title: "Survey".into(),
+            ..NewThread::default()
+        })
+        .await
+        .unwrap();
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::new().say("Looking.").tool(
+            "run_subtask",
+            json!({"title": "Count", "instructions": "count"}),
+        ),
+        ScriptedTurn::text("There are **3**."),
+    ]);
+    model.subtask(
+        "Count",
+        [
+            ScriptedTurn::call("list_dir", json!({"path": "."})),
+            ScriptedTurn::text("3 files"),
+        ],
+    );
+    turn(&store, &model, &thread.id, "how many files?").await;
+    let export = store.export_json(&thread.id).await.unwrap();
+    let json = serde_json::to_string_pretty(&export).unwrap();
+    let parsed: cairn_store::ThreadExport = serde_json::from_str(&json).unwrap();
+    assert_eq!(parsed, export);
+    assert!(json.contains("\"execution_tree\""));
+
+    let (_other_dir, other) = fresh().await;
+    other.import(&parsed).await.unwrap();
+    assert_eq!(other.export_json(&thread.id).await.unwrap(), export);
+    assert_eq!(
+        other.history(&thread.id).await.unwrap(),
+        store.history(&thread.id).await.unwrap()
+    );
+    assert!(
+        matches!(other.import(&parsed).await, Err(StoreError::Invalid(_))),
+        "not twice"
+    );
+
+    let markdown = store.export_markdown(&thread.id).await.unwrap();
+    assert!(markdown.starts_with("# Survey\n"));
+    assert!(markdown.contains("## You\n\nhow many files?"));
+    assert!(
+        markdown.contains("- ✓ run_subtask “Count” → 3 files"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("  - ✗ list_dir `{\"path\":\".\"}` → Error: refused"),
+        "a failed call is marked: {markdown}"
+    );
+    assert!(markdown.contains("There are **3**."));
+}
+
+#[tokio::test]
+async fn a_database_from_a_newer_version_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    let store = Store::open(&path).await.unwrap();
+    store.close().await;
+    let mut connection = raw(&path).await;
+    sqlx::query("INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (9999, 'from the future', 1, x'00', 0)")
+        .execute(&mut connection)
+        .await
+        .unwrap();
+    connection.close().await.unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let err = Store::open(&path).await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::NewerVersion { found: 9999, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("Update Cairn to open it; the file was not changed")
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[tokio::test]
+async fn a_damaged_or_foreign_file_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.db");
+    std::fs::write(
+        &garbage,
+        b"this is not a database, just text that happens to be long enough",
+    )
+    .unwrap();
+    let err = Store::open(&garbage).await.unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+    assert!(err.to_string().contains("It was not changed"));
+    assert_eq!(
+        std::fs::read(&garbage).unwrap(),
+        b"this is not a database, just text that happens to be long enough"
+    );
+    assert!(!dir.path().join("garbage.db-wal").exists());
+
+    let foreign = dir.path().join("foreign.db");
+    let mut connection = SqliteConnectOptions::new()
+        .filename(&foreign)
+        .create_if_missing(true)
+        .connect()
+        .await
+        .unwrap();
+    sqlx::query("CREATE TABLE photos (id INTEGER PRIMARY KEY, path TEXT)")
+        .execute(&mut connection)
+        .await
+        .unwrap();
+    connection.close().await.unwrap();
+    let before = std::fs::read(&foreign).unwrap();
+    let err = Store::open(&foreign).await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::Corrupt { ref detail, .. } if detail.contains("another program")),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&foreign).unwrap(), before);
+}
+
+#[tokio::test]
+async fn a_lock_held_elsewhere_is_waited_for_then_reported() {
+    let (_dir, store) = fresh().await;
+    let thread = store.create_thread(NewThread::default()).await.unwrap();
+    let short = Store::open_with(
+        store.path(),
+        StoreOptions {
+            lock_timeout: Duration::from_millis(200),
+            ..StoreOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let mut holder = raw(store.path()).await;
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let err = short.begin_turn(&thread.id, "blocked").await.unwrap_err();
+    assert!(matches!(err, StoreError::Locked { .. }), "{err}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(150),
+        "it waited first"
+    );
+    assert!(err.to_string().contains("is locked by another program"));
+    sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
+    short.begin_turn(&thread.id, "now it works").await.unwrap();
+}
+
+#[tokio::test]
+async fn a_full_disk_saves_nothing_half_and_the_turn_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    let store = Store::open(&path).await.unwrap();
+    let thread = store.create_thread(NewThread::default()).await.unwrap();
+    store.close().await;
+    let mut connection = raw(&path).await;
+    let pages: i64 = sqlx::query_scalar("PRAGMA page_count")
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    connection.close().await.unwrap();
+    let pages = u64::try_from(pages).unwrap();
+    let store = Store::open_with(
+        &path,
+        StoreOptions {
+            max_pages: Some(pages + 8),
+            ..StoreOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+
+    let huge = "x".repeat(200_000);
+    let err = store.begin_turn(&thread.id, &huge).await.unwrap_err();
+    assert!(matches!(err, StoreError::Full { .. }), "{err}");
+    assert!(
+        store.messages(&thread.id).await.unwrap().is_empty(),
+        "neither row of the turn was written"
+    );
+
+    // A turn whose answer does not fit: the commit fails, the user is told, and the
+    // file stays sound.
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("y".repeat(200_000))]);
+    let (_, outcome, events) = turn(&store, &model, &thread.id, "small question").await;
+    assert_eq!(outcome.status, TurnStatus::Completed);
+    let error = events.iter().find_map(|e| match e {
+        Event::Error(error) => Some(error.clone()),
+        _ => None,
+    });
+    let error = error.expect("a storage error event");
+    assert_eq!(error.kind, ErrorKind::Storage);
+    assert!(error.message.contains("is full"), "{}", error.message);
+    assert_eq!(store.integrity_check().await.unwrap(), "ok");
+    let messages = store.messages(&thread.id).await.unwrap();
+    assert_eq!(
+        messages[0].content, "small question",
+        "what fit before is kept"
+    );
+    assert_eq!(messages[1].status, MessageStatus::Partial);
+}
