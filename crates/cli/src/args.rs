@@ -27,6 +27,17 @@ pub enum Command {
     Pull(PullArgs),
     /// Store or delete a server's API key in the OS keychain.
     Keys(KeysArgs),
+    /// List, show, search, export, rename, delete or import threads.
+    Threads(ThreadsArgs),
+}
+
+/// Where the threads live.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DbArgs {
+    /// The database file (default: cairn.db in the OS data folder, shared with the
+    /// desktop app).
+    #[arg(long, env = "CAIRN_DB", global = true)]
+    pub db: Option<PathBuf>,
 }
 
 /// Which model server to talk to.
@@ -59,15 +70,24 @@ pub struct RunArgs {
     #[command(flatten)]
     pub server: ServerArgs,
 
-    /// The model to use; when omitted and the server offers exactly one, that one.
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// Continue this thread (default: start a new one, titled from the prompt).
+    #[arg(long)]
+    pub thread: Option<String>,
+
+    /// The model to use; when omitted: the thread's, or the server's only one.
     #[arg(long, env = "CAIRN_MODEL")]
     pub model: Option<String>,
 
-    /// What tool calls may do without asking: plan, default or auto.
-    #[arg(long, default_value = "default", value_parser = parse_mode)]
-    pub mode: PermissionMode,
+    /// What tool calls may do without asking: plan, default or auto. Sets the
+    /// thread's mode (new threads start in default).
+    #[arg(long, value_parser = parse_mode)]
+    pub mode: Option<PermissionMode>,
 
-    /// The folder file tools work in. Without one there are no file tools.
+    /// The folder file tools work in; set on the thread. Without one there are no
+    /// file tools.
     #[arg(long)]
     pub workspace: Option<PathBuf>,
 
@@ -116,6 +136,60 @@ pub enum KeysAction {
     Set(ServerArgs),
     /// Delete a server's key.
     Delete(ServerArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ThreadsArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    #[command(subcommand)]
+    pub action: ThreadsAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ThreadsAction {
+    /// The threads, most recent first.
+    List {
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        #[arg(long, default_value_t = 0)]
+        offset: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A thread's messages (with execution trees in --json).
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Messages containing these words, across all threads.
+    Search {
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A thread as Markdown or JSON (with execution trees), to stdout or a file.
+    Export {
+        id: String,
+        #[arg(long, value_parser = ["md", "json"], default_value = "md")]
+        format: String,
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Bring back a thread exported as JSON.
+    Import { file: PathBuf },
+    Rename {
+        id: String,
+        #[arg(required = true, num_args = 1..)]
+        title: Vec<String>,
+    },
+    /// Delete a thread and all its messages.
+    Delete { id: String },
 }
 
 fn parse_mode(text: &str) -> Result<PermissionMode, String> {

@@ -4,12 +4,14 @@
 #![allow(clippy::print_stdout)]
 
 mod args;
+mod db;
 mod exit;
 mod keys;
 mod models;
 mod output;
 mod run;
 mod server;
+mod threads;
 
 use clap::Parser;
 use clap::error::ErrorKind;
@@ -43,6 +45,7 @@ fn real_main() -> Exit {
             Command::Models(args) => models::models(args).await,
             Command::Pull(args) => models::pull(args).await,
             Command::Keys(args) => keys::keys(args),
+            Command::Threads(args) => threads::threads(args).await,
         }
     });
     // The stdin reader blocks in a read that only ends when stdin does; dropping the

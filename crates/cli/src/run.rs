@@ -1,25 +1,26 @@
-//! `cairn run`: one turn, start to exit code.
+//! `cairn run`: one turn of a stored thread, start to exit code.
 //!
-//! flags → model client, workspace, limits → turn on the engine, with stdin answering
-//! approvals and Ctrl-C stopping it → events out → exit code from how it ended.
+//! flags + the thread's settings → model server and model → the turn under the
+//! runtime (stored as it runs), with stdin answering approvals and Ctrl-C stopping it
+//! → events out → exit code from how it ended.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use cairn_core::{Approvals, Engine, EventSink, Limits, Toolbelt, TurnControl, TurnRequest};
-use cairn_protocol::{ApprovalDecision, ChatMessage, ClientMessage, ErrorKind, Event, TurnStatus};
-use cairn_providers::{Sampling, Server};
-use cairn_tools::Workspace;
+use cairn_core::{Approvals, EventSink, Limits, LiveTurn};
+use cairn_protocol::{ApprovalDecision, ClientMessage, ErrorKind, Event, ThreadInfo, TurnStatus};
+use cairn_providers::{Dialect, Sampling, Server};
+use cairn_runtime::{ModelChoice, Runtime, RuntimeError};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::args::RunArgs;
+use crate::args::{RunArgs, ServerArgs};
 use crate::exit::{Exit, Failure};
 use crate::output::{JsonLines, Transcript};
 
 pub async fn run(args: RunArgs) -> Exit {
     let json = args.json;
-    match prepare(args).await {
-        Ok(prepared) => prepared.run().await,
+    match start(args).await {
+        Ok(started) => started.follow().await,
         Err(failure) => {
             if json {
                 JsonLines.emit(Event::Error(failure.event()));
@@ -29,35 +30,78 @@ pub async fn run(args: RunArgs) -> Exit {
     }
 }
 
-struct Prepared {
-    engine: Engine,
-    request: TurnRequest,
+struct Started {
+    live: Arc<LiveTurn>,
     json: bool,
 }
 
-async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
+async fn start(args: RunArgs) -> Result<Started, Failure> {
     let limits = Limits::from_env().map_err(|err| Failure::Usage(err.to_string()))?;
-    let workspace = args
-        .workspace
-        .as_deref()
-        .map(Workspace::open)
-        .transpose()
-        .map_err(|err| Failure::Usage(err.to_string()))?
-        .map(Arc::new);
-    let server = args.server.connect()?;
-    let model = match args.model {
-        Some(model) => model,
-        None => only_model(&server).await?,
+    let runtime = Runtime::new(args.db.open().await?, limits);
+    let store = runtime.store();
+    let prompt = args.prompt.join(" ");
+    let usage = |err: cairn_store::StoreError| Failure::Usage(err.to_string());
+    // Checked before anything is stored, so a typo leaves no empty thread behind.
+    if let Some(folder) = &args.workspace {
+        cairn_tools::Workspace::open(folder).map_err(|err| Failure::Usage(err.to_string()))?;
+    }
+    let mut thread = match &args.thread {
+        Some(id) => store.thread(id).await.map_err(usage)?,
+        None => runtime
+            .new_thread(&prompt, args.mode.unwrap_or_default())
+            .await
+            .map_err(runtime_failure)?,
     };
-    let sampling = Sampling {
-        temperature: args.temperature,
-        ..Sampling::default()
+    if let Some(mode) = args.mode.filter(|mode| *mode != thread.mode) {
+        thread = store.set_mode(&thread.id, mode).await.map_err(usage)?;
+    }
+    if let Some(folder) = &args.workspace {
+        thread = store
+            .set_workspace(&thread.id, Some(folder))
+            .await
+            .map_err(usage)?;
+    }
+    let server = server_for(&args.server, &thread).connect()?;
+    let model = match (&args.model, &thread.model) {
+        (Some(model), _) => model.clone(),
+        (None, Some(model)) if !args.server.given() => model.clone(),
+        (None, _) => only_model(&server).await?,
     };
-    Ok(Prepared {
-        engine: Engine::new(server.model_client(), limits),
-        request: request(model, args.mode, workspace, sampling, &args.prompt),
+    let choice = ModelChoice {
+        client: server.model_client(),
+        dialect: server.dialect().to_string(),
+        base_url: server.server().to_owned(),
+        model,
+        sampling: Sampling {
+            temperature: args.temperature,
+            ..Sampling::default()
+        },
+    };
+    let live = runtime
+        .send(&thread.id, &prompt, choice)
+        .await
+        .map_err(runtime_failure)?;
+    Ok(Started {
+        live,
         json: args.json,
     })
+}
+
+/// The flags, or the server the thread used last when none are given.
+fn server_for(flags: &ServerArgs, thread: &ThreadInfo) -> ServerArgs {
+    match (&thread.base_url, &thread.dialect) {
+        (Some(base_url), Some(dialect)) if !flags.given() => ServerArgs {
+            provider: None,
+            base_url: Some(base_url.clone()),
+            dialect: dialect.parse::<Dialect>().ok().or(flags.dialect),
+            ..flags.clone()
+        },
+        _ => flags.clone(),
+    }
+}
+
+fn runtime_failure(err: RuntimeError) -> Failure {
+    Failure::Usage(err.to_string())
 }
 
 /// The server's model when it offers exactly one; otherwise the user must choose.
@@ -76,67 +120,69 @@ async fn only_model(server: &Server) -> Result<String, Failure> {
     }
 }
 
-fn request(
-    model: String,
-    mode: cairn_protocol::PermissionMode,
-    workspace: Option<Arc<Workspace>>,
-    sampling: Sampling,
-    prompt: &[String],
-) -> TurnRequest {
-    let tools = match &workspace {
-        Some(_) => cairn_tools::file_tools(),
-        None => Vec::new(),
-    };
-    TurnRequest {
-        thread_id: uuid::Uuid::now_v7().to_string(),
-        message_id: uuid::Uuid::now_v7().to_string(),
-        model,
-        history: vec![ChatMessage::user(prompt.join(" "))],
-        mode,
-        // The built-in tools have distinct names, none reserved.
-        tools: Toolbelt::new(tools).unwrap_or_default(),
-        workspace,
-        sampling,
-    }
-}
-
-impl Prepared {
-    async fn run(self) -> Exit {
-        let control = TurnControl::default();
+impl Started {
+    /// Prints the turn's events until `done` and turns how it ended into an exit code.
+    async fn follow(self) -> Exit {
         let transcript = (!self.json).then(|| Arc::new(Transcript::new()));
         let sink: Arc<dyn EventSink> = match &transcript {
             Some(transcript) => transcript.clone(),
             None => Arc::new(JsonLines),
         };
-        tokio::spawn(answer_from_stdin(Arc::clone(&control.approvals), self.json));
-        let cancel = control.cancel.clone();
+        tokio::spawn(answer_from_stdin(
+            Arc::clone(self.live.approvals()),
+            self.json,
+        ));
+        let live = Arc::clone(&self.live);
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
+                live.stop();
                 // A second Ctrl-C means now.
                 if tokio::signal::ctrl_c().await.is_ok() {
                     std::process::exit(Exit::CANCELLED.code());
                 }
             }
         });
-        let outcome = self
-            .engine
-            .run_turn(self.request, control, Arc::clone(&sink))
-            .await;
-        sink.emit(outcome.done_event());
+        let (so_far, mut rest) = self.live.attach();
+        let mut status = None;
+        let mut failures = Vec::new();
+        let mut pending = so_far.into_iter();
+        while status.is_none() {
+            let event = match pending.next() {
+                Some(event) => event,
+                None => match rest.recv().await {
+                    Some(event) => event,
+                    None => break,
+                },
+            };
+            match &event {
+                Event::Done(done) => status = Some(done.status),
+                Event::Error(error) => failures.push(error.kind),
+                _ => {}
+            }
+            sink.emit(event);
+        }
         if let Some(transcript) = transcript {
             transcript.finish();
+            eprintln!(
+                "(thread {id}; continue it with --thread {id})",
+                id = self.live.thread_id
+            );
         }
-        match outcome.status {
-            TurnStatus::Completed => Exit::OK,
-            TurnStatus::BudgetExceeded => Exit::BUDGET,
-            TurnStatus::Cancelled => Exit::CANCELLED,
-            TurnStatus::Failed => match outcome.error.map(|error| error.kind) {
+        // Whatever the turn did, an answer that could not be saved is a failure.
+        if failures.contains(&ErrorKind::Storage) {
+            return Exit::FAILED;
+        }
+        match status {
+            Some(TurnStatus::Completed) => Exit::OK,
+            Some(TurnStatus::BudgetExceeded) => Exit::BUDGET,
+            Some(TurnStatus::Cancelled) => Exit::CANCELLED,
+            Some(TurnStatus::Failed) => match failures.first() {
                 Some(ErrorKind::Provider) => Exit::PROVIDER,
                 Some(ErrorKind::IterationLimit) => Exit::BUDGET,
                 Some(ErrorKind::Config) => Exit::USAGE,
                 Some(ErrorKind::Storage | ErrorKind::Internal) | None => Exit::FAILED,
             },
+            None => Exit::FAILED,
         }
     }
 }

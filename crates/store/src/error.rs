@@ -46,23 +46,22 @@ const SQLITE_NOTADB: i64 = 26;
 
 impl StoreError {
     pub(crate) fn from_sqlx(path: &std::path::Path, err: sqlx::Error) -> Self {
-        let path = path.to_owned();
         let code = match &err {
             sqlx::Error::Database(db) => db.code().and_then(|code| code.parse::<i64>().ok()),
             _ => None,
         };
+        Self::from_code(path, code, err.to_string())
+    }
+
+    /// From an SQLite result code (either driver's) and the driver's message.
+    pub(crate) fn from_code(path: &std::path::Path, code: Option<i64>, detail: String) -> Self {
+        let path = path.to_owned();
         // Extended result codes carry the primary code in their low byte.
         match code.map(|code| code & 0xff) {
             Some(SQLITE_BUSY | SQLITE_LOCKED) => Self::Locked { path },
             Some(SQLITE_FULL) => Self::Full { path },
-            Some(SQLITE_CORRUPT | SQLITE_NOTADB) => Self::Corrupt {
-                path,
-                detail: err.to_string(),
-            },
-            _ => Self::Database {
-                path,
-                detail: err.to_string(),
-            },
+            Some(SQLITE_CORRUPT | SQLITE_NOTADB) => Self::Corrupt { path, detail },
+            _ => Self::Database { path, detail },
         }
     }
 }

@@ -11,6 +11,7 @@ mod error;
 mod export;
 mod messages;
 mod open;
+mod reader;
 mod recorder;
 mod search;
 mod threads;
@@ -32,6 +33,7 @@ pub use threads::{NewThread, Page};
 pub struct Store {
     pool: SqlitePool,
     path: Arc<PathBuf>,
+    reader: reader::Reader,
 }
 
 impl Store {

@@ -2,8 +2,6 @@
 //! history the next turn replays.
 
 use cairn_protocol::{ChatMessage, ExecutionTree, MessageStatus, MessageView, Role, Usage};
-use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
 
 use crate::{Store, StoreError, new_id, now_ms};
 
@@ -136,81 +134,13 @@ impl Store {
 
     /// A thread's messages in order, execution trees included.
     pub async fn messages(&self, thread_id: &str) -> Result<Vec<MessageView>, StoreError> {
-        self.thread(thread_id).await?;
-        let rows = sqlx::query(
-            "SELECT id, thread_id, role, content, reasoning, execution_tree, usage, status, error, \
-             created_at, updated_at FROM messages WHERE thread_id = ? ORDER BY seq",
-        )
-        .bind(thread_id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|err| self.err(err))?;
-        rows.iter().map(|row| self.view(row)).collect()
+        self.reader.messages(thread_id).await
     }
 
     /// The model-facing history of a thread: what the next turn sends before the new
     /// prompt.
     pub async fn history(&self, thread_id: &str) -> Result<Vec<ChatMessage>, StoreError> {
-        self.thread(thread_id).await?;
-        let rows = sqlx::query(
-            "SELECT role, content, replay FROM messages WHERE thread_id = ? ORDER BY seq",
-        )
-        .bind(thread_id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|err| self.err(err))?;
-        let mut history = Vec::new();
-        for row in rows {
-            let role: String = row.try_get("role").map_err(|err| self.err(err))?;
-            let content: String = row.try_get("content").map_err(|err| self.err(err))?;
-            if role == "user" {
-                history.push(ChatMessage::user(content));
-                continue;
-            }
-            let replay: Option<String> = row.try_get("replay").map_err(|err| self.err(err))?;
-            let replay: Vec<ChatMessage> = match replay {
-                Some(json) => serde_json::from_str(&json).map_err(|err| {
-                    StoreError::Invalid(format!("a stored message cannot be replayed: {err}"))
-                })?,
-                None => Vec::new(),
-            };
-            history.extend(replayable(&content, replay));
-        }
-        Ok(history)
-    }
-
-    fn view(&self, row: &SqliteRow) -> Result<MessageView, StoreError> {
-        let get = |err| self.err(err);
-        let role: String = row.try_get("role").map_err(get)?;
-        let status: String = row.try_get("status").map_err(get)?;
-        let tree: Option<String> = row.try_get("execution_tree").map_err(get)?;
-        let usage: Option<String> = row.try_get("usage").map_err(get)?;
-        let decode = |what: &str, err: serde_json::Error| {
-            StoreError::Invalid(format!("a stored {what} cannot be read: {err}"))
-        };
-        Ok(MessageView {
-            id: row.try_get("id").map_err(get)?,
-            thread_id: row.try_get("thread_id").map_err(get)?,
-            role: if role == "user" {
-                Role::User
-            } else {
-                Role::Assistant
-            },
-            content: row.try_get("content").map_err(get)?,
-            reasoning: row.try_get("reasoning").map_err(get)?,
-            execution_tree: tree
-                .map(|json| {
-                    serde_json::from_str(&json).map_err(|err| decode("execution tree", err))
-                })
-                .transpose()?,
-            usage: usage
-                .map(|json| serde_json::from_str(&json).map_err(|err| decode("usage", err)))
-                .transpose()?,
-            status: parse_status(&status),
-            error: row.try_get("error").map_err(get)?,
-            created_at: row.try_get("created_at").map_err(get)?,
-            updated_at: row.try_get("updated_at").map_err(get)?,
-        })
+        self.reader.history(thread_id).await
     }
 }
 
@@ -255,15 +185,6 @@ pub(crate) async fn update_assistant(
         .await
         .map_err(|err| store.err(err))?;
     Ok(())
-}
-
-fn parse_status(status: &str) -> MessageStatus {
-    match status {
-        "complete" => MessageStatus::Complete,
-        "cancelled" => MessageStatus::Cancelled,
-        "failed" => MessageStatus::Failed,
-        _ => MessageStatus::Partial,
-    }
 }
 
 /// An assistant message as the model should see it again.

@@ -78,9 +78,11 @@ impl Store {
                 detail: other.to_string(),
             },
         })?;
+        let path = Arc::new(path);
         Ok(Self {
             pool,
-            path: Arc::new(path),
+            reader: crate::reader::Reader::new(Arc::clone(&path)),
+            path,
         })
     }
 }

@@ -137,7 +137,7 @@ async fn write(
                 return;
             }
             Some(Note::Commit(outcome, reply)) => {
-                let result = commit(&store, &thread_id, &message_id, &outcome).await;
+                let result = store.commit_turn(&thread_id, &message_id, &outcome).await;
                 let _ = reply.send(result.map_err(|err| err.to_string()));
                 return;
             }
@@ -197,33 +197,35 @@ async fn track_approval(store: &Store, thread_id: &str, message_id: &str, event:
     }
 }
 
-async fn commit(
-    store: &Store,
-    thread_id: &str,
-    message_id: &str,
-    outcome: &TurnOutcome,
-) -> Result<(), StoreError> {
-    let (status, error) = match outcome.status {
-        TurnStatus::Completed => (MessageStatus::Complete, None),
-        TurnStatus::Cancelled => (MessageStatus::Cancelled, None),
-        TurnStatus::BudgetExceeded => (
-            MessageStatus::Partial,
-            outcome.budget.map(|b| {
-                format!(
-                    "budget exceeded: {} ({} of {})",
-                    b.reason.as_str(),
-                    b.observed,
-                    b.limit
-                )
-            }),
-        ),
-        TurnStatus::Failed => (
-            MessageStatus::Failed,
-            outcome.error.as_ref().map(|e| e.message.clone()),
-        ),
-    };
-    store
-        .finish_turn(
+impl Store {
+    /// Writes a finished turn into its assistant message: text, reasoning, replay
+    /// history, execution tree, usage, status, and the model-call log.
+    pub async fn commit_turn(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+        outcome: &TurnOutcome,
+    ) -> Result<(), StoreError> {
+        let (status, error) = match outcome.status {
+            TurnStatus::Completed => (MessageStatus::Complete, None),
+            TurnStatus::Cancelled => (MessageStatus::Cancelled, None),
+            TurnStatus::BudgetExceeded => (
+                MessageStatus::Partial,
+                outcome.budget.map(|b| {
+                    format!(
+                        "budget exceeded: {} ({} of {})",
+                        b.reason.as_str(),
+                        b.observed,
+                        b.limit
+                    )
+                }),
+            ),
+            TurnStatus::Failed => (
+                MessageStatus::Failed,
+                outcome.error.as_ref().map(|e| e.message.clone()),
+            ),
+        };
+        self.finish_turn(
             thread_id,
             message_id,
             Snapshot {
@@ -238,9 +240,8 @@ async fn commit(
             &outcome.calls,
         )
         .await
-}
+    }
 
-impl Store {
     /// The final write of a turn: the message, its model calls, no pending approvals.
     pub(crate) async fn finish_turn(
         &self,

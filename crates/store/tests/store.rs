@@ -117,7 +117,7 @@ async fn threads_are_created_listed_renamed_configured_and_deleted() {
         .into_iter()
         .map(|t| t.id)
         .collect();
-    assert_eq!(page, [first.id.clone()]);
+    assert_eq!(page, std::slice::from_ref(&first.id));
 
     assert_eq!(
         store
