@@ -70,6 +70,7 @@ fn request(tools: Toolbelt) -> TurnRequest {
         tools,
         workspace: None,
         sampling: Sampling::default(),
+        rules: Default::default(),
     }
 }
 

@@ -49,7 +49,7 @@ async fn bench(dialect: Dialect, route: &str, answer: Reply) {
         Server::connect(&endpoint).unwrap().model_client(),
         Limits::default(),
     );
-    let raw = reqwest::Client::new();
+    let raw = cairn_providers::http::client_builder().build().unwrap();
     let url = format!("{}{}", server.url(), route.trim_start_matches("POST "));
     let (mut bare, mut cairn) = (Vec::new(), Vec::new());
     for sample in 0..SAMPLES + 20 {
@@ -77,6 +77,7 @@ async fn bench(dialect: Dialect, route: &str, answer: Reply) {
             tools: Toolbelt::default(),
             workspace: None,
             sampling: Sampling::default(),
+            rules: Default::default(),
         };
         let start = Instant::now();
         let outcome = engine

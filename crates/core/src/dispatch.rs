@@ -5,12 +5,14 @@
 //! lock → the tool, or a subtask → result cut to size → end event. Results come back
 //! in the order the model made the calls, every call with one.
 
+use cairn_protocol::ToolCategory;
 use cairn_protocol::{
     ChatMessage, Event, ToolApprovalRequest, ToolCall, ToolCallStatus, ToolCallUpdate,
 };
-use cairn_tools::{ToolContext, parse_args};
+use cairn_tools::{Tool, ToolContext, parse_args};
 use futures_util::{StreamExt, stream};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 use crate::disclosure::{LIST_TOOL_GROUPS, LOAD_TOOLS, LoadToolsArgs};
 use crate::events::{Activity, value_text};
@@ -195,8 +197,7 @@ impl Turn {
                 Some(tool)
             }
         };
-        let category = tool.map_or(cairn_protocol::ToolCategory::Read, |tool| tool.category());
-        self.pass_gate(scope, call, category, &args).await?;
+        self.pass_gate(scope, call, tool, &args).await?;
         let Some(tool) = tool else {
             return match name {
                 RUN_SUBTASK => self.spawn(scope, &call.id, args).await,
@@ -227,20 +228,23 @@ impl Turn {
         &self,
         scope: &Scope,
         call: &ToolCall,
-        category: cairn_protocol::ToolCategory,
+        tool: Option<&Arc<dyn Tool>>,
         args: &Value,
     ) -> Result<(), String> {
+        let category = tool.map_or(ToolCategory::Read, |tool| tool.category());
+        let subjects = tool.map(|tool| tool.subjects(args)).unwrap_or_default();
         let request = GateRequest {
             tool: &call.name,
             category,
-            args,
+            subjects: &subjects,
         };
         match self.gate.decide(&request, &self.grants) {
             GateDecision::Run => Ok(()),
             GateDecision::Block(reason) => Err(reason),
             GateDecision::Ask => {
-                let grant = self.gate.session_grant(&request);
-                self.ask(scope, call, category, args, grant).await
+                let grants =
+                    tool.map_or_else(|| vec![call.name.clone()], |tool| tool.session_grants(args));
+                self.ask(scope, call, category, args, grants).await
             }
         }
     }
@@ -249,9 +253,9 @@ impl Turn {
         &self,
         scope: &Scope,
         call: &ToolCall,
-        category: cairn_protocol::ToolCategory,
+        category: ToolCategory,
         args: &Value,
-        grant: String,
+        grants: Vec<String>,
     ) -> Result<(), String> {
         let request = ToolApprovalRequest {
             approval_id: self.ids.approval(),
@@ -262,7 +266,7 @@ impl Turn {
             parent_id: scope.parent_id.clone(),
             depth: scope.depth,
             subtask_title: scope.title.clone(),
-            session_grant: Some(grant.clone()),
+            session_grant: Some(grants.join(", ")),
         };
         let ticket = self
             .approvals
@@ -280,7 +284,12 @@ impl Turn {
         match (resolution.decision, resolution.reason) {
             (cairn_protocol::ApprovalDecision::Allow, _) => Ok(()),
             (cairn_protocol::ApprovalDecision::AllowSession, _) => {
-                self.grants.grant(grant);
+                for grant in &grants {
+                    if let Err(err) = self.grants.grant(grant) {
+                        // A tool that offers an unreadable grant still gets this one call.
+                        tracing::warn!(%err, "a session grant could not be kept");
+                    }
+                }
                 Ok(())
             }
             (cairn_protocol::ApprovalDecision::Deny, Some(reason)) => Err(format!(

@@ -1,12 +1,14 @@
 //! The one permission gate every tool call passes, at every depth.
 //!
-//! call → grant already given for this thread? → mode × category → run / ask / block.
+//! call → deny rules → plan mode → ask rules → allow rules and this thread's grants
+//! → the mode's default for the category. The first stage that speaks decides.
 
-use std::collections::HashSet;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use cairn_protocol::{PermissionMode, ToolCategory};
-use serde_json::Value;
+use cairn_tools::Subject;
+
+use crate::rules::{Rule, RuleError, RuleList, RuleSet, covers_all};
 
 /// What the gate decided for one call, with the reason a refusal gives the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,13 +23,15 @@ pub enum GateDecision {
 pub struct GateRequest<'a> {
     pub tool: &'a str,
     pub category: ToolCategory,
-    pub args: &'a Value,
+    /// What rules match against (paths, commands, addresses); see `Tool::subjects`.
+    pub subjects: &'a [Subject],
 }
 
-/// "Allow for this chat" answers given in one thread, kept for its later turns.
+/// "Allow for this chat" answers given in one thread, kept (as rules) for its later
+/// turns while the app runs.
 #[derive(Debug, Default)]
 pub struct SessionGrants {
-    granted: Mutex<HashSet<String>>,
+    granted: Mutex<Vec<Rule>>,
 }
 
 impl SessionGrants {
@@ -35,35 +39,42 @@ impl SessionGrants {
         Self::default()
     }
 
-    pub fn grant(&self, key: impl Into<String>) {
-        self.lock().insert(key.into());
+    pub fn grant(&self, rule: &str) -> Result<(), RuleError> {
+        let rule = Rule::parse(rule)?;
+        let mut granted = self.lock();
+        if !granted.contains(&rule) {
+            granted.push(rule);
+        }
+        Ok(())
     }
 
-    pub fn contains(&self, key: &str) -> bool {
-        self.lock().contains(key)
-    }
-
-    /// The grants, sorted, for display.
+    /// The grants, in the order given.
     pub fn list(&self) -> Vec<String> {
-        let mut keys: Vec<_> = self.lock().iter().cloned().collect();
-        keys.sort();
-        keys
+        self.lock()
+            .iter()
+            .map(|rule| rule.as_str().to_owned())
+            .collect()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+    fn snapshot(&self) -> Vec<Rule> {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Rule>> {
         self.granted.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-/// The gate of one thread's turn: its mode, fixed for the turn, and its grants.
+/// The gate of one turn: the thread's mode (fixed for the turn) and the rules.
 #[derive(Debug)]
 pub struct Gate {
     mode: PermissionMode,
+    rules: Arc<RuleSet>,
 }
 
 impl Gate {
-    pub fn new(mode: PermissionMode) -> Self {
-        Self { mode }
+    pub fn new(mode: PermissionMode, rules: Arc<RuleSet>) -> Self {
+        Self { mode, rules }
     }
 
     pub fn mode(&self) -> PermissionMode {
@@ -71,27 +82,39 @@ impl Gate {
     }
 
     pub fn decide(&self, request: &GateRequest<'_>, grants: &SessionGrants) -> GateDecision {
-        match (request.category, self.mode) {
-            (ToolCategory::Read, _) => GateDecision::Run,
-            (_, PermissionMode::Auto) => GateDecision::Run,
-            (category, PermissionMode::Plan) => GateDecision::Block(format!(
-                "`{}` is a {category} tool and this thread is in plan mode, where only reading \
-                 is allowed. Do not retry it: finish your plan, and the user can switch modes \
-                 to carry it out.",
-                request.tool
-            )),
-            (_, PermissionMode::Default) => {
-                if grants.contains(&self.session_grant(request)) {
-                    GateDecision::Run
-                } else {
-                    GateDecision::Ask
-                }
-            }
+        let GateRequest {
+            tool,
+            category,
+            subjects,
+        } = *request;
+        if let Some(rule) = self.rules.any_match(RuleList::Deny, tool, subjects) {
+            return GateDecision::Block(format!(
+                "the user's rule `{rule}` refuses this call to `{tool}`. Do not retry it; find \
+                 another way or tell the user."
+            ));
         }
-    }
-
-    /// What "allow for this chat" grants for this call: the tool, for now.
-    pub fn session_grant(&self, request: &GateRequest<'_>) -> String {
-        request.tool.to_owned()
+        if self.mode == PermissionMode::Plan && category != ToolCategory::Read {
+            return GateDecision::Block(format!(
+                "`{tool}` is a {category} tool and this thread is in plan mode, where only \
+                 reading is allowed. Do not retry it: finish your plan, and the user can \
+                 switch modes to carry it out."
+            ));
+        }
+        if self
+            .rules
+            .any_match(RuleList::Ask, tool, subjects)
+            .is_some()
+        {
+            return GateDecision::Ask;
+        }
+        let mut allowed = self.rules.rules(RuleList::Allow).to_vec();
+        allowed.extend(grants.snapshot());
+        if covers_all(&allowed, tool, subjects) {
+            return GateDecision::Run;
+        }
+        match (category, self.mode) {
+            (ToolCategory::Read, _) | (_, PermissionMode::Auto) => GateDecision::Run,
+            (_, PermissionMode::Default | PermissionMode::Plan) => GateDecision::Ask,
+        }
     }
 }

@@ -24,6 +24,7 @@ use crate::level::{Level, LevelFailure, Scope};
 use crate::limits::Limits;
 use crate::locks::NamedLocks;
 use crate::prompt::{self, PromptContext};
+use crate::rules::RuleSet;
 use crate::session::Journal;
 use crate::toolbelt::Toolbelt;
 
@@ -55,6 +56,8 @@ pub struct TurnRequest {
     pub tools: Toolbelt,
     pub workspace: Option<Arc<Workspace>>,
     pub sampling: Sampling,
+    /// The user's persistent permission rules.
+    pub rules: Arc<RuleSet>,
 }
 
 /// How the outside world steers a running turn.
@@ -221,7 +224,7 @@ impl Turn {
             sampling: request.sampling,
             limits: engine.limits,
             budget: Budget::start(engine.limits),
-            gate: Gate::new(request.mode),
+            gate: Gate::new(request.mode, Arc::clone(&request.rules)),
             grants: Arc::clone(&control.grants),
             approvals: Arc::clone(&control.approvals),
             workspace: request.workspace.clone(),

@@ -17,6 +17,18 @@ use memchr::memchr;
 use crate::error::ProviderError;
 use crate::model::{ModelEvent, ModelStream};
 
+/// An HTTP client builder with TLS ready: rustls on the `ring` provider (which builds
+/// with just a C compiler) and the platform's certificate store. Every client Cairn
+/// makes (model servers, web_fetch, MCP over HTTP) starts here.
+pub fn client_builder() -> reqwest::ClientBuilder {
+    static PROVIDER: std::sync::Once = std::sync::Once::new();
+    PROVIDER.call_once(|| {
+        // Fails only when a provider is already installed, which is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
+}
+
 /// How a response body is cut into payloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framing {

@@ -135,6 +135,7 @@ impl Runtime {
             tools: toolbelt(workspace.is_some()),
             workspace,
             sampling: choice.sampling,
+            rules: Default::default(),
         };
         let engine = Engine::new(choice.client, self.limits);
         Ok(self

@@ -35,6 +35,7 @@ fn request(thread: &str, message: &str, history: Vec<ChatMessage>) -> TurnReques
         tools: Toolbelt::new(cairn_tools::file_tools()).unwrap(),
         workspace: None,
         sampling: Sampling::default(),
+        rules: Default::default(),
     }
 }
 

@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::args::parse_args;
-use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
-use crate::workspace::{EntryKind, Workspace, WorkspaceError, WriteOutcome};
+use crate::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
+use crate::workspace::{EntryKind, RelPath, Workspace, WorkspaceError, WriteOutcome};
 
 /// Lines `read_file` returns when the model gives no `limit`.
 pub const DEFAULT_READ_LINES: usize = 2000;
@@ -24,6 +24,16 @@ pub const WORKSPACE_WRITE_LOCK: &str = "workspace_write";
 /// The file tools, for a thread that has a workspace.
 pub fn file_tools() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(ReadFile), Arc::new(ListDir), Arc::new(WriteFile)]
+}
+
+/// The path argument `key` as a rule subject. A path that would leave the workspace
+/// is kept as written: the call fails anyway, and deny rules still see it.
+pub(crate) fn path_subject(args: &Value, key: &str) -> Vec<Subject> {
+    let Some(text) = args.get(key).and_then(Value::as_str) else {
+        return Vec::new();
+    };
+    let path = RelPath::parse(text).map_or_else(|_| text.to_owned(), |rel| rel.normalized());
+    vec![Subject::Path(path)]
 }
 
 /// Runs blocking file-system work off the async threads, stopping early on cancel.
@@ -82,6 +92,10 @@ impl Tool for ReadFile {
 
     fn category(&self) -> ToolCategory {
         ToolCategory::Read
+    }
+
+    fn subjects(&self, args: &Value) -> Vec<Subject> {
+        path_subject(args, "path")
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -157,6 +171,10 @@ impl Tool for ListDir {
         ToolCategory::Read
     }
 
+    fn subjects(&self, args: &Value) -> Vec<Subject> {
+        path_subject(args, "path")
+    }
+
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ListDirArgs = parse_args(args)?;
         let path = args.path.clone();
@@ -226,6 +244,10 @@ impl Tool for WriteFile {
 
     fn exclusive_lock(&self) -> Option<&'static str> {
         Some(WORKSPACE_WRITE_LOCK)
+    }
+
+    fn subjects(&self, args: &Value) -> Vec<Subject> {
+        path_subject(args, "path")
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -7,10 +7,11 @@
 
 mod args;
 mod builtin;
+pub mod shell;
 mod tool;
 pub mod workspace;
 
 pub use args::parse_args;
 pub use builtin::{ListDir, ReadFile, WriteFile, file_tools};
-pub use tool::{Tool, ToolContext, ToolError, ToolOutput};
+pub use tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
 pub use workspace::{Workspace, WorkspaceError};

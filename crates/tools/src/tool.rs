@@ -41,6 +41,20 @@ pub trait Tool: Send + Sync + 'static {
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 
+    /// What permission rules match a call against: the path it touches, the commands
+    /// it runs, the address it fetches. Empty: only rules naming the bare tool apply.
+    fn subjects(&self, args: &Value) -> Vec<Subject> {
+        let _ = args;
+        Vec::new()
+    }
+
+    /// What "allow for this chat" grants for this call, as rules. The tool itself by
+    /// default; a command tool grants its programs, never the whole shell.
+    fn session_grants(&self, args: &Value) -> Vec<String> {
+        let _ = args;
+        vec![self.name().to_owned()]
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: self.name().to_owned(),
@@ -48,6 +62,20 @@ pub trait Tool: Send + Sync + 'static {
             parameters: self.parameters(),
         }
     }
+}
+
+/// A thing a call acts on, in the form rules match it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// A workspace-relative path, normalized (`docs/a.md`).
+    Path(String),
+    /// One simple shell command (a compound line gives one subject per command).
+    Command(String),
+    /// A command line that could not be split: no allow rule can vouch for it.
+    Unreadable(String),
+    Url(String),
+    /// A memory key.
+    Key(String),
 }
 
 /// What a running call may use besides its arguments.

@@ -133,6 +133,16 @@ impl RelPath {
         &self.text
     }
 
+    /// The path as rules match it: its normal components joined by `/` (`.` for the
+    /// root).
+    pub fn normalized(&self) -> String {
+        if self.parts.is_empty() {
+            ".".to_owned()
+        } else {
+            self.parts.join("/")
+        }
+    }
+
     fn split_last(&self) -> Option<(&[String], &str)> {
         self.parts
             .split_last()

@@ -64,6 +64,7 @@ fn request(thread: &str, tools: Vec<Arc<dyn Tool>>) -> TurnRequest {
         tools: Toolbelt::new(tools).unwrap(),
         workspace: None,
         sampling: Sampling::default(),
+        rules: Default::default(),
     }
 }
 

@@ -93,6 +93,7 @@ impl Harness {
             tools: Toolbelt::new(self.tools.clone()).unwrap(),
             workspace: self.workspace.clone(),
             sampling: self.sampling,
+            rules: Default::default(),
         }
     }
 

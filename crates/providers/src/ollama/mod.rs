@@ -128,7 +128,7 @@ const UNREACHABLE: &str = "Is Ollama running? Start it with `ollama serve`.";
 impl OllamaClient {
     pub fn new(config: OllamaConfig) -> Result<Self, ProviderError> {
         let base = http::normalize_base(&config.base_url, &["/api"])?;
-        let http = reqwest::Client::builder()
+        let http = http::client_builder()
             .connect_timeout(config.connect_timeout)
             .build()
             .map_err(|err| ProviderError::BadUrl {

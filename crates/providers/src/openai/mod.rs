@@ -93,7 +93,7 @@ impl fmt::Debug for OpenAiClient {
 impl OpenAiClient {
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
         let base = http::normalize_base(&config.base_url, &["/v1"])?;
-        let http = reqwest::Client::builder()
+        let http = http::client_builder()
             .connect_timeout(config.connect_timeout)
             .build()
             .map_err(|err| ProviderError::BadUrl {
