@@ -12,6 +12,9 @@ mod tool;
 pub mod workspace;
 
 pub use args::parse_args;
-pub use builtin::{ListDir, ReadFile, WriteFile, file_tools};
+pub use builtin::{
+    EditFile, ListDir, MemoryList, MemoryRead, MemoryStore, MemoryWrite, ReadFile, RunCommand,
+    SearchFiles, TodoWrite, WebFetch, WriteFile, common_tools, file_tools, workspace_tools,
+};
 pub use tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
 pub use workspace::{Workspace, WorkspaceError};

@@ -227,6 +227,47 @@ impl Workspace {
         Ok(entries)
     }
 
+    /// The files under `path`, as workspace-relative paths, at most `limit` of them
+    /// (the flag says whether some were left out). Links are not followed; hidden
+    /// folders and the usual dependency and build folders are skipped, as a search
+    /// should.
+    pub fn files(&self, path: &str, limit: usize) -> Result<(Vec<String>, bool), WorkspaceError> {
+        let rel = RelPath::parse(path)?;
+        let start = self.dir.walk(&rel, &rel.parts, false)?;
+        let prefix = if rel.is_root() {
+            String::new()
+        } else {
+            format!("{}/", rel.normalized())
+        };
+        let mut found = Vec::new();
+        let mut pending = vec![(start, prefix)];
+        while let Some((dir, prefix)) = pending.pop() {
+            let mut entries = dir.entries(&rel)?;
+            entries.sort_by(|a, b| b.name.cmp(&a.name));
+            for entry in entries {
+                let child = format!("{prefix}{}", entry.name);
+                match entry.kind {
+                    EntryKind::File => {
+                        if found.len() == limit {
+                            return Ok((found, true));
+                        }
+                        found.push(child);
+                    }
+                    EntryKind::Directory if !skipped_folder(&entry.name) => {
+                        // A folder swapped for a link since the listing is refused
+                        // by the walk, and simply not searched.
+                        if let Ok(inner) = dir.child(&rel, &entry.name) {
+                            pending.push((inner, format!("{child}/")));
+                        }
+                    }
+                    EntryKind::Directory | EntryKind::Symlink | EntryKind::Other => {}
+                }
+            }
+        }
+        found.sort();
+        Ok((found, false))
+    }
+
     /// Writes `contents` to `path`, creating missing parent directories. The file is
     /// written beside its destination and renamed over it, so a reader (or a crash)
     /// never sees half a file.
@@ -260,6 +301,15 @@ impl Workspace {
             WriteOutcome::Created
         })
     }
+}
+
+/// Folders a search walks past: hidden ones (`.git`) and dependency or build output.
+fn skipped_folder(name: &str) -> bool {
+    name.starts_with('.')
+        || matches!(
+            name,
+            "node_modules" | "target" | "dist" | "build" | "__pycache__" | "venv"
+        )
 }
 
 fn io_err(op: &'static str, rel: &RelPath, source: std::io::Error) -> WorkspaceError {
@@ -381,6 +431,13 @@ mod imp {
                     std::io::Error::other("not a regular file"),
                 )),
             }
+        }
+
+        /// A folder inside this one, links refused.
+        pub(super) fn child(&self, rel: &RelPath, name: &str) -> Result<Dir, WorkspaceError> {
+            rustix::fs::openat(&self.0, name, DIR_FLAGS, Mode::empty())
+                .map(Dir)
+                .map_err(|e| walk_error(&self.0, name, rel, e))
         }
 
         pub(super) fn kind_of(

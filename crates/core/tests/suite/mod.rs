@@ -5,6 +5,7 @@ mod budgets;
 mod cancel;
 mod hardening;
 mod parallel;
+mod permissions;
 mod sessions;
 mod subtasks;
 mod support;

@@ -34,6 +34,7 @@ pub struct Harness {
     pub workspace: Option<Arc<Workspace>>,
     pub history: Vec<ChatMessage>,
     pub sampling: Sampling,
+    pub rules: cairn_core::RuleSet,
 }
 
 pub struct Run {
@@ -57,6 +58,7 @@ impl Harness {
             workspace: None,
             history: Vec::new(),
             sampling: Sampling::default(),
+            rules: cairn_core::RuleSet::new(),
         }
     }
 
@@ -67,6 +69,11 @@ impl Harness {
 
     pub fn mode(mut self, mode: PermissionMode) -> Self {
         self.mode = mode;
+        self
+    }
+
+    pub fn rule(mut self, list: cairn_core::RuleList, rule: &str) -> Self {
+        self.rules = self.rules.clone().with(list, rule).unwrap();
         self
     }
 
@@ -93,7 +100,7 @@ impl Harness {
             tools: Toolbelt::new(self.tools.clone()).unwrap(),
             workspace: self.workspace.clone(),
             sampling: self.sampling,
-            rules: Default::default(),
+            rules: Arc::new(self.rules.clone()),
         }
     }
 
@@ -319,6 +326,44 @@ impl Tool for Probe {
 
     fn exclusive_lock(&self) -> Option<&'static str> {
         self.lock
+    }
+
+    /// Like the real tools: a `path` argument is a path subject, a `command` one is
+    /// split into its commands.
+    fn subjects(&self, args: &Value) -> Vec<cairn_tools::Subject> {
+        if let Some(path) = args.get("path").and_then(Value::as_str) {
+            return vec![cairn_tools::Subject::Path(path.to_owned())];
+        }
+        match args.get("command").and_then(Value::as_str) {
+            Some(line) => match cairn_tools::shell::split(line) {
+                Some(parts) => parts
+                    .into_iter()
+                    .map(cairn_tools::Subject::Command)
+                    .collect(),
+                None => vec![cairn_tools::Subject::Unreadable(line.to_owned())],
+            },
+            None => Vec::new(),
+        }
+    }
+
+    fn session_grants(&self, args: &Value) -> Vec<String> {
+        match args
+            .get("command")
+            .and_then(Value::as_str)
+            .and_then(cairn_tools::shell::split)
+        {
+            Some(parts) => parts
+                .iter()
+                .map(|part| {
+                    format!(
+                        "{}({}:*)",
+                        self.name,
+                        cairn_tools::shell::program_and_subcommand(part)
+                    )
+                })
+                .collect(),
+            None => vec![self.name.to_owned()],
+        }
     }
 
     async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -1,5 +1,5 @@
-//! The file tools of the built-in toolbelt: `read_file`, `list_dir`, `write_file`.
-//! Argument names are part of the contract (DESIGN.md, "Permissions").
+//! The file tools: `read_file`, `list_dir`, `search_files`, `write_file`,
+//! `edit_file`, all through the workspace's confinement.
 
 use std::sync::Arc;
 
@@ -21,11 +21,6 @@ pub const MAX_LIST_ENTRIES: usize = 1000;
 /// their writes.
 pub const WORKSPACE_WRITE_LOCK: &str = "workspace_write";
 
-/// The file tools, for a thread that has a workspace.
-pub fn file_tools() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(ReadFile), Arc::new(ListDir), Arc::new(WriteFile)]
-}
-
 /// The path argument `key` as a rule subject. A path that would leave the workspace
 /// is kept as written: the call fails anyway, and deny rules still see it.
 pub(crate) fn path_subject(args: &Value, key: &str) -> Vec<Subject> {
@@ -37,7 +32,7 @@ pub(crate) fn path_subject(args: &Value, key: &str) -> Vec<Subject> {
 }
 
 /// Runs blocking file-system work off the async threads, stopping early on cancel.
-async fn on_disk<T, F>(ctx: &ToolContext, work: F) -> Result<T, ToolError>
+pub(crate) async fn on_disk<T, F>(ctx: &ToolContext, work: F) -> Result<T, ToolError>
 where
     T: Send + 'static,
     F: FnOnce(&Workspace) -> Result<T, WorkspaceError> + Send + 'static,
@@ -282,5 +277,204 @@ mod tests {
             window("a\n", 4, 5),
             "[the file has 1 lines; offset 4 is past the end]"
         );
+    }
+}
+
+/// Matches `search_files` reports at most.
+pub const MAX_MATCHES: usize = 200;
+/// Files `search_files` looks through at most.
+pub const MAX_SEARCHED_FILES: usize = 20_000;
+/// Files larger than this are not searched.
+const MAX_SEARCHED_BYTES: usize = 2 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SearchFiles;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchFilesArgs {
+    pattern: String,
+    #[serde(default)]
+    path: Option<String>,
+}
+
+#[async_trait]
+impl Tool for SearchFiles {
+    fn name(&self) -> &str {
+        "search_files"
+    }
+
+    fn description(&self) -> &str {
+        "Search the text of the workspace's files for a regular expression (plain text \
+         works too). Answers `path:line: text` for each match. Limit it to a folder with path."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "A regular expression, or plain text"},
+                "path": {"type": "string", "description": "Folder to search, relative to the workspace root (default: all of it)"}
+            },
+            "required": ["pattern"]
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Read
+    }
+
+    fn subjects(&self, args: &Value) -> Vec<Subject> {
+        let mut subjects = path_subject(args, "path");
+        if subjects.is_empty() {
+            subjects.push(Subject::Path(".".into()));
+        }
+        subjects
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: SearchFilesArgs = parse_args(args)?;
+        if args.pattern.is_empty() {
+            return Err(ToolError::InvalidArguments("`pattern` is empty".into()));
+        }
+        // Small models write `foo(` or `a.b[0]` meaning the text itself: a pattern
+        // that is not a valid expression is searched for literally.
+        let matcher = regex::Regex::new(&args.pattern)
+            .or_else(|_| regex::Regex::new(&regex::escape(&args.pattern)))
+            .map_err(|err| {
+                ToolError::InvalidArguments(format!("`pattern` cannot be searched: {err}"))
+            })?;
+        let folder = args.path.clone().unwrap_or_else(|| ".".into());
+        let report = on_disk(ctx, move |ws| search(ws, &folder, &matcher)).await?;
+        Ok(ToolOutput::text(report))
+    }
+}
+
+fn search(ws: &Workspace, folder: &str, matcher: &regex::Regex) -> Result<String, WorkspaceError> {
+    let (files, more_files) = ws.files(folder, MAX_SEARCHED_FILES)?;
+    let mut out = String::new();
+    let mut matches = 0;
+    'files: for file in &files {
+        let Ok(bytes) = ws.read(file) else { continue };
+        if bytes.len() > MAX_SEARCHED_BYTES || bytes.iter().take(8192).any(|&b| b == 0) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        for (number, line) in text.lines().enumerate() {
+            if !matcher.is_match(line) {
+                continue;
+            }
+            if matches == MAX_MATCHES {
+                out.push_str(&format!(
+                    "[stopped at {MAX_MATCHES} matches; narrow the pattern or the path]\n"
+                ));
+                break 'files;
+            }
+            matches += 1;
+            let shown: String = line.trim().chars().take(200).collect();
+            out.push_str(&format!("{file}:{}: {shown}\n", number + 1));
+        }
+    }
+    if more_files {
+        out.push_str(&format!(
+            "[only the first {MAX_SEARCHED_FILES} files were searched]\n"
+        ));
+    }
+    if matches == 0 {
+        out.insert_str(0, &format!("no matches in {} files\n", files.len()));
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EditFile;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EditFileArgs {
+    path: String,
+    old_text: String,
+    new_text: String,
+}
+
+#[async_trait]
+impl Tool for EditFile {
+    fn name(&self) -> &str {
+        "edit_file"
+    }
+
+    fn description(&self) -> &str {
+        "Replace one exact piece of a file's text. old_text must appear exactly once: \
+         copy it from read_file, with enough surrounding lines to be unique."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path relative to the workspace root"},
+                "old_text": {"type": "string", "description": "The exact text to replace"},
+                "new_text": {"type": "string", "description": "What replaces it"}
+            },
+            "required": ["path", "old_text", "new_text"]
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Write
+    }
+
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+
+    fn exclusive_lock(&self) -> Option<&'static str> {
+        Some(WORKSPACE_WRITE_LOCK)
+    }
+
+    fn subjects(&self, args: &Value) -> Vec<Subject> {
+        path_subject(args, "path")
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: EditFileArgs = parse_args(args)?;
+        if args.old_text.is_empty() {
+            return Err(ToolError::InvalidArguments(
+                "`old_text` is empty; to create or replace a whole file use write_file".into(),
+            ));
+        }
+        let path = args.path.clone();
+        let bytes = on_disk(ctx, move |ws| ws.read(&path)).await?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            ToolError::Failed(format!(
+                "`{}` is not UTF-8 text; edit_file edits text files only",
+                args.path
+            ))
+        })?;
+        let found = text.matches(&args.old_text).count();
+        if found != 1 {
+            return Err(ToolError::Failed(if found == 0 {
+                format!(
+                    "old_text was not found in `{}`; read the file and copy the text exactly, \
+                     spaces and line breaks included",
+                    args.path
+                )
+            } else {
+                format!(
+                    "old_text appears {found} times in `{}`; include more of the lines around it \
+                     so it appears once",
+                    args.path
+                )
+            }));
+        }
+        let edited = text.replacen(&args.old_text, &args.new_text, 1);
+        let path = args.path.clone();
+        on_disk(ctx, move |ws| ws.write(&path, edited.as_bytes())).await?;
+        Ok(ToolOutput::text(format!(
+            "edited `{}`: {} lines replaced with {}",
+            args.path,
+            args.old_text.lines().count().max(1),
+            args.new_text.lines().count()
+        )))
     }
 }

@@ -1,0 +1,76 @@
+//! `todo_write`: the agent's task list for the work at hand, shown to the user.
+
+use async_trait::async_trait;
+use cairn_protocol::ToolCategory;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::args::parse_args;
+use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TodoWrite;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TodoArgs {
+    items: Vec<Item>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Item {
+    text: String,
+    #[serde(default)]
+    done: bool,
+}
+
+#[async_trait]
+impl Tool for TodoWrite {
+    fn name(&self) -> &str {
+        "todo_write"
+    }
+
+    fn description(&self) -> &str {
+        "Write your task list for this work (the whole list each time), ticking items off \
+         as you finish them. The user sees it."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"text": {"type": "string"}, "done": {"type": "boolean"}},
+                        "required": ["text"]
+                    }
+                }
+            },
+            "required": ["items"]
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Read
+    }
+
+    async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: TodoArgs = parse_args(args)?;
+        if args.items.iter().any(|item| item.text.trim().is_empty()) {
+            return Err(ToolError::InvalidArguments(
+                "every item needs a `text`".into(),
+            ));
+        }
+        let done = args.items.iter().filter(|item| item.done).count();
+        let mut list = format!("{done} of {} done\n", args.items.len());
+        for item in &args.items {
+            list.push_str(if item.done { "- [x] " } else { "- [ ] " });
+            list.push_str(item.text.trim());
+            list.push('\n');
+        }
+        Ok(ToolOutput::text(list))
+    }
+}

@@ -1,0 +1,147 @@
+//! `web_fetch`: a page as readable text.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use cairn_protocol::ToolCategory;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::args::parse_args;
+use crate::builtin::html;
+use crate::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
+
+/// Bytes of a response read at most; the rest is not downloaded.
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone)]
+pub struct WebFetch {
+    http: reqwest::Client,
+}
+
+impl WebFetch {
+    pub fn new(http: reqwest::Client) -> Self {
+        Self { http }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebFetchArgs {
+    url: String,
+}
+
+#[async_trait]
+impl Tool for WebFetch {
+    fn name(&self) -> &str {
+        "web_fetch"
+    }
+
+    fn description(&self) -> &str {
+        "Fetch a web page (http or https) and read it as plain text."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"url": {"type": "string", "description": "The full address, http:// or https://"}},
+            "required": ["url"]
+        })
+    }
+
+    fn category(&self) -> ToolCategory {
+        ToolCategory::External
+    }
+
+    fn subjects(&self, args: &Value) -> Vec<Subject> {
+        args.get("url")
+            .and_then(Value::as_str)
+            .map(|url| vec![Subject::Url(url.to_owned())])
+            .unwrap_or_default()
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: WebFetchArgs = parse_args(args)?;
+        let url = reqwest::Url::parse(args.url.trim()).map_err(|err| {
+            ToolError::InvalidArguments(format!(
+                "`{}` is not a web address ({err}); write it like https://example.com/page",
+                args.url
+            ))
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ToolError::InvalidArguments(format!(
+                "only http and https addresses can be fetched, not `{}`",
+                url.scheme()
+            )));
+        }
+        tokio::select! {
+            () = ctx.cancel.cancelled() => Err(ToolError::Cancelled),
+            page = self.fetch(url) => page,
+        }
+    }
+}
+
+impl WebFetch {
+    async fn fetch(&self, url: reqwest::Url) -> Result<ToolOutput, ToolError> {
+        let failed =
+            |err: reqwest::Error| ToolError::Failed(format!("fetching {url} failed: {err}"));
+        let mut response = self
+            .http
+            .get(url.clone())
+            .timeout(TIMEOUT)
+            .header(
+                reqwest::header::ACCEPT,
+                "text/html, text/plain;q=0.9, */*;q=0.5",
+            )
+            .send()
+            .await
+            .map_err(failed)?;
+        let status = response.status();
+        let final_url = response.url().clone();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let mut body = Vec::new();
+        let mut cut = false;
+        while let Some(piece) = response.chunk().await.map_err(failed)? {
+            let room = MAX_BODY_BYTES - body.len();
+            if piece.len() > room {
+                body.extend_from_slice(&piece[..room]);
+                cut = true;
+                break;
+            }
+            body.extend_from_slice(&piece);
+        }
+        let is_text = content_type.is_empty()
+            || content_type.starts_with("text/")
+            || content_type.contains("json")
+            || content_type.contains("xml")
+            || content_type.contains("javascript");
+        if !is_text {
+            return Err(ToolError::Failed(format!(
+                "{final_url} is `{content_type}`, not a page web_fetch can read"
+            )));
+        }
+        let raw = String::from_utf8_lossy(&body);
+        let looks_html = content_type.contains("html") || raw.trim_start().starts_with('<');
+        let text = if looks_html {
+            html::to_text(&raw)
+        } else {
+            raw.into_owned()
+        };
+        let mut report = format!("{final_url} (HTTP {})\n\n{text}", status.as_u16());
+        if cut {
+            report.push_str(&format!(
+                "\n[only the first {MAX_BODY_BYTES} bytes were read]"
+            ));
+        }
+        if !status.is_success() {
+            return Err(ToolError::Failed(report));
+        }
+        Ok(ToolOutput::text(report))
+    }
+}

@@ -1,0 +1,386 @@
+//! The built-in tools on real folders, real processes and a real (local) web server.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use cairn_testkit::{FakeServer, Piece, Reply};
+use cairn_tools::{
+    EditFile, MemoryList, MemoryRead, MemoryStore, MemoryWrite, RunCommand, SearchFiles, Subject,
+    TodoWrite, Tool, ToolContext, ToolError, WebFetch, Workspace,
+};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+fn workspace() -> (tempfile::TempDir, ToolContext) {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext {
+        workspace: Some(Arc::new(Workspace::open(dir.path()).unwrap())),
+        cancel: CancellationToken::new(),
+    };
+    (dir, ctx)
+}
+
+async fn text(tool: &impl Tool, args: serde_json::Value, ctx: &ToolContext) -> String {
+    tool.call(args, ctx).await.unwrap().content
+}
+
+#[tokio::test]
+async fn search_files_finds_lines_and_skips_what_a_search_should() {
+    let (dir, ctx) = workspace();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src/deep")).unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
+    std::fs::write(
+        root.join("src/main.rs"),
+        "fn main() {\n    run(config);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("src/deep/lib.rs"),
+        "pub fn run(config: Config) {}\n",
+    )
+    .unwrap();
+    std::fs::write(root.join(".git/config"), "run(config)").unwrap();
+    std::fs::write(root.join("node_modules/x/i.js"), "run(config)").unwrap();
+    std::fs::write(root.join("blob.bin"), b"run(config)\0\x01\x02").unwrap();
+    std::os::unix::fs::symlink("/etc", root.join("etc_link")).unwrap();
+
+    let found = text(&SearchFiles, json!({"pattern": "run\\(config"}), &ctx).await;
+    assert_eq!(
+        found,
+        "src/deep/lib.rs:1: pub fn run(config: Config) {}\nsrc/main.rs:2: run(config);\n"
+    );
+    // Not a valid expression: searched as written.
+    let literal = text(&SearchFiles, json!({"pattern": "run(config"}), &ctx).await;
+    assert_eq!(literal.lines().count(), 2, "{literal}");
+    let scoped = text(
+        &SearchFiles,
+        json!({"pattern": "fn", "path": "src/deep"}),
+        &ctx,
+    )
+    .await;
+    assert_eq!(scoped, "src/deep/lib.rs:1: pub fn run(config: Config) {}\n");
+    let none = text(&SearchFiles, json!({"pattern": "nowhere"}), &ctx).await;
+    assert_eq!(none, "no matches in 3 files\n");
+    assert!(
+        SearchFiles
+            .call(json!({"pattern": "x", "path": "../"}), &ctx)
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn edit_file_replaces_exactly_one_occurrence() {
+    let (dir, ctx) = workspace();
+    std::fs::write(dir.path().join("a.txt"), "alpha\nbeta\nalpha\n").unwrap();
+    let edit = |old: &str, new: &str| json!({"path": "a.txt", "old_text": old, "new_text": new});
+    let err = EditFile.call(edit("alpha", "x"), &ctx).await.unwrap_err();
+    assert!(err.to_string().contains("appears 2 times"), "{err}");
+    let err = EditFile.call(edit("gamma", "x"), &ctx).await.unwrap_err();
+    assert!(err.to_string().contains("was not found"), "{err}");
+    let err = EditFile.call(edit("", "x"), &ctx).await.unwrap_err();
+    assert!(matches!(err, ToolError::InvalidArguments(_)));
+    assert_eq!(
+        text(&EditFile, edit("beta\nalpha", "BETA"), &ctx).await,
+        "edited `a.txt`: 2 lines replaced with 1"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "alpha\nBETA\n"
+    );
+}
+
+#[tokio::test]
+async fn run_command_reports_exit_code_and_both_streams_from_the_workspace_root() {
+    let (dir, ctx) = workspace();
+    let out = text(
+        &RunCommand,
+        json!({"command": "pwd; echo oops >&2; exit 3"}),
+        &ctx,
+    )
+    .await;
+    let root = dir.path().canonicalize().unwrap();
+    assert_eq!(
+        out,
+        format!(
+            "$ pwd; echo oops >&2; exit 3\nexit code: 3\n{}\n[stderr]\noops\n",
+            root.display()
+        )
+    );
+}
+
+#[tokio::test]
+async fn long_output_keeps_its_start_and_end() {
+    let (_dir, ctx) = workspace();
+    let out = text(&RunCommand, json!({"command": "seq 1 100000"}), &ctx).await;
+    assert!(out.contains("exit code: 0\n1\n2\n3\n"));
+    assert!(out.contains("bytes not shown"));
+    assert!(out.ends_with("99999\n100000\n"));
+    assert!(out.len() < 30_000);
+}
+
+/// Whether a process started by a test is still running, by the pid it wrote. A
+/// killed process whose parent is gone may linger as a zombie until init reaps it:
+/// that is dead too.
+fn alive(pid_file: &std::path::Path) -> bool {
+    let pid = std::fs::read_to_string(pid_file).unwrap();
+    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().next());
+            !matches!(state, Some("Z" | "X"))
+        }
+        Err(_) => false,
+    }
+}
+
+#[tokio::test]
+async fn a_timeout_ends_the_command_and_everything_it_started() {
+    let (dir, ctx) = workspace();
+    let started = Instant::now();
+    let out = text(
+        &RunCommand,
+        json!({"command": "sleep 30 & echo $! > bg.pid; echo started; sleep 30", "timeout_ms": 300}),
+        &ctx,
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        out.contains("timed out after 300 ms") && out.contains("started"),
+        "{out}"
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !alive(&dir.path().join("bg.pid")),
+        "the background sleep was killed with its group"
+    );
+}
+
+#[tokio::test]
+async fn stop_kills_the_whole_process_group() {
+    let (dir, ctx) = workspace();
+    let cancel = ctx.cancel.clone();
+    let call = tokio::spawn(async move {
+        RunCommand
+            .call(
+                json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"}),
+                &ctx,
+            )
+            .await
+    });
+    let pid_file = dir.path().join("bg.pid");
+    while !pid_file.exists()
+        || std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .is_empty()
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(alive(&pid_file));
+    cancel.cancel();
+    let result = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(result.unwrap_err(), ToolError::Cancelled);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!alive(&pid_file));
+}
+
+#[tokio::test]
+async fn dropping_a_running_command_kills_its_group_too() {
+    let (dir, ctx) = workspace();
+    let pid_file = dir.path().join("bg.pid");
+    let call = RunCommand.call(
+        json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"}),
+        &ctx,
+    );
+    let _ = tokio::time::timeout(Duration::from_millis(500), call).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !alive(&pid_file),
+        "the engine drops a call on Stop; that alone must end it"
+    );
+}
+
+#[test]
+fn commands_are_judged_and_granted_part_by_part() {
+    let args = json!({"command": "cargo build && cargo test --release | tee log"});
+    assert_eq!(
+        RunCommand.subjects(&args),
+        ["cargo build", "cargo test --release", "tee log"].map(|c| Subject::Command(c.into()))
+    );
+    assert_eq!(
+        RunCommand.session_grants(&args),
+        [
+            "run_command(cargo build:*)",
+            "run_command(cargo test:*)",
+            "run_command(tee log:*)"
+        ]
+    );
+    assert_eq!(
+        RunCommand.subjects(&json!({"command": "echo 'x"})),
+        [Subject::Unreadable("echo 'x".into())]
+    );
+}
+
+fn http() -> reqwest::Client {
+    cairn_providers::http::client_builder().build().unwrap()
+}
+
+#[tokio::test]
+async fn web_fetch_reads_pages_as_text_and_refuses_what_it_cannot_read() {
+    let server = FakeServer::start().await;
+    server.push(
+        "GET /page",
+        Reply::new(200, "text/html; charset=utf-8")
+            .then(Piece::Bytes(b"<html><body><h1>Hello</h1><p>Local &amp; private.</p><script>x()</script></body></html>".to_vec())),
+    );
+    server.push(
+        "GET /image",
+        Reply::new(200, "image/png").then(Piece::Bytes(vec![0x89, b'P', b'N', b'G'])),
+    );
+    server.push(
+        "GET /missing",
+        Reply::new(404, "text/plain").then(Piece::Bytes(b"no such page".to_vec())),
+    );
+    let fetch = WebFetch::new(http());
+    let ctx = ToolContext::default();
+    let out = text(
+        &fetch,
+        json!({"url": format!("{}/page", server.url())}),
+        &ctx,
+    )
+    .await;
+    assert_eq!(
+        out,
+        format!(
+            "{}/page (HTTP 200)\n\nHello\nLocal & private.",
+            server.url()
+        )
+    );
+    let err = fetch
+        .call(json!({"url": format!("{}/image", server.url())}), &ctx)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("`image/png`, not a page"), "{err}");
+    let err = fetch
+        .call(json!({"url": format!("{}/missing", server.url())}), &ctx)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("(HTTP 404)") && err.to_string().contains("no such page"),
+        "{err}"
+    );
+    for bad in ["file:///etc/passwd", "not a url", "ftp://x/y"] {
+        assert!(
+            matches!(
+                fetch.call(json!({"url": bad}), &ctx).await,
+                Err(ToolError::InvalidArguments(_))
+            ),
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        fetch.subjects(&json!({"url": "https://a.b/c"})),
+        [Subject::Url("https://a.b/c".into())]
+    );
+}
+
+#[derive(Debug, Default)]
+struct Notes(Mutex<BTreeMap<String, String>>);
+
+#[async_trait]
+impl MemoryStore for Notes {
+    async fn list(&self) -> Result<Vec<(String, String)>, String> {
+        Ok(self
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.lines().next().unwrap_or("").to_owned()))
+            .collect())
+    }
+    async fn read(&self, key: &str) -> Result<Option<String>, String> {
+        Ok(self.0.lock().unwrap().get(key).cloned())
+    }
+    async fn write(&self, key: &str, value: &str) -> Result<(), String> {
+        self.0
+            .lock()
+            .unwrap()
+            .insert(key.to_owned(), value.to_owned());
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn memory_tools_round_trip_through_their_store() {
+    let notes: Arc<dyn MemoryStore> = Arc::new(Notes::default());
+    let ctx = ToolContext::default();
+    assert_eq!(
+        text(&MemoryList::new(notes.clone()), json!({}), &ctx).await,
+        "memory is empty"
+    );
+    assert_eq!(
+        text(
+            &MemoryWrite::new(notes.clone()),
+            json!({"key": "user.editor", "value": "helix\nsince 2024"}),
+            &ctx
+        )
+        .await,
+        "remembered `user.editor`"
+    );
+    assert_eq!(
+        text(&MemoryList::new(notes.clone()), json!({}), &ctx).await,
+        "user.editor: helix"
+    );
+    assert_eq!(
+        text(
+            &MemoryRead::new(notes.clone()),
+            json!({"key": "user.editor"}),
+            &ctx
+        )
+        .await,
+        "helix\nsince 2024"
+    );
+    assert!(
+        MemoryRead::new(notes.clone())
+            .call(json!({"key": "nope"}), &ctx)
+            .await
+            .unwrap_err()
+            .to_string()
+            .contains("memory_list")
+    );
+    assert!(
+        MemoryWrite::new(notes)
+            .call(json!({"key": " ", "value": "x"}), &ctx)
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn todo_write_renders_the_list() {
+    let out = text(
+        &TodoWrite,
+        json!({"items": [{"text": "read", "done": true}, {"text": "write"}]}),
+        &ToolContext::default(),
+    )
+    .await;
+    assert_eq!(out, "1 of 2 done\n- [x] read\n- [ ] write\n");
+    assert!(
+        TodoWrite
+            .call(json!({"items": [{"text": ""}]}), &ToolContext::default())
+            .await
+            .is_err()
+    );
+}
