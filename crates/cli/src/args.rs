@@ -29,6 +29,34 @@ pub enum Command {
     Keys(KeysArgs),
     /// List, show, search, export, rename, delete or import threads.
     Threads(ThreadsArgs),
+    /// The persistent permission rules (allow, ask and deny lists).
+    Rules(RulesArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RulesArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    #[command(subcommand)]
+    pub action: RulesAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RulesAction {
+    /// The rules, by list.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a rule: `cairn rules add allow 'run_command(cargo test:*)'`.
+    Add {
+        #[arg(value_parser = ["allow", "ask", "deny"])]
+        list: String,
+        rule: String,
+    },
+    /// Remove a rule by the id `list` shows.
+    Remove { id: i64 },
 }
 
 /// Where the threads live.

@@ -9,6 +9,7 @@ mod exit;
 mod keys;
 mod models;
 mod output;
+mod rules;
 mod run;
 mod server;
 mod threads;
@@ -46,6 +47,7 @@ fn real_main() -> Exit {
             Command::Pull(args) => models::pull(args).await,
             Command::Keys(args) => keys::keys(args),
             Command::Threads(args) => threads::threads(args).await,
+            Command::Rules(args) => rules::rules(args).await,
         }
     });
     // The stdin reader blocks in a read that only ends when stdin does; dropping the

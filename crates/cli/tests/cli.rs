@@ -1108,3 +1108,95 @@ async fn kill_9_mid_answer_leaves_a_sound_file_with_the_question_and_the_partial
         messages[1].content
     );
 }
+
+#[tokio::test]
+async fn rules_are_kept_with_the_threads_and_deny_holds_even_in_auto() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let out = output(cairn(&[
+        "rules",
+        "add",
+        "deny",
+        "run_command(rm:*)",
+        "--db",
+        &db,
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.ends_with("\tdeny\trun_command(rm:*)\n"));
+    let out = output(cairn(&["rules", "add", "allow", "rm -rf", "--db", &db])).await;
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("`rm -rf` is not a rule"),
+        "{}",
+        out.stderr
+    );
+    let listed = output(cairn(&["rules", "list", "--json", "--db", &db]))
+        .await
+        .stdout;
+    let rules: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(
+        rules,
+        json!([{"id": 1, "list": "deny", "rule": "run_command(rm:*)"}])
+    );
+
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "c1",
+            "run_command",
+            json!({"command": "ls && rm -rf keep"}),
+        )])),
+    );
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&["I was not allowed to delete it."])),
+    );
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir(workspace.path().join("keep")).unwrap();
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--db",
+        &db,
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--mode",
+        "auto",
+        "--json",
+        "--workspace",
+        workspace.path().to_str().unwrap(),
+        "clean up",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        workspace.path().join("keep").exists(),
+        "the deny rule held in auto mode"
+    );
+    let result = server.requests()[1].json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .clone();
+    assert!(
+        result
+            .as_str()
+            .unwrap()
+            .contains("the user's rule `run_command(rm:*)` refuses this call"),
+        "{result}"
+    );
+
+    assert_eq!(
+        output(cairn(&["rules", "remove", "1", "--db", &db]))
+            .await
+            .stdout,
+        "removed rule 1\n"
+    );
+    let out = output(cairn(&["rules", "remove", "1", "--db", &db])).await;
+    assert_eq!(out.code, 2);
+}

@@ -71,6 +71,7 @@ fn request(tools: Toolbelt) -> TurnRequest {
         workspace: None,
         sampling: Sampling::default(),
         rules: Default::default(),
+        instructions: None,
     }
 }
 

@@ -78,6 +78,7 @@ async fn bench(dialect: Dialect, route: &str, answer: Reply) {
             workspace: None,
             sampling: Sampling::default(),
             rules: Default::default(),
+            instructions: None,
         };
         let start = Instant::now();
         let outcome = engine

@@ -116,3 +116,22 @@ fn mode_rules(mode: PermissionMode) -> String {
         }
     }
 }
+
+/// The prompt with the project's instructions after it (capped: they are guidance,
+/// and a huge file would crowd out the conversation).
+pub fn with_instructions(mut prompt: String, instructions: &str) -> String {
+    const MAX_CHARS: usize = 16_000;
+    let trimmed = instructions.trim();
+    if trimmed.is_empty() {
+        return prompt;
+    }
+    let shown: String = trimmed.chars().take(MAX_CHARS).collect();
+    let _ = write!(
+        prompt,
+        "\nProject instructions (AGENTS.md in the workspace):\n{shown}\n"
+    );
+    if trimmed.chars().count() > MAX_CHARS {
+        prompt.push_str("[the rest of AGENTS.md is left out]\n");
+    }
+    prompt
+}

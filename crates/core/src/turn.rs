@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use cairn_protocol::{
     BudgetExceeded, ChatMessage, Done, ErrorEvent, ErrorKind, Event, ExecutionTree, ModelCall,
-    PermissionMode, TurnStatus, Usage,
+    PermissionMode, PlanReady, TurnStatus, Usage,
 };
 use cairn_providers::{ModelClient, Sampling};
 use cairn_tools::Workspace;
@@ -58,6 +58,8 @@ pub struct TurnRequest {
     pub sampling: Sampling,
     /// The user's persistent permission rules.
     pub rules: Arc<RuleSet>,
+    /// The project's own instructions (the workspace's `AGENTS.md`), if any.
+    pub instructions: Option<String>,
 }
 
 /// How the outside world steers a running turn.
@@ -153,6 +155,10 @@ impl Engine {
             workspace: request.workspace.as_deref().map(Workspace::root),
             can_spawn,
         });
+        let system = match &request.instructions {
+            Some(instructions) => prompt::with_instructions(system, instructions),
+            None => system,
+        };
         let mut history = Vec::with_capacity(request.history.len() + 1);
         history.push(ChatMessage::system(system));
         history.extend(request.history);
@@ -302,9 +308,19 @@ impl Turn {
         if let Some(error) = &error {
             self.emitter.emit(Event::Error(error.clone()));
         }
+        let (text, reasoning, messages) = root.into_parts();
+        if self.gate.mode() == PermissionMode::Plan
+            && status == TurnStatus::Completed
+            && !text.is_empty()
+        {
+            self.emitter.emit(Event::PlanReady(PlanReady {
+                thread_id: self.thread_id.clone(),
+                message_id: self.message_id.clone(),
+                plan: text.clone(),
+            }));
+        }
         self.emitter.idle();
         let usage = *self.usage.lock().unwrap_or_else(PoisonError::into_inner);
-        let (text, reasoning, messages) = root.into_parts();
         TurnOutcome {
             thread_id: self.thread_id.clone(),
             message_id: self.message_id.clone(),

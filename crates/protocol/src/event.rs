@@ -21,6 +21,8 @@ pub enum Event {
     ToolApprovalRequest(ToolApprovalRequest),
     BudgetExceeded(BudgetExceeded),
     AgentState(AgentState),
+    /// A plan-mode turn finished: its answer is a plan the user can run.
+    PlanReady(PlanReady),
     Done(Done),
     Error(ErrorEvent),
 }
@@ -35,6 +37,7 @@ impl Event {
             Self::ToolApprovalRequest(_) => "tool_approval_request",
             Self::BudgetExceeded(_) => "budget_exceeded",
             Self::AgentState(_) => "agent_state",
+            Self::PlanReady(_) => "plan_ready",
             Self::Done(_) => "done",
             Self::Error(_) => "error",
         }
@@ -174,6 +177,15 @@ impl Usage {
         self.tool_calls += other.tool_calls;
         self.estimated |= other.estimated;
     }
+}
+
+/// The answer of a plan-mode turn, offered to the user to carry out (switching the
+/// thread to default or auto).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanReady {
+    pub thread_id: String,
+    pub message_id: String,
+    pub plan: String,
 }
 
 /// How a turn ended. `done` is the last event of every turn, whatever happened.

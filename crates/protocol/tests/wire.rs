@@ -118,6 +118,7 @@ fn budget_state_done_and_error() {
         (AgentStateKind::Thinking, "thinking"),
         (AgentStateKind::Executing, "executing"),
         (AgentStateKind::WaitingOnUser, "waiting_on_user"),
+        (AgentStateKind::Reconnecting, "reconnecting"),
         (AgentStateKind::Idle, "idle"),
     ] {
         round_trip(
@@ -141,6 +142,14 @@ fn budget_state_done_and_error() {
         json!({"type": "done", "thread_id": "t", "message_id": "m",
                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "llm_calls": 2, "tool_calls": 1},
                "status": "completed"}),
+    );
+    round_trip(
+        Event::PlanReady(PlanReady {
+            thread_id: "t".into(),
+            message_id: "m".into(),
+            plan: "1. read\n2. write".into(),
+        }),
+        json!({"type": "plan_ready", "thread_id": "t", "message_id": "m", "plan": "1. read\n2. write"}),
     );
     round_trip(
         Event::Error(ErrorEvent {

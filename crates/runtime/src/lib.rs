@@ -15,7 +15,7 @@ use cairn_core::{
 use cairn_protocol::{ChatMessage, PermissionMode, ThreadInfo};
 use cairn_providers::{ModelClient, Sampling};
 use cairn_store::{NewThread, Recorder, Store, StoreError, title_from_prompt};
-use cairn_tools::Workspace;
+use cairn_tools::{MemoryStore, Tool, Workspace};
 
 /// The model a turn talks to, as the front end resolved it.
 #[derive(Clone)]
@@ -48,26 +48,72 @@ pub enum RuntimeError {
     Workspace(String),
     #[error("an empty message cannot be sent")]
     EmptyPrompt,
+    #[error("a plan is carried out in default or auto mode, not plan mode")]
+    Plan,
+    #[error("the tools do not fit together: {0}")]
+    Tools(cairn_core::ToolbeltError),
 }
 
 /// The store, the running turns, and the per-thread grants, shared by a front end.
-#[derive(Debug)]
 pub struct Runtime {
     store: Store,
     sessions: Arc<Sessions>,
     limits: Limits,
     /// "Allow for this chat": per thread, for as long as the app runs.
     grants: Mutex<HashMap<String, Arc<SessionGrants>>>,
+    /// For `web_fetch`.
+    http: reqwest::Client,
+    /// Tools from outside (MCP servers), offered to every thread.
+    extra_tools: Mutex<Vec<Arc<dyn Tool>>>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("store", &self.store)
+            .field("running", &self.sessions.running())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Runtime {
     pub fn new(store: Store, limits: Limits) -> Arc<Self> {
+        // Without TLS roots web_fetch cannot work, but chat still can.
+        let http = cairn_providers::http::client_builder()
+            .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .unwrap_or_default();
         Arc::new(Self {
             store,
             sessions: Sessions::new(),
             limits,
             grants: Mutex::default(),
+            http,
+            extra_tools: Mutex::default(),
         })
+    }
+
+    /// Adds tools every later turn offers (the tools of started MCP servers).
+    pub fn add_tools(&self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) {
+        self.extra_tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(tools);
+    }
+
+    /// Switches a plan-mode thread to `mode` and asks it to carry out its plan.
+    pub async fn run_plan(
+        &self,
+        thread_id: &str,
+        mode: PermissionMode,
+        choice: ModelChoice,
+    ) -> Result<Arc<LiveTurn>, RuntimeError> {
+        if mode == PermissionMode::Plan {
+            return Err(RuntimeError::Plan);
+        }
+        self.store.set_mode(thread_id, mode).await?;
+        self.send(thread_id, "Carry out the plan above.", choice)
+            .await
     }
 
     pub fn store(&self) -> &Store {
@@ -118,6 +164,9 @@ impl Runtime {
         self.store
             .set_model(thread_id, &choice.dialect, &choice.base_url, &choice.model)
             .await?;
+        let instructions = workspace.as_deref().and_then(project_instructions);
+        let tools = self.toolbelt(workspace.is_some())?;
+        let rules = Arc::new(self.store.rule_set().await?);
         let mut history = self.store.history(thread_id).await?;
         history.push(ChatMessage::user(prompt));
         let start = self.store.begin_turn(thread_id, prompt).await?;
@@ -132,15 +181,34 @@ impl Runtime {
             model: choice.model,
             history,
             mode: thread.mode,
-            tools: toolbelt(workspace.is_some()),
+            tools,
             workspace,
             sampling: choice.sampling,
-            rules: Default::default(),
+            rules,
+            instructions,
         };
         let engine = Engine::new(choice.client, self.limits);
         Ok(self
             .sessions
             .start(engine, request, self.grants(thread_id), recorder)?)
+    }
+
+    /// A thread's tools: the web, memory and the todo list always; files and commands
+    /// with a workspace; and whatever MCP servers were started.
+    fn toolbelt(&self, has_workspace: bool) -> Result<Toolbelt, RuntimeError> {
+        let memory: Arc<dyn MemoryStore> = Arc::new(self.store.clone());
+        let mut tools = cairn_tools::common_tools(self.http.clone(), memory);
+        if has_workspace {
+            tools.extend(cairn_tools::workspace_tools());
+        }
+        tools.extend(
+            self.extra_tools
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .cloned(),
+        );
+        Toolbelt::new(tools).map_err(RuntimeError::Tools)
     }
 
     fn grants(&self, thread_id: &str) -> Arc<SessionGrants> {
@@ -149,13 +217,10 @@ impl Runtime {
     }
 }
 
-/// The tools of a thread: the file tools only with a workspace.
-fn toolbelt(has_workspace: bool) -> Toolbelt {
-    let tools = if has_workspace {
-        cairn_tools::file_tools()
-    } else {
-        Vec::new()
-    };
-    // The built-in tools have distinct names, none of them reserved.
-    Toolbelt::new(tools).unwrap_or_default()
+/// The workspace's `AGENTS.md`, when it has one that reads as text.
+fn project_instructions(workspace: &Workspace) -> Option<String> {
+    let bytes = workspace.read("AGENTS.md").ok()?;
+    String::from_utf8(bytes)
+        .ok()
+        .filter(|text| !text.trim().is_empty())
 }

@@ -157,3 +157,207 @@ async fn a_front_end_can_leave_and_come_back_to_a_running_turn() {
     }
     assert_eq!(text, "first half second half");
 }
+
+#[tokio::test]
+async fn the_workspace_agents_md_guides_the_model() {
+    let (dir, runtime) = runtime().await;
+    std::fs::write(
+        dir.path().join("AGENTS.md"),
+        "Always run `cargo fmt` before committing.",
+    )
+    .unwrap();
+    let thread = runtime
+        .new_thread("x", PermissionMode::Default)
+        .await
+        .unwrap();
+    runtime
+        .store()
+        .set_workspace(&thread.id, Some(dir.path()))
+        .await
+        .unwrap();
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("noted")]);
+    runtime
+        .send(&thread.id, "hi", choice(&model))
+        .await
+        .unwrap()
+        .finished()
+        .await
+        .unwrap();
+    let system = model.requests()[0].messages[0].content().to_owned();
+    assert!(system.contains("Project instructions (AGENTS.md in the workspace):\nAlways run `cargo fmt` before committing."), "{system}");
+    let tools: Vec<_> = model.requests()[0]
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    for name in [
+        "read_file",
+        "list_dir",
+        "search_files",
+        "write_file",
+        "edit_file",
+        "run_command",
+        "web_fetch",
+        "memory_list",
+        "memory_read",
+        "memory_write",
+        "todo_write",
+        "run_subtask",
+    ] {
+        assert!(
+            tools.contains(&name.to_owned()),
+            "{name} missing from {tools:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_thread_without_a_workspace_has_no_file_or_command_tools() {
+    let (_dir, runtime) = runtime().await;
+    let thread = runtime.new_thread("x", PermissionMode::Auto).await.unwrap();
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("ok")]);
+    runtime
+        .send(&thread.id, "hi", choice(&model))
+        .await
+        .unwrap()
+        .finished()
+        .await
+        .unwrap();
+    let tools: Vec<_> = model.requests()[0]
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert!(
+        !tools.iter().any(|t| [
+            "read_file",
+            "write_file",
+            "run_command",
+            "search_files",
+            "edit_file",
+            "list_dir"
+        ]
+        .contains(&t.as_str())),
+        "{tools:?}"
+    );
+    assert!(tools.contains(&"web_fetch".to_owned()));
+}
+
+#[tokio::test]
+async fn a_plan_is_offered_then_carried_out_in_another_mode() {
+    let (dir, runtime) = runtime().await;
+    let thread = runtime
+        .new_thread("Tidy the notes", PermissionMode::Plan)
+        .await
+        .unwrap();
+    runtime
+        .store()
+        .set_workspace(&thread.id, Some(dir.path()))
+        .await
+        .unwrap();
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::text("1. Write notes.md with a heading."),
+        ScriptedTurn::call(
+            "write_file",
+            json!({"path": "notes.md", "content": "# Notes\n"}),
+        ),
+        ScriptedTurn::text("Done."),
+    ]);
+    let live = runtime
+        .send(&thread.id, "Tidy the notes", choice(&model))
+        .await
+        .unwrap();
+    let (mut events, mut rest) = live.attach();
+    while let Some(event) = rest.recv().await {
+        let done = matches!(event, Event::Done(_));
+        events.push(event);
+        if done {
+            break;
+        }
+    }
+    let plan = events.iter().find_map(|e| match e {
+        Event::PlanReady(plan) => Some(plan.clone()),
+        _ => None,
+    });
+    let plan = plan.expect("a plan_ready event");
+    assert_eq!(
+        (plan.thread_id.as_str(), plan.plan.as_str()),
+        (thread.id.as_str(), "1. Write notes.md with a heading.")
+    );
+    assert!(matches!(
+        runtime
+            .run_plan(&thread.id, PermissionMode::Plan, choice(&model))
+            .await,
+        Err(RuntimeError::Plan)
+    ));
+
+    let outcome = runtime
+        .run_plan(&thread.id, PermissionMode::Auto, choice(&model))
+        .await
+        .unwrap()
+        .finished()
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, TurnStatus::Completed);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.md")).unwrap(),
+        "# Notes\n"
+    );
+    assert_eq!(
+        runtime.store().thread(&thread.id).await.unwrap().mode,
+        PermissionMode::Auto
+    );
+    let second = &model.requests()[1];
+    assert_eq!(
+        second.messages.last().unwrap().content(),
+        "Carry out the plan above."
+    );
+    assert!(
+        second
+            .messages
+            .iter()
+            .any(|m| m.content() == "1. Write notes.md with a heading."),
+        "the plan is in the history"
+    );
+}
+
+#[tokio::test]
+async fn memory_outlives_the_thread_that_wrote_it() {
+    let (_dir, runtime) = runtime().await;
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call("memory_write", json!({"key": "user.name", "value": "Ada"})),
+        ScriptedTurn::text("I'll remember."),
+        ScriptedTurn::call("memory_read", json!({"key": "user.name"})),
+        ScriptedTurn::text("You are Ada."),
+    ]);
+    let first = runtime.new_thread("x", PermissionMode::Auto).await.unwrap();
+    runtime
+        .send(&first.id, "I am Ada", choice(&model))
+        .await
+        .unwrap()
+        .finished()
+        .await
+        .unwrap();
+    let second = runtime
+        .new_thread("y", PermissionMode::Default)
+        .await
+        .unwrap();
+    let outcome = runtime
+        .send(&second.id, "who am I?", choice(&model))
+        .await
+        .unwrap()
+        .finished()
+        .await
+        .unwrap();
+    assert_eq!(outcome.text, "You are Ada.");
+    let read = &model.requests()[3].messages;
+    assert_eq!(
+        read.last().unwrap().content(),
+        "Ada",
+        "memory_read ran without asking (a read) and found it"
+    );
+}

@@ -14,6 +14,7 @@ mod open;
 mod reader;
 mod recorder;
 mod search;
+mod settings;
 mod threads;
 
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ pub use export::{ExportedMessage, ThreadExport, markdown};
 pub use messages::{TurnStart, title_from_prompt};
 pub use open::StoreOptions;
 pub use recorder::{Recorder, TEXT_FLUSH};
+pub use settings::StoredRule;
 pub use threads::{NewThread, Page};
 
 /// The database. Cheap to clone.

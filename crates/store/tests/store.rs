@@ -36,6 +36,7 @@ fn request(thread: &str, message: &str, history: Vec<ChatMessage>) -> TurnReques
         workspace: None,
         sampling: Sampling::default(),
         rules: Default::default(),
+        instructions: None,
     }
 }
 
@@ -603,4 +604,78 @@ async fn a_full_disk_saves_nothing_half_and_the_turn_reports_it() {
         "what fit before is kept"
     );
     assert_eq!(messages[1].status, MessageStatus::Partial);
+}
+
+#[tokio::test]
+async fn settings_rules_and_memory_persist() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    {
+        let store = Store::open(&path).await.unwrap();
+        assert_eq!(
+            store.setting::<String>("default_model").await.unwrap(),
+            None
+        );
+        store
+            .set_setting("default_model", &"qwen3:8b")
+            .await
+            .unwrap();
+        store
+            .set_setting("default_model", &"llama3.2")
+            .await
+            .unwrap();
+        let allow = store
+            .add_rule(cairn_core::RuleList::Allow, "run_command(cargo test:*)")
+            .await
+            .unwrap();
+        let again = store
+            .add_rule(cairn_core::RuleList::Allow, "run_command(cargo test:*)")
+            .await
+            .unwrap();
+        assert_eq!(allow, again, "adding twice keeps one");
+        store
+            .add_rule(cairn_core::RuleList::Deny, "run_command(rm:*)")
+            .await
+            .unwrap();
+        assert!(matches!(
+            store.add_rule(cairn_core::RuleList::Deny, "rm -rf").await,
+            Err(StoreError::Invalid(_))
+        ));
+        use cairn_tools::MemoryStore;
+        store.write("user.name", "Ada\nlikes Rust").await.unwrap();
+        store.write("user.name", "Ada Lovelace").await.unwrap();
+        store.close().await;
+    }
+    let store = Store::open(&path).await.unwrap();
+    assert_eq!(
+        store
+            .setting::<String>("default_model")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("llama3.2")
+    );
+    let rules = store.rules().await.unwrap();
+    let listed: Vec<_> = rules.iter().map(|r| (r.list, r.rule.as_str())).collect();
+    assert_eq!(
+        listed,
+        [
+            (cairn_core::RuleList::Allow, "run_command(cargo test:*)"),
+            (cairn_core::RuleList::Deny, "run_command(rm:*)")
+        ]
+    );
+    let set = store.rule_set().await.unwrap();
+    assert_eq!(set.rules(cairn_core::RuleList::Deny).len(), 1);
+    assert!(store.remove_rule(rules[0].id).await.unwrap());
+    assert!(!store.remove_rule(rules[0].id).await.unwrap());
+    assert_eq!(store.rules().await.unwrap().len(), 1);
+    use cairn_tools::MemoryStore;
+    assert_eq!(
+        store.read("user.name").await.unwrap().as_deref(),
+        Some("Ada Lovelace")
+    );
+    assert_eq!(
+        store.list().await.unwrap(),
+        [("user.name".to_owned(), "Ada Lovelace".to_owned())]
+    );
 }

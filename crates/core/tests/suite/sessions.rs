@@ -65,6 +65,7 @@ fn request(thread: &str, tools: Vec<Arc<dyn Tool>>) -> TurnRequest {
         workspace: None,
         sampling: Sampling::default(),
         rules: Default::default(),
+        instructions: None,
     }
 }
 

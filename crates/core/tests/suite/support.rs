@@ -101,6 +101,7 @@ impl Harness {
             workspace: self.workspace.clone(),
             sampling: self.sampling,
             rules: Arc::new(self.rules.clone()),
+            instructions: None,
         }
     }
 
