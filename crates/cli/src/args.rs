@@ -31,6 +31,43 @@ pub enum Command {
     Threads(ThreadsArgs),
     /// The persistent permission rules (allow, ask and deny lists).
     Rules(RulesArgs),
+    /// MCP servers: which are configured, which may start.
+    Mcp(McpArgs),
+}
+
+/// Where the MCP servers are described.
+#[derive(Debug, Clone, clap::Args)]
+pub struct McpConfigArgs {
+    /// A Claude-Desktop-style `mcpServers` JSON file (default: mcp.json beside the
+    /// database). Only servers allowed with `cairn mcp allow` start.
+    #[arg(long, env = "CAIRN_MCP_CONFIG", global = true)]
+    pub mcp_config: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    #[command(flatten)]
+    pub config: McpConfigArgs,
+
+    #[command(subcommand)]
+    pub action: McpAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// The configured servers and whether each may start.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Let a configured server start (its tools then ask before they run, unless
+    /// marked read-only or allowed by a rule).
+    Allow { name: String },
+    /// Stop a server from starting.
+    Disallow { name: String },
 }
 
 #[derive(Debug, clap::Args)]
@@ -100,6 +137,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub db: DbArgs,
+
+    #[command(flatten)]
+    pub mcp: McpConfigArgs,
 
     /// Continue this thread (default: start a new one, titled from the prompt).
     #[arg(long)]

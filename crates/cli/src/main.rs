@@ -7,6 +7,7 @@ mod args;
 mod db;
 mod exit;
 mod keys;
+mod mcp;
 mod models;
 mod output;
 mod rules;
@@ -48,6 +49,7 @@ fn real_main() -> Exit {
             Command::Keys(args) => keys::keys(args),
             Command::Threads(args) => threads::threads(args).await,
             Command::Rules(args) => rules::rules(args).await,
+            Command::Mcp(args) => mcp::mcp(args).await,
         }
     });
     // The stdin reader blocks in a read that only ends when stdin does; dropping the

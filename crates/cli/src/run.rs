@@ -77,6 +77,7 @@ async fn start(args: RunArgs) -> Result<Started, Failure> {
             ..Sampling::default()
         },
     };
+    crate::mcp::start(&runtime, &args.mcp).await?;
     let live = runtime
         .send(&thread.id, &prompt, choice)
         .await

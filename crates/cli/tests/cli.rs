@@ -1200,3 +1200,162 @@ async fn rules_are_kept_with_the_threads_and_deny_holds_even_in_auto() {
     let out = output(cairn(&["rules", "remove", "1", "--db", &db])).await;
     assert_eq!(out.code, 2);
 }
+
+/// The test MCP server of the tools crate, built beside `cairn` by a workspace build.
+fn mcp_fixture() -> std::path::PathBuf {
+    let path =
+        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")).with_file_name("mcp-fixture-server");
+    assert!(
+        path.exists(),
+        "{} is missing: run the workspace's tests (scripts/test), or `cargo build -p cairn-tools --bin mcp-fixture-server`",
+        path.display()
+    );
+    path
+}
+
+#[tokio::test]
+async fn mcp_servers_start_only_when_allowed_and_their_tools_are_gated() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let config = dir.path().join("mcp.json");
+    let fixture = mcp_fixture();
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {
+            "fixture": {"command": fixture, "args": []},
+            "ghost": {"command": "/nonexistent/server"}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let cfg = config.to_str().unwrap();
+    let listed = output(cairn(&["mcp", "list", "--db", &db, "--mcp-config", cfg]))
+        .await
+        .stdout;
+    assert!(
+        listed.contains("fixture\tnot allowed\t")
+            && listed.contains("ghost\tnot allowed\t/nonexistent/server"),
+        "{listed}"
+    );
+    let out = output(cairn(&[
+        "mcp",
+        "allow",
+        "nobody",
+        "--db",
+        &db,
+        "--mcp-config",
+        cfg,
+    ]))
+    .await;
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("the configured ones are: fixture, ghost"),
+        "{}",
+        out.stderr
+    );
+
+    let server = FakeServer::start().await;
+    let url = server.url();
+    let run = |prompt: &'static str| {
+        let (db, url, cfg) = (db.clone(), url.clone(), cfg.to_owned());
+        async move {
+            output(cairn(&[
+                "run",
+                "--db",
+                &db,
+                "--base-url",
+                &url,
+                "--model",
+                "m",
+                "--mode",
+                "default",
+                "--json",
+                "--mcp-config",
+                &cfg,
+                prompt,
+            ]))
+            .await
+        }
+    };
+    // Not allowed yet: the model sees no MCP tools.
+    server.push(CHAT, Reply::sse(sse::text(&["no tools"])));
+    assert_eq!(run("hi").await.code, 0);
+    let tools = server.requests()[0].json()["tools"].clone();
+    assert!(!tools.to_string().contains("mcp__"), "{tools}");
+
+    assert_eq!(
+        output(cairn(&[
+            "mcp",
+            "allow",
+            "fixture",
+            "--db",
+            &db,
+            "--mcp-config",
+            cfg
+        ]))
+        .await
+        .stdout,
+        "fixture may start\n"
+    );
+    assert_eq!(
+        output(cairn(&[
+            "mcp",
+            "allow",
+            "ghost",
+            "--db",
+            &db,
+            "--mcp-config",
+            cfg
+        ]))
+        .await
+        .code,
+        0
+    );
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[
+            (
+                "c1",
+                "mcp__fixture__echo",
+                json!({"text": "read-only runs"}),
+            ),
+            (
+                "c2",
+                "mcp__fixture__shout",
+                json!({"text": "external asks"}),
+            ),
+        ])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["done"])));
+    let out = run("use the tools").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("MCP server `ghost` could not start")
+            && out.stderr.contains("its tools are not available"),
+        "{}",
+        out.stderr
+    );
+    let offered = server.requests()[1].json()["tools"].to_string();
+    assert!(
+        offered.contains("mcp__fixture__echo") && offered.contains("mcp__fixture__crash"),
+        "{offered}"
+    );
+    let results = server.requests()[2].json()["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let contents: Vec<_> = results
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        contents[0], "read-only runs",
+        "the server marked echo read-only"
+    );
+    assert!(
+        contents[1].contains("stdin is closed"),
+        "an external MCP tool asks first: {contents:?}"
+    );
+}

@@ -15,7 +15,16 @@ use cairn_core::{
 use cairn_protocol::{ChatMessage, PermissionMode, ThreadInfo};
 use cairn_providers::{ModelClient, Sampling};
 use cairn_store::{NewThread, Recorder, Store, StoreError, title_from_prompt};
+use cairn_tools::mcp::{McpConfig, McpError};
 use cairn_tools::{MemoryStore, Tool, Workspace};
+
+/// The setting that lists the MCP servers allowed to start.
+const MCP_ALLOWED: &str = "mcp_allowed_servers";
+
+/// Where the MCP servers file lives unless said otherwise: beside the database.
+pub fn default_mcp_config_path() -> Option<std::path::PathBuf> {
+    cairn_store::Store::default_path().and_then(|db| db.parent().map(|dir| dir.join("mcp.json")))
+}
 
 /// The model a turn talks to, as the front end resolved it.
 #[derive(Clone)]
@@ -99,6 +108,37 @@ impl Runtime {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .extend(tools);
+    }
+
+    /// The MCP servers the user allowed (a setting), by name.
+    pub async fn allowed_mcp_servers(&self) -> Result<Vec<String>, RuntimeError> {
+        Ok(self.store.setting(MCP_ALLOWED).await?.unwrap_or_default())
+    }
+
+    /// Allows or disallows an MCP server by name.
+    pub async fn allow_mcp_server(
+        &self,
+        name: &str,
+        allowed: bool,
+    ) -> Result<Vec<String>, RuntimeError> {
+        let mut names = self.allowed_mcp_servers().await?;
+        names.retain(|known| known != name);
+        if allowed {
+            names.push(name.to_owned());
+            names.sort();
+        }
+        self.store.set_setting(MCP_ALLOWED, &names).await?;
+        Ok(names)
+    }
+
+    /// Starts the allowed servers of `config` and offers their tools from now on.
+    /// Returns why the others that were allowed did not start.
+    pub async fn start_mcp(&self, config: &McpConfig) -> Result<Vec<McpError>, RuntimeError> {
+        let allowed = self.allowed_mcp_servers().await?;
+        let (tools, failures) =
+            cairn_tools::mcp::start_allowed(config, &allowed, self.http.clone()).await;
+        self.add_tools(tools);
+        Ok(failures)
     }
 
     /// Switches a plan-mode thread to `mode` and asks it to carry out its plan.

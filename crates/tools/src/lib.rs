@@ -7,6 +7,7 @@
 
 mod args;
 mod builtin;
+pub mod mcp;
 pub mod shell;
 mod tool;
 pub mod workspace;
