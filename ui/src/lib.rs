@@ -1,0 +1,12 @@
+//! Cairn's desktop front end.
+//!
+//! The state a thread view needs ([`turn`]: a turn's text and nested tool cards,
+//! built from the event wire or a stored message) and the composer's slash
+//! commands ([`slash`]) are plain Rust, tested on the host. The Leptos view that
+//! renders them (`app`) only exists in the wasm build.
+
+pub mod slash;
+pub mod turn;
+
+#[cfg(target_arch = "wasm32")]
+mod app;

@@ -1,0 +1,81 @@
+//! Slash commands typed in the composer: handled by the app, never sent to the model.
+
+use cairn_protocol::PermissionMode;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Slash {
+    Help,
+    Tools,
+    /// `/mode` alone shows the mode; with a name it sets it.
+    Mode(Option<PermissionMode>),
+    Model(Option<String>),
+    /// A new thread.
+    Clear,
+    Export(ExportFormat),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    Markdown,
+    Json,
+}
+
+impl ExportFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Markdown => "md",
+            Self::Json => "json",
+        }
+    }
+}
+
+/// What the composer should do with its text: a command, or a message. A line that
+/// starts with `/` but names no command is an error to show, not a message to send.
+pub fn parse(input: &str) -> Option<Result<Slash, String>> {
+    let text = input.trim();
+    let rest = text.strip_prefix('/')?;
+    // `/tmp/x is full`: a path, not a command.
+    if rest.starts_with('/') || rest.is_empty() {
+        return None;
+    }
+    let mut words = rest.split_whitespace();
+    let command = words.next().unwrap_or("");
+    let argument = words.next();
+    Some(match (command, argument) {
+        ("help", _) => Ok(Slash::Help),
+        ("tools", _) => Ok(Slash::Tools),
+        ("mode", None) => Ok(Slash::Mode(None)),
+        ("mode", Some(mode)) => mode.parse().map(|mode| Slash::Mode(Some(mode))).map_err(|err: cairn_protocol::permission::UnknownMode| err.to_string()),
+        ("model", name) => Ok(Slash::Model(name.map(str::to_owned))),
+        ("clear" | "new", _) => Ok(Slash::Clear),
+        ("export", None | Some("md" | "markdown")) => Ok(Slash::Export(ExportFormat::Markdown)),
+        ("export", Some("json")) => Ok(Slash::Export(ExportFormat::Json)),
+        ("export", Some(other)) => Err(format!("/export takes md or json, not `{other}`")),
+        (other, _) if other.contains('/') => return None,
+        (other, _) => Err(format!("there is no /{other}; /help lists the commands")),
+    })
+}
+
+/// What `/help` shows.
+pub const HELP: &str = "/help — this list\n/tools — the tools the agent has\n/mode [plan|default|auto] — show or set what tool calls may do\n/model [name] — show or choose the model\n/clear — start a new chat\n/export [md|json] — save this chat";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse_and_mistakes_are_explained() {
+        assert_eq!(parse("/help"), Some(Ok(Slash::Help)));
+        assert_eq!(parse("  /mode auto "), Some(Ok(Slash::Mode(Some(PermissionMode::Auto)))));
+        assert_eq!(parse("/mode"), Some(Ok(Slash::Mode(None))));
+        assert_eq!(parse("/model qwen3:8b"), Some(Ok(Slash::Model(Some("qwen3:8b".into())))));
+        assert_eq!(parse("/clear"), Some(Ok(Slash::Clear)));
+        assert_eq!(parse("/export json"), Some(Ok(Slash::Export(ExportFormat::Json))));
+        assert_eq!(parse("/export"), Some(Ok(Slash::Export(ExportFormat::Markdown))));
+        assert_eq!(parse("/mode yolo"), Some(Err("unknown permission mode `yolo`: use plan, default or auto".into())));
+        assert_eq!(parse("/frobnicate"), Some(Err("there is no /frobnicate; /help lists the commands".into())));
+        assert_eq!(parse("hello /help"), None);
+        assert_eq!(parse("/tmp/x is full, why?"), None);
+        assert_eq!(parse("//comment"), None);
+    }
+}

@@ -1,0 +1,392 @@
+//! One assistant turn as the thread view shows it, built from the event wire or
+//! from a stored message.
+//!
+//! events → root segments (text and cards in the order they came) → cards by id,
+//! each with its own child segments (a subtask's text and calls) → the approval a
+//! card waits on, in the card's own slot. Pure data: the view renders it, the host
+//! tests it.
+
+use std::collections::HashMap;
+
+use cairn_protocol::{
+    AgentStateKind, BudgetExceeded, ErrorEvent, Event, ExecutionTree, MessageStatus,
+    ToolApprovalRequest, ToolCallStatus, TurnStatus,
+};
+use serde_json::Value;
+
+/// A piece of a level: text it said, or a call it made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    Text(String),
+    Card(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardState {
+    Running,
+    Done,
+    Failed,
+}
+
+/// One tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Card {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub depth: u32,
+    pub name: String,
+    /// A subtask's title.
+    pub title: Option<String>,
+    pub args: Option<Value>,
+    pub result: Option<Value>,
+    pub state: CardState,
+    /// Known once it ended (from the view's clock, or the stored tree).
+    pub duration_ms: Option<u64>,
+    pub started_at_ms: Option<f64>,
+    /// A subtask's own text and calls, in order.
+    pub children: Vec<Segment>,
+    pub approval: Option<ToolApprovalRequest>,
+    /// Cards below the root start collapsed.
+    pub expanded: bool,
+}
+
+impl Card {
+    /// What the card header says: a subtask's title, else the tool's name.
+    pub fn label(&self) -> &str {
+        self.title.as_deref().unwrap_or(&self.name)
+    }
+}
+
+/// The whole turn.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TurnView {
+    pub segments: Vec<Segment>,
+    pub reasoning: String,
+    pub cards: HashMap<String, Card>,
+    pub state: Option<AgentStateKind>,
+    pub budget: Option<BudgetExceeded>,
+    pub error: Option<ErrorEvent>,
+    pub plan: Option<String>,
+    pub finished: Option<TurnStatus>,
+}
+
+impl TurnView {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replays a whole stream (a late attach gets the events so far first).
+    pub fn from_events<'a>(events: impl IntoIterator<Item = &'a Event>, now_ms: f64) -> Self {
+        let mut view = Self::new();
+        for event in events {
+            view.apply(event, now_ms);
+        }
+        view
+    }
+
+    /// A stored answer: its text and the cards its execution tree keeps (their child
+    /// text is not stored, their nesting is).
+    pub fn from_stored(content: &str, tree: Option<&ExecutionTree>, status: MessageStatus) -> Self {
+        let mut view = Self::new();
+        if let Some(tree) = tree {
+            for node in &tree.nodes {
+                let card = Card {
+                    id: node.id.clone(),
+                    parent_id: node.parent_id.clone(),
+                    depth: 0,
+                    name: node.name.clone(),
+                    title: node.title.clone(),
+                    args: node.args_preview.clone().map(Value::String),
+                    result: node.result_preview.clone().map(Value::String),
+                    state: if node.is_error == Some(true) { CardState::Failed } else { CardState::Done },
+                    duration_ms: Some(node.duration_ms),
+                    started_at_ms: None,
+                    children: Vec::new(),
+                    approval: None,
+                    expanded: node.parent_id.is_none(),
+                };
+                view.place(card);
+            }
+            // Depth follows from the parent links.
+            let ids: Vec<String> = tree.nodes.iter().map(|node| node.id.clone()).collect();
+            for id in ids {
+                let depth = view.depth_of(&id);
+                if let Some(card) = view.cards.get_mut(&id) {
+                    card.depth = depth;
+                    card.expanded = depth == 0;
+                }
+            }
+        }
+        if !content.is_empty() {
+            view.segments.push(Segment::Text(content.to_owned()));
+        }
+        view.finished = Some(match status {
+            MessageStatus::Complete => TurnStatus::Completed,
+            MessageStatus::Partial => TurnStatus::BudgetExceeded,
+            MessageStatus::Cancelled => TurnStatus::Cancelled,
+            MessageStatus::Failed => TurnStatus::Failed,
+        });
+        view
+    }
+
+    fn depth_of(&self, id: &str) -> u32 {
+        let mut depth = 0;
+        let mut current = self.cards.get(id).and_then(|card| card.parent_id.clone());
+        while let Some(parent) = current {
+            depth += 1;
+            current = self.cards.get(&parent).and_then(|card| card.parent_id.clone());
+        }
+        depth
+    }
+
+    /// Takes one event in. `now_ms` is the view's clock, for durations.
+    pub fn apply(&mut self, event: &Event, now_ms: f64) {
+        match event {
+            Event::Chunk(chunk) => self.push_text(chunk.parent_id.as_deref(), &chunk.content),
+            Event::Reasoning(reasoning) if reasoning.parent_id.is_none() => {
+                self.reasoning.push_str(&reasoning.content);
+            }
+            Event::Reasoning(_) => {}
+            Event::ToolCallUpdate(update) => match update.status {
+                ToolCallStatus::Start => {
+                    let title = (update.name == "run_subtask")
+                        .then(|| update.args.as_ref()?.get("title")?.as_str().map(str::to_owned))
+                        .flatten();
+                    self.place(Card {
+                        id: update.tool_call_id.clone(),
+                        parent_id: update.parent_id.clone(),
+                        depth: update.depth,
+                        name: update.name.clone(),
+                        title,
+                        args: update.args.clone(),
+                        result: None,
+                        state: CardState::Running,
+                        duration_ms: None,
+                        started_at_ms: Some(now_ms),
+                        children: Vec::new(),
+                        approval: None,
+                        expanded: update.depth == 0,
+                    });
+                }
+                ToolCallStatus::End => {
+                    if let Some(card) = self.cards.get_mut(&update.tool_call_id) {
+                        card.result = update.result.clone();
+                        card.state = if update.is_error == Some(true) { CardState::Failed } else { CardState::Done };
+                        card.duration_ms = card.started_at_ms.map(|start| (now_ms - start).max(0.0) as u64);
+                        card.approval = None;
+                    }
+                }
+            },
+            Event::ToolApprovalRequest(request) => {
+                if let Some(card) = self.cards.get_mut(&request.tool_call_id) {
+                    card.approval = Some(request.clone());
+                    // A question inside a collapsed subtask must be seen: open the way.
+                    card.expanded = true;
+                    let mut parent = card.parent_id.clone();
+                    while let Some(id) = parent {
+                        let Some(up) = self.cards.get_mut(&id) else { break };
+                        up.expanded = true;
+                        parent = up.parent_id.clone();
+                    }
+                }
+            }
+            Event::BudgetExceeded(exceeded) => self.budget = Some(*exceeded),
+            Event::AgentState(state) => self.state = Some(state.state),
+            Event::PlanReady(plan) => self.plan = Some(plan.plan.clone()),
+            Event::Done(done) => self.finished = Some(done.status),
+            Event::Error(error) => self.error = Some(error.clone()),
+            _ => {}
+        }
+    }
+
+    /// Marks an approval answered (the card's end event will follow).
+    pub fn answered(&mut self, approval_id: &str) {
+        for card in self.cards.values_mut() {
+            if card.approval.as_ref().is_some_and(|a| a.approval_id == approval_id) {
+                card.approval = None;
+            }
+        }
+    }
+
+    /// Opens or closes a card.
+    pub fn toggle(&mut self, id: &str) {
+        if let Some(card) = self.cards.get_mut(id) {
+            card.expanded = !card.expanded;
+        }
+    }
+
+    /// Approvals waiting in this turn, in card order.
+    pub fn pending_approvals(&self) -> Vec<&ToolApprovalRequest> {
+        let mut pending: Vec<&ToolApprovalRequest> =
+            self.cards.values().filter_map(|card| card.approval.as_ref()).collect();
+        pending.sort_by(|a, b| a.approval_id.cmp(&b.approval_id));
+        pending
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.finished.is_none()
+    }
+
+    /// The answer's text at the root, segments joined.
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .segments
+            .iter()
+            .filter_map(|segment| match segment {
+                Segment::Text(text) => Some(text.as_str()),
+                Segment::Card(_) => None,
+            })
+            .collect();
+        texts.join("\n\n")
+    }
+
+    fn segments_of(&mut self, parent: Option<&str>) -> &mut Vec<Segment> {
+        match parent.and_then(|id| self.cards.contains_key(id).then_some(id)) {
+            Some(id) => match self.cards.get_mut(id) {
+                Some(card) => &mut card.children,
+                None => &mut self.segments,
+            },
+            None => &mut self.segments,
+        }
+    }
+
+    fn push_text(&mut self, parent: Option<&str>, text: &str) {
+        let segments = self.segments_of(parent);
+        match segments.last_mut() {
+            Some(Segment::Text(last)) => last.push_str(text),
+            _ => segments.push(Segment::Text(text.to_owned())),
+        }
+    }
+
+    fn place(&mut self, card: Card) {
+        let id = card.id.clone();
+        let parent = card.parent_id.clone();
+        self.cards.insert(id.clone(), card);
+        self.segments_of(parent.as_deref()).push(Segment::Card(id));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_protocol::*;
+    use serde_json::json;
+
+    fn chunk(text: &str, parent: Option<&str>, depth: u32) -> Event {
+        Event::Chunk(Chunk { content: text.into(), parent_id: parent.map(Into::into), depth })
+    }
+
+    fn start(id: &str, name: &str, args: Value, parent: Option<&str>, depth: u32) -> Event {
+        Event::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: id.into(),
+            name: name.into(),
+            args: Some(args),
+            result: None,
+            is_error: None,
+            parent_id: parent.map(Into::into),
+            depth,
+            status: ToolCallStatus::Start,
+        })
+    }
+
+    fn end(id: &str, result: &str, error: bool, parent: Option<&str>, depth: u32) -> Event {
+        Event::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: id.into(),
+            name: String::new(),
+            args: None,
+            result: Some(json!(result)),
+            is_error: Some(error),
+            parent_id: parent.map(Into::into),
+            depth,
+            status: ToolCallStatus::End,
+        })
+    }
+
+    #[test]
+    fn events_build_nested_cards_with_their_own_text_in_order() {
+        let events = [
+            chunk("Let me ", None, 0),
+            chunk("split it.", None, 0),
+            start("s1", "run_subtask", json!({"title": "Survey", "instructions": "x"}), None, 0),
+            chunk("Child says hi", Some("s1"), 1),
+            start("r1", "read_file", json!({"path": "a"}), Some("s1"), 1),
+            end("r1", "contents", false, Some("s1"), 1),
+            end("s1", "survey done", false, None, 0),
+            chunk("All done.", None, 0),
+        ];
+        let mut view = TurnView::new();
+        for (n, event) in events.iter().enumerate() {
+            view.apply(event, n as f64 * 10.0);
+        }
+        assert_eq!(view.segments, [
+            Segment::Text("Let me split it.".into()),
+            Segment::Card("s1".into()),
+            Segment::Text("All done.".into()),
+        ]);
+        let subtask = &view.cards["s1"];
+        assert_eq!((subtask.label(), subtask.state, subtask.expanded), ("Survey", CardState::Done, true));
+        assert_eq!(subtask.children, [Segment::Text("Child says hi".into()), Segment::Card("r1".into())]);
+        assert_eq!(subtask.duration_ms, Some(40));
+        let read = &view.cards["r1"];
+        assert_eq!((read.depth, read.expanded, read.result.clone()), (1, false, Some(json!("contents"))));
+        assert_eq!(view.text(), "Let me split it.\n\nAll done.");
+    }
+
+    #[test]
+    fn an_approval_sits_in_its_card_and_opens_the_way_to_it() {
+        let mut view = TurnView::new();
+        view.apply(&start("s1", "run_subtask", json!({"title": "T"}), None, 0), 0.0);
+        view.toggle("s1");
+        view.apply(&start("w1", "write_file", json!({"path": "x"}), Some("s1"), 1), 1.0);
+        assert!(!view.cards["s1"].expanded && !view.cards["w1"].expanded);
+        let request = ToolApprovalRequest {
+            approval_id: "ap1".into(),
+            tool_call_id: "w1".into(),
+            name: "write_file".into(),
+            args: json!({"path": "x"}),
+            category: ToolCategory::Write,
+            parent_id: Some("s1".into()),
+            depth: 1,
+            subtask_title: Some("T".into()),
+            session_grant: Some("write_file".into()),
+        };
+        view.apply(&Event::ToolApprovalRequest(request.clone()), 2.0);
+        assert_eq!(view.cards["w1"].approval.as_ref(), Some(&request));
+        assert!(view.cards["s1"].expanded && view.cards["w1"].expanded);
+        assert_eq!(view.pending_approvals(), [&request]);
+        view.answered("ap1");
+        assert!(view.pending_approvals().is_empty());
+    }
+
+    #[test]
+    fn resync_from_the_buffer_equals_the_live_view() {
+        let events = vec![
+            chunk("a", None, 0),
+            start("c1", "list_dir", json!({"path": "."}), None, 0),
+            end("c1", "x", true, None, 0),
+            Event::BudgetExceeded(BudgetExceeded { reason: BudgetReason::ToolCalls, limit: 1, observed: 2 }),
+            Event::Done(Done { thread_id: "t".into(), message_id: "m".into(), usage: Usage::default(), status: TurnStatus::BudgetExceeded }),
+        ];
+        let mut live = TurnView::new();
+        for event in &events {
+            live.apply(event, 5.0);
+        }
+        assert_eq!(TurnView::from_events(&events, 5.0), live);
+        assert_eq!(live.cards["c1"].state, CardState::Failed);
+        assert_eq!(live.finished, Some(TurnStatus::BudgetExceeded));
+        assert!(live.budget.is_some());
+    }
+
+    #[test]
+    fn a_stored_tree_brings_the_nested_cards_back() {
+        let tree = ExecutionTree::new(vec![
+            ExecutionTreeNode { id: "s1".into(), parent_id: None, name: "run_subtask".into(), title: Some("Survey".into()), args_preview: None, result_preview: Some("ok".into()), is_error: Some(false), duration_ms: 12 },
+            ExecutionTreeNode { id: "r1".into(), parent_id: Some("s1".into()), name: "read_file".into(), title: None, args_preview: Some("{\"path\":\"a\"}".into()), result_preview: None, is_error: Some(true), duration_ms: 3 },
+        ]);
+        let view = TurnView::from_stored("Answer.", Some(&tree), MessageStatus::Complete);
+        assert_eq!(view.segments, [Segment::Card("s1".into()), Segment::Text("Answer.".into())]);
+        assert_eq!(view.cards["s1"].children, [Segment::Card("r1".into())]);
+        assert_eq!((view.cards["r1"].depth, view.cards["r1"].expanded, view.cards["r1"].state), (1, false, CardState::Failed));
+        assert_eq!(view.finished, Some(TurnStatus::Completed));
+    }
+}
