@@ -1,8 +1,17 @@
-//! Cairn's desktop shell (placeholder while the build is set up).
+//! Cairn's desktop shell: the window, the tray, the summon shortcut and the
+//! notifications around the same runtime the CLI uses.
+//!
+//! start → one instance → the store and the [`desk::Desk`] → window placed where it
+//! was → tray, shortcut → the webview calls [`commands`]; turns run in the runtime's
+//! tasks, so closing the window (it hides to the tray) never stops them.
 
-pub fn run() {
-    let context = tauri::generate_context!();
-    if let Err(err) = tauri::Builder::default().run(context) {
-        eprintln!("cairn: {err}");
-    }
-}
+pub mod desk;
+
+mod app;
+mod commands;
+mod notify;
+mod shortcut;
+mod tray;
+mod window;
+
+pub use app::run;

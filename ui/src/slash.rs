@@ -45,7 +45,10 @@ pub fn parse(input: &str) -> Option<Result<Slash, String>> {
         ("help", _) => Ok(Slash::Help),
         ("tools", _) => Ok(Slash::Tools),
         ("mode", None) => Ok(Slash::Mode(None)),
-        ("mode", Some(mode)) => mode.parse().map(|mode| Slash::Mode(Some(mode))).map_err(|err: cairn_protocol::permission::UnknownMode| err.to_string()),
+        ("mode", Some(mode)) => mode
+            .parse()
+            .map(|mode| Slash::Mode(Some(mode)))
+            .map_err(|err: cairn_protocol::permission::UnknownMode| err.to_string()),
         ("model", name) => Ok(Slash::Model(name.map(str::to_owned))),
         ("clear" | "new", _) => Ok(Slash::Clear),
         ("export", None | Some("md" | "markdown")) => Ok(Slash::Export(ExportFormat::Markdown)),
@@ -66,14 +69,36 @@ mod tests {
     #[test]
     fn commands_parse_and_mistakes_are_explained() {
         assert_eq!(parse("/help"), Some(Ok(Slash::Help)));
-        assert_eq!(parse("  /mode auto "), Some(Ok(Slash::Mode(Some(PermissionMode::Auto)))));
+        assert_eq!(
+            parse("  /mode auto "),
+            Some(Ok(Slash::Mode(Some(PermissionMode::Auto))))
+        );
         assert_eq!(parse("/mode"), Some(Ok(Slash::Mode(None))));
-        assert_eq!(parse("/model qwen3:8b"), Some(Ok(Slash::Model(Some("qwen3:8b".into())))));
+        assert_eq!(
+            parse("/model qwen3:8b"),
+            Some(Ok(Slash::Model(Some("qwen3:8b".into()))))
+        );
         assert_eq!(parse("/clear"), Some(Ok(Slash::Clear)));
-        assert_eq!(parse("/export json"), Some(Ok(Slash::Export(ExportFormat::Json))));
-        assert_eq!(parse("/export"), Some(Ok(Slash::Export(ExportFormat::Markdown))));
-        assert_eq!(parse("/mode yolo"), Some(Err("unknown permission mode `yolo`: use plan, default or auto".into())));
-        assert_eq!(parse("/frobnicate"), Some(Err("there is no /frobnicate; /help lists the commands".into())));
+        assert_eq!(
+            parse("/export json"),
+            Some(Ok(Slash::Export(ExportFormat::Json)))
+        );
+        assert_eq!(
+            parse("/export"),
+            Some(Ok(Slash::Export(ExportFormat::Markdown)))
+        );
+        assert_eq!(
+            parse("/mode yolo"),
+            Some(Err(
+                "unknown permission mode `yolo`: use plan, default or auto".into()
+            ))
+        );
+        assert_eq!(
+            parse("/frobnicate"),
+            Some(Err(
+                "there is no /frobnicate; /help lists the commands".into()
+            ))
+        );
         assert_eq!(parse("hello /help"), None);
         assert_eq!(parse("/tmp/x is full, why?"), None);
         assert_eq!(parse("//comment"), None);

@@ -98,7 +98,11 @@ impl TurnView {
                     title: node.title.clone(),
                     args: node.args_preview.clone().map(Value::String),
                     result: node.result_preview.clone().map(Value::String),
-                    state: if node.is_error == Some(true) { CardState::Failed } else { CardState::Done },
+                    state: if node.is_error == Some(true) {
+                        CardState::Failed
+                    } else {
+                        CardState::Done
+                    },
                     duration_ms: Some(node.duration_ms),
                     started_at_ms: None,
                     children: Vec::new(),
@@ -134,7 +138,10 @@ impl TurnView {
         let mut current = self.cards.get(id).and_then(|card| card.parent_id.clone());
         while let Some(parent) = current {
             depth += 1;
-            current = self.cards.get(&parent).and_then(|card| card.parent_id.clone());
+            current = self
+                .cards
+                .get(&parent)
+                .and_then(|card| card.parent_id.clone());
         }
         depth
     }
@@ -150,7 +157,14 @@ impl TurnView {
             Event::ToolCallUpdate(update) => match update.status {
                 ToolCallStatus::Start => {
                     let title = (update.name == "run_subtask")
-                        .then(|| update.args.as_ref()?.get("title")?.as_str().map(str::to_owned))
+                        .then(|| {
+                            update
+                                .args
+                                .as_ref()?
+                                .get("title")?
+                                .as_str()
+                                .map(str::to_owned)
+                        })
                         .flatten();
                     self.place(Card {
                         id: update.tool_call_id.clone(),
@@ -171,8 +185,14 @@ impl TurnView {
                 ToolCallStatus::End => {
                     if let Some(card) = self.cards.get_mut(&update.tool_call_id) {
                         card.result = update.result.clone();
-                        card.state = if update.is_error == Some(true) { CardState::Failed } else { CardState::Done };
-                        card.duration_ms = card.started_at_ms.map(|start| (now_ms - start).max(0.0) as u64);
+                        card.state = if update.is_error == Some(true) {
+                            CardState::Failed
+                        } else {
+                            CardState::Done
+                        };
+                        card.duration_ms = card
+                            .started_at_ms
+                            .map(|start| (now_ms - start).max(0.0) as u64);
                         card.approval = None;
                     }
                 }
@@ -184,7 +204,9 @@ impl TurnView {
                     card.expanded = true;
                     let mut parent = card.parent_id.clone();
                     while let Some(id) = parent {
-                        let Some(up) = self.cards.get_mut(&id) else { break };
+                        let Some(up) = self.cards.get_mut(&id) else {
+                            break;
+                        };
                         up.expanded = true;
                         parent = up.parent_id.clone();
                     }
@@ -202,7 +224,11 @@ impl TurnView {
     /// Marks an approval answered (the card's end event will follow).
     pub fn answered(&mut self, approval_id: &str) {
         for card in self.cards.values_mut() {
-            if card.approval.as_ref().is_some_and(|a| a.approval_id == approval_id) {
+            if card
+                .approval
+                .as_ref()
+                .is_some_and(|a| a.approval_id == approval_id)
+            {
                 card.approval = None;
             }
         }
@@ -217,8 +243,11 @@ impl TurnView {
 
     /// Approvals waiting in this turn, in card order.
     pub fn pending_approvals(&self) -> Vec<&ToolApprovalRequest> {
-        let mut pending: Vec<&ToolApprovalRequest> =
-            self.cards.values().filter_map(|card| card.approval.as_ref()).collect();
+        let mut pending: Vec<&ToolApprovalRequest> = self
+            .cards
+            .values()
+            .filter_map(|card| card.approval.as_ref())
+            .collect();
         pending.sort_by(|a, b| a.approval_id.cmp(&b.approval_id));
         pending
     }
@@ -273,7 +302,11 @@ mod tests {
     use serde_json::json;
 
     fn chunk(text: &str, parent: Option<&str>, depth: u32) -> Event {
-        Event::Chunk(Chunk { content: text.into(), parent_id: parent.map(Into::into), depth })
+        Event::Chunk(Chunk {
+            content: text.into(),
+            parent_id: parent.map(Into::into),
+            depth,
+        })
     }
 
     fn start(id: &str, name: &str, args: Value, parent: Option<&str>, depth: u32) -> Event {
@@ -307,7 +340,13 @@ mod tests {
         let events = [
             chunk("Let me ", None, 0),
             chunk("split it.", None, 0),
-            start("s1", "run_subtask", json!({"title": "Survey", "instructions": "x"}), None, 0),
+            start(
+                "s1",
+                "run_subtask",
+                json!({"title": "Survey", "instructions": "x"}),
+                None,
+                0,
+            ),
             chunk("Child says hi", Some("s1"), 1),
             start("r1", "read_file", json!({"path": "a"}), Some("s1"), 1),
             end("r1", "contents", false, Some("s1"), 1),
@@ -318,26 +357,47 @@ mod tests {
         for (n, event) in events.iter().enumerate() {
             view.apply(event, n as f64 * 10.0);
         }
-        assert_eq!(view.segments, [
-            Segment::Text("Let me split it.".into()),
-            Segment::Card("s1".into()),
-            Segment::Text("All done.".into()),
-        ]);
+        assert_eq!(
+            view.segments,
+            [
+                Segment::Text("Let me split it.".into()),
+                Segment::Card("s1".into()),
+                Segment::Text("All done.".into()),
+            ]
+        );
         let subtask = &view.cards["s1"];
-        assert_eq!((subtask.label(), subtask.state, subtask.expanded), ("Survey", CardState::Done, true));
-        assert_eq!(subtask.children, [Segment::Text("Child says hi".into()), Segment::Card("r1".into())]);
+        assert_eq!(
+            (subtask.label(), subtask.state, subtask.expanded),
+            ("Survey", CardState::Done, true)
+        );
+        assert_eq!(
+            subtask.children,
+            [
+                Segment::Text("Child says hi".into()),
+                Segment::Card("r1".into())
+            ]
+        );
         assert_eq!(subtask.duration_ms, Some(40));
         let read = &view.cards["r1"];
-        assert_eq!((read.depth, read.expanded, read.result.clone()), (1, false, Some(json!("contents"))));
+        assert_eq!(
+            (read.depth, read.expanded, read.result.clone()),
+            (1, false, Some(json!("contents")))
+        );
         assert_eq!(view.text(), "Let me split it.\n\nAll done.");
     }
 
     #[test]
     fn an_approval_sits_in_its_card_and_opens_the_way_to_it() {
         let mut view = TurnView::new();
-        view.apply(&start("s1", "run_subtask", json!({"title": "T"}), None, 0), 0.0);
+        view.apply(
+            &start("s1", "run_subtask", json!({"title": "T"}), None, 0),
+            0.0,
+        );
         view.toggle("s1");
-        view.apply(&start("w1", "write_file", json!({"path": "x"}), Some("s1"), 1), 1.0);
+        view.apply(
+            &start("w1", "write_file", json!({"path": "x"}), Some("s1"), 1),
+            1.0,
+        );
         assert!(!view.cards["s1"].expanded && !view.cards["w1"].expanded);
         let request = ToolApprovalRequest {
             approval_id: "ap1".into(),
@@ -364,8 +424,17 @@ mod tests {
             chunk("a", None, 0),
             start("c1", "list_dir", json!({"path": "."}), None, 0),
             end("c1", "x", true, None, 0),
-            Event::BudgetExceeded(BudgetExceeded { reason: BudgetReason::ToolCalls, limit: 1, observed: 2 }),
-            Event::Done(Done { thread_id: "t".into(), message_id: "m".into(), usage: Usage::default(), status: TurnStatus::BudgetExceeded }),
+            Event::BudgetExceeded(BudgetExceeded {
+                reason: BudgetReason::ToolCalls,
+                limit: 1,
+                observed: 2,
+            }),
+            Event::Done(Done {
+                thread_id: "t".into(),
+                message_id: "m".into(),
+                usage: Usage::default(),
+                status: TurnStatus::BudgetExceeded,
+            }),
         ];
         let mut live = TurnView::new();
         for event in &events {
@@ -380,13 +449,41 @@ mod tests {
     #[test]
     fn a_stored_tree_brings_the_nested_cards_back() {
         let tree = ExecutionTree::new(vec![
-            ExecutionTreeNode { id: "s1".into(), parent_id: None, name: "run_subtask".into(), title: Some("Survey".into()), args_preview: None, result_preview: Some("ok".into()), is_error: Some(false), duration_ms: 12 },
-            ExecutionTreeNode { id: "r1".into(), parent_id: Some("s1".into()), name: "read_file".into(), title: None, args_preview: Some("{\"path\":\"a\"}".into()), result_preview: None, is_error: Some(true), duration_ms: 3 },
+            ExecutionTreeNode {
+                id: "s1".into(),
+                parent_id: None,
+                name: "run_subtask".into(),
+                title: Some("Survey".into()),
+                args_preview: None,
+                result_preview: Some("ok".into()),
+                is_error: Some(false),
+                duration_ms: 12,
+            },
+            ExecutionTreeNode {
+                id: "r1".into(),
+                parent_id: Some("s1".into()),
+                name: "read_file".into(),
+                title: None,
+                args_preview: Some("{\"path\":\"a\"}".into()),
+                result_preview: None,
+                is_error: Some(true),
+                duration_ms: 3,
+            },
         ]);
         let view = TurnView::from_stored("Answer.", Some(&tree), MessageStatus::Complete);
-        assert_eq!(view.segments, [Segment::Card("s1".into()), Segment::Text("Answer.".into())]);
+        assert_eq!(
+            view.segments,
+            [Segment::Card("s1".into()), Segment::Text("Answer.".into())]
+        );
         assert_eq!(view.cards["s1"].children, [Segment::Card("r1".into())]);
-        assert_eq!((view.cards["r1"].depth, view.cards["r1"].expanded, view.cards["r1"].state), (1, false, CardState::Failed));
+        assert_eq!(
+            (
+                view.cards["r1"].depth,
+                view.cards["r1"].expanded,
+                view.cards["r1"].state
+            ),
+            (1, false, CardState::Failed)
+        );
         assert_eq!(view.finished, Some(TurnStatus::Completed));
     }
 }

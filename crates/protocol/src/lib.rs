@@ -9,6 +9,7 @@
 pub mod accounting;
 pub mod chat;
 pub mod client;
+pub mod desktop;
 pub mod event;
 pub mod permission;
 pub mod thread;

@@ -235,7 +235,7 @@ impl Runtime {
 
     /// A thread's tools: the web, memory and the todo list always; files and commands
     /// with a workspace; and whatever MCP servers were started.
-    fn toolbelt(&self, has_workspace: bool) -> Result<Toolbelt, RuntimeError> {
+    pub fn toolbelt(&self, has_workspace: bool) -> Result<Toolbelt, RuntimeError> {
         let memory: Arc<dyn MemoryStore> = Arc::new(self.store.clone());
         let mut tools = cairn_tools::common_tools(self.http.clone(), memory);
         if has_workspace {

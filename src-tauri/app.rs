@@ -1,0 +1,185 @@
+//! The app's wiring: plugins, state, and what happens at start and at quit.
+
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use cairn_core::Limits;
+use cairn_protocol::Event;
+use cairn_protocol::desktop::ShellEvent;
+use cairn_secrets::Keychain;
+use cairn_store::Store;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, Manager, RunEvent, WindowEvent};
+
+use crate::desk::{Desk, Overrides, Shell};
+use crate::{commands, notify, shortcut, tray, window};
+
+/// What every command and handler shares.
+pub struct AppState {
+    desk: OnceLock<Arc<Desk>>,
+    /// The webview's channel for [`ShellEvent`]s, once it said it is ready.
+    shell_channel: Mutex<Option<Channel<ShellEvent>>>,
+    /// Why the summon shortcut is not registered, if it is not.
+    pub shortcut_problem: Mutex<Option<String>>,
+    /// Set when the user confirmed Quit, so the exit is not asked about twice.
+    pub quitting: std::sync::atomic::AtomicBool,
+}
+
+impl AppState {
+    fn new() -> Self {
+        Self {
+            desk: OnceLock::new(),
+            shell_channel: Mutex::default(),
+            shortcut_problem: Mutex::default(),
+            quitting: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The desk; it is opened in `setup`, before any command can arrive.
+    pub fn desk(&self) -> Result<&Arc<Desk>, cairn_protocol::desktop::CommandError> {
+        self.desk
+            .get()
+            .ok_or_else(|| cairn_protocol::desktop::CommandError {
+                message: "Cairn is still starting".into(),
+                kind: cairn_protocol::desktop::CommandErrorKind::Busy,
+            })
+    }
+
+    pub fn set_shell_channel(&self, channel: Channel<ShellEvent>) {
+        *self
+            .shell_channel
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(channel);
+    }
+
+    /// Tells the webview something; dropped if no webview listens yet.
+    pub fn tell(&self, event: ShellEvent) {
+        let channel = self
+            .shell_channel
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(channel) = channel
+            && let Err(err) = channel.send(event)
+        {
+            tracing::debug!(error = %err, "the webview did not take a shell event");
+        }
+    }
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState").finish_non_exhaustive()
+    }
+}
+
+/// The desk's view of the desktop: notifications, the tray, the webview.
+struct DesktopShell {
+    app: AppHandle,
+}
+
+impl Shell for DesktopShell {
+    fn turn_event(&self, thread_id: &str, title: &str, event: &Event) {
+        let state = self.app.state::<AppState>();
+        match event {
+            Event::ToolApprovalRequest(request) => {
+                notify::approval_needed(&self.app, thread_id, title, &request.name);
+            }
+            Event::Done(done) => notify::turn_finished(&self.app, thread_id, title, done.status),
+            _ => return,
+        }
+        if let Ok(desk) = state.desk() {
+            state.tell(ShellEvent::Pending {
+                approvals: desk.pending_approvals(),
+            });
+        }
+    }
+
+    fn running_changed(&self, running: &[String]) {
+        tray::show_running(&self.app, running.len());
+        self.app.state::<AppState>().tell(ShellEvent::Running {
+            threads: running.to_vec(),
+        });
+    }
+}
+
+pub fn run() {
+    init_logging();
+    let app = tauri::Builder::default()
+        // First, so a second launch is stopped before it opens anything.
+        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
+            window::summon(app);
+        }))
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(shortcut::plugin())
+        .manage(AppState::new())
+        .invoke_handler(commands::handler())
+        .setup(|app| {
+            let handle = app.handle().clone();
+            let desk = tauri::async_runtime::block_on(open_desk(handle.clone()))?;
+            let state = app.state::<AppState>();
+            let settings = desk.settings();
+            if state.desk.set(Arc::clone(&desk)).is_err() {
+                return Err("the app was set up twice".into());
+            }
+            tray::create(&handle)?;
+            shortcut::register(&handle, None, &settings.summon_shortcut);
+            window::restore(&handle, &desk);
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                window::close_requested(window, api);
+            }
+        })
+        .build(tauri::generate_context!());
+    let app = match app {
+        Ok(app) => app,
+        Err(err) => {
+            tracing::error!(error = %err, "Cairn could not start");
+            eprintln!("cairn: Cairn could not start: {err}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|app, event| {
+        if let RunEvent::ExitRequested { api, code, .. } = &event {
+            // An exit the user did not confirm (the last window closed) while turns
+            // run: keep running in the tray.
+            let state = app.state::<AppState>();
+            let confirmed = state.quitting.load(std::sync::atomic::Ordering::SeqCst);
+            if code.is_none() && !confirmed {
+                api.prevent_exit();
+            }
+        }
+        if let RunEvent::Exit = event {
+            window::save_geometry(app);
+        }
+    });
+}
+
+async fn open_desk(app: AppHandle) -> Result<Arc<Desk>, Box<dyn std::error::Error>> {
+    let path = match std::env::var_os("CAIRN_DB") {
+        Some(path) => std::path::PathBuf::from(path),
+        None => Store::default_path().ok_or("no data folder: set HOME or CAIRN_DB")?,
+    };
+    let store = Store::open(&path).await?;
+    let limits = Limits::from_env()?;
+    let shell = Arc::new(DesktopShell { app });
+    let desk = Desk::open(
+        store,
+        limits,
+        Arc::new(Keychain::new()),
+        shell,
+        &Overrides::from_env(),
+    )
+    .await?;
+    Ok(desk)
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

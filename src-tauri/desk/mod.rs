@@ -1,0 +1,95 @@
+//! Everything the desktop app does, without the window: the IPC commands' logic over
+//! the shared [`Runtime`], testable on its own.
+//!
+//! webview command → [`Desk`] method (validates its input, returns a [`DeskError`]
+//! the UI can show) → runtime / store / keychain. Turns report to the [`Shell`]
+//! (notifications, the tray's running count) whether or not a window watches them.
+
+mod error;
+mod models;
+mod settings;
+mod threads;
+mod turns;
+
+use std::sync::{Arc, PoisonError, RwLock};
+
+use cairn_core::Limits;
+use cairn_protocol::Event;
+use cairn_protocol::desktop::Settings;
+use cairn_runtime::Runtime;
+use cairn_secrets::SecretStore;
+use cairn_store::Store;
+
+pub use error::DeskError;
+pub use settings::{SETTINGS_KEY, WINDOW_KEY, WindowGeometry};
+
+/// What the desk asks of the desktop around it. The app shows notifications and
+/// updates the tray; tests record the calls.
+pub trait Shell: Send + Sync + 'static {
+    /// A running turn emitted an event (every turn, watched by a window or not).
+    fn turn_event(&self, thread_id: &str, title: &str, event: &Event);
+    /// The threads with a running turn changed.
+    fn running_changed(&self, running: &[String]);
+}
+
+/// The app's state behind every command.
+pub struct Desk {
+    runtime: Arc<Runtime>,
+    settings: RwLock<Settings>,
+    secrets: Arc<dyn SecretStore>,
+    shell: Arc<dyn Shell>,
+}
+
+impl std::fmt::Debug for Desk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Desk")
+            .field("runtime", &self.runtime)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Desk {
+    /// Opens the desk over a store; stored settings apply, then `overrides` (from the
+    /// environment, like the CLI's `CAIRN_*` variables).
+    pub async fn open(
+        store: Store,
+        limits: Limits,
+        secrets: Arc<dyn SecretStore>,
+        shell: Arc<dyn Shell>,
+        overrides: &settings::Overrides,
+    ) -> Result<Arc<Self>, DeskError> {
+        let mut settings: Settings = store.setting(SETTINGS_KEY).await?.unwrap_or_default();
+        overrides.apply(&mut settings)?;
+        Ok(Arc::new(Self {
+            runtime: Runtime::new(store, limits),
+            settings: RwLock::new(settings),
+            secrets,
+            shell,
+        }))
+    }
+
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
+    pub fn store(&self) -> &Store {
+        self.runtime.store()
+    }
+
+    pub fn settings(&self) -> Settings {
+        self.settings
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The threads with a running turn.
+    pub fn running(&self) -> Vec<String> {
+        self.runtime.sessions().running()
+    }
+}
+
+pub use models::presets;
+pub use settings::Overrides;
+pub use threads::{Export, check_workspace};
+pub use turns::{forward, sent};

@@ -1,0 +1,196 @@
+//! Model servers: which one a thread talks to, finding the running ones, their
+//! models, pulling a model, and the API keys that live in the keychain.
+
+use std::time::Duration;
+
+use cairn_protocol::ThreadInfo;
+use cairn_protocol::desktop::{DetectedServer, ProviderPreset, PullStep};
+use cairn_providers::ollama::{OllamaClient, OllamaConfig};
+use cairn_providers::{Dialect, Endpoint, PRESETS, Preset, Sampling, Server};
+use cairn_runtime::ModelChoice;
+use cairn_secrets::key_name;
+use futures_util::StreamExt;
+
+use super::{Desk, DeskError};
+
+/// How long detection waits for each preset: local servers answer in milliseconds.
+const DETECT_TIMEOUT: Duration = Duration::from_millis(800);
+
+pub fn presets() -> Vec<ProviderPreset> {
+    PRESETS.iter().map(preset_view).collect()
+}
+
+fn preset_view(preset: &Preset) -> ProviderPreset {
+    ProviderPreset {
+        id: preset.id.to_owned(),
+        name: preset.name.to_owned(),
+        dialect: preset.dialect.to_string(),
+        base_url: preset.base_url.to_owned(),
+        needs_key: preset.needs_key,
+        start_hint: preset.start_hint.to_owned(),
+    }
+}
+
+impl Desk {
+    /// The model a thread's next turn uses: the one chosen now (on the server in
+    /// Settings), else the thread's own (on the server it used), else the default.
+    pub(super) fn model_choice(
+        &self,
+        thread: Option<&ThreadInfo>,
+        chosen: Option<String>,
+    ) -> Result<ModelChoice, DeskError> {
+        let settings = self.settings();
+        let chosen = chosen
+            .map(|model| model.trim().to_owned())
+            .filter(|model| !model.is_empty());
+        let used = thread.and_then(|thread| {
+            let model = thread.model.clone()?;
+            Some((thread.dialect.clone()?, thread.base_url.clone()?, model))
+        });
+        let (dialect, base_url, model) = match (chosen, used) {
+            (Some(model), _) => (settings.dialect.clone(), settings.base_url.clone(), model),
+            (None, Some(used)) => used,
+            (None, None) => (
+                settings.dialect.clone(),
+                settings.base_url.clone(),
+                settings.model.clone().ok_or(DeskError::NoModel)?,
+            ),
+        };
+        let mut endpoint = self.endpoint(&dialect, &base_url)?;
+        endpoint.context_cap = settings.context_cap;
+        let server = Server::connect(&endpoint)?;
+        Ok(ModelChoice {
+            client: server.model_client(),
+            dialect: server.dialect().to_string(),
+            base_url: server.server().to_owned(),
+            model,
+            sampling: Sampling {
+                temperature: settings.temperature,
+                top_p: settings.top_p,
+                max_tokens: settings.max_tokens,
+            },
+        })
+    }
+
+    /// An endpoint with its key from the keychain (OpenAI-compatible servers only).
+    fn endpoint(&self, dialect: &str, base_url: &str) -> Result<Endpoint, DeskError> {
+        let dialect: Dialect = dialect.parse().map_err(DeskError::Invalid)?;
+        let mut endpoint = Endpoint::new(dialect, base_url);
+        if dialect == Dialect::Openai {
+            let name = key_name(&endpoint.normalized_base()?);
+            endpoint.api_key = match self.secrets.get(&name) {
+                Ok(key) => key,
+                // A local server needs no key; a missing keychain is reported when a
+                // key is stored, not on every message.
+                Err(err) => {
+                    tracing::debug!(error = %err, "no API key from the keychain");
+                    None
+                }
+            };
+        }
+        Ok(endpoint)
+    }
+
+    /// The presets that answer at their usual address (Ollama at the address in
+    /// Settings, if the user moved it), with their models.
+    pub async fn detect_servers(&self) -> Vec<DetectedServer> {
+        let settings = self.settings();
+        let found = cairn_providers::detect(DETECT_TIMEOUT, |preset| {
+            if preset.id == "ollama" && settings.dialect == Dialect::Ollama.as_str() {
+                settings.base_url.clone()
+            } else {
+                preset.base_url.to_owned()
+            }
+        })
+        .await;
+        found
+            .into_iter()
+            .map(|server| DetectedServer {
+                preset: preset_view(&server.preset),
+                base_url: server.base_url,
+                models: server.models,
+            })
+            .collect()
+    }
+
+    /// The models a server offers; the server in Settings unless one is named.
+    pub async fn list_models(
+        &self,
+        server: Option<(String, String)>,
+    ) -> Result<Vec<String>, DeskError> {
+        let settings = self.settings();
+        let (dialect, base_url) = server.unwrap_or((settings.dialect, settings.base_url));
+        let endpoint = self.endpoint(&dialect, &base_url)?;
+        let mut models = Server::connect(&endpoint)?.list_models().await?;
+        models.sort();
+        Ok(models)
+    }
+
+    /// Downloads a model into the Ollama server in Settings, reporting each step.
+    /// The last step says `success` or carries the error.
+    pub async fn pull_model(&self, model: &str, mut progress: impl FnMut(PullStep)) {
+        let settings = self.settings();
+        let model = model.trim();
+        let fail = |message: String| PullStep {
+            status: "error".into(),
+            completed: None,
+            total: None,
+            error: Some(message),
+        };
+        if model.is_empty() {
+            return progress(fail("name the model to download, like `qwen3:8b`".into()));
+        }
+        if settings.dialect != Dialect::Ollama.as_str() {
+            return progress(fail(
+                "only Ollama can download models; the server in Settings is not Ollama".into(),
+            ));
+        }
+        let client = match OllamaClient::new(OllamaConfig::new(&settings.base_url)) {
+            Ok(client) => client,
+            Err(err) => return progress(fail(err.to_string())),
+        };
+        let mut steps = std::pin::pin!(client.pull(model));
+        let mut last = String::new();
+        while let Some(step) = steps.next().await {
+            match step {
+                Ok(step) => {
+                    last.clone_from(&step.status);
+                    progress(PullStep {
+                        status: step.status,
+                        completed: step.completed,
+                        total: step.total,
+                        error: None,
+                    });
+                }
+                Err(err) => return progress(fail(err.to_string())),
+            }
+        }
+        if last != "success" {
+            progress(fail(format!(
+                "the download of {model} stopped before it finished (last: {last})"
+            )));
+        }
+    }
+
+    /// Keeps a server's API key in the keychain. The key never comes back out to
+    /// the webview.
+    pub fn set_api_key(&self, base_url: &str, key: &str) -> Result<(), DeskError> {
+        let name = self.key_name(base_url)?;
+        Ok(self.secrets.set(&name, key.trim())?)
+    }
+
+    pub fn delete_api_key(&self, base_url: &str) -> Result<bool, DeskError> {
+        let name = self.key_name(base_url)?;
+        Ok(self.secrets.delete(&name)?)
+    }
+
+    pub fn has_api_key(&self, base_url: &str) -> Result<bool, DeskError> {
+        let name = self.key_name(base_url)?;
+        Ok(self.secrets.get(&name)?.is_some())
+    }
+
+    fn key_name(&self, base_url: &str) -> Result<String, DeskError> {
+        let endpoint = Endpoint::new(Dialect::Openai, base_url.trim());
+        Ok(key_name(&endpoint.normalized_base()?))
+    }
+}

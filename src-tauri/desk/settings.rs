@@ -1,0 +1,212 @@
+//! The user's settings: checked before they are kept, kept in the store.
+
+use std::sync::PoisonError;
+
+use cairn_protocol::desktop::{SavedEndpoint, Settings};
+use cairn_providers::{Dialect, Endpoint};
+use serde::{Deserialize, Serialize};
+
+use super::{Desk, DeskError};
+
+/// The store setting that holds [`Settings`].
+pub const SETTINGS_KEY: &str = "desktop.settings";
+/// The store setting that holds the window's last size and place.
+pub const WINDOW_KEY: &str = "desktop.window";
+
+/// Where the window was, in physical pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowGeometry {
+    pub x: i32,
+    pub y: i32,
+    pub width: u32,
+    pub height: u32,
+    pub maximized: bool,
+}
+
+/// Server settings from the environment (`CAIRN_BASE_URL`, `CAIRN_DIALECT`,
+/// `CAIRN_MODEL`, as the CLI reads them), over the stored ones for this run.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub base_url: Option<String>,
+    pub dialect: Option<String>,
+    pub model: Option<String>,
+}
+
+impl Overrides {
+    pub fn from_env() -> Self {
+        let var = |name| std::env::var(name).ok().filter(|value| !value.is_empty());
+        Self {
+            base_url: var("CAIRN_BASE_URL"),
+            dialect: var("CAIRN_DIALECT"),
+            model: var("CAIRN_MODEL"),
+        }
+    }
+
+    pub(super) fn apply(&self, settings: &mut Settings) -> Result<(), DeskError> {
+        if let Some(base_url) = &self.base_url {
+            settings.base_url.clone_from(base_url);
+            settings.dialect = Endpoint::guess_dialect(base_url).to_string();
+        }
+        if let Some(dialect) = &self.dialect {
+            settings.dialect.clone_from(dialect);
+        }
+        if let Some(model) = &self.model {
+            settings.model = Some(model.clone());
+            settings.first_run_done = true;
+        }
+        check(settings)
+            .map_err(|err| DeskError::Invalid(format!("the CAIRN_* environment variables: {err}")))
+    }
+}
+
+impl Desk {
+    /// Checks and keeps new settings; the old ones stay if anything is wrong.
+    pub async fn save_settings(&self, mut settings: Settings) -> Result<Settings, DeskError> {
+        tidy(&mut settings);
+        check(&settings).map_err(DeskError::Invalid)?;
+        self.store().set_setting(SETTINGS_KEY, &settings).await?;
+        *self
+            .settings
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = settings.clone();
+        Ok(settings)
+    }
+
+    pub async fn window_geometry(&self) -> Result<Option<WindowGeometry>, DeskError> {
+        Ok(self.store().setting(WINDOW_KEY).await?)
+    }
+
+    pub async fn save_window_geometry(&self, geometry: WindowGeometry) -> Result<(), DeskError> {
+        Ok(self.store().set_setting(WINDOW_KEY, &geometry).await?)
+    }
+}
+
+fn tidy(settings: &mut Settings) {
+    settings.base_url = settings.base_url.trim().to_owned();
+    settings.summon_shortcut = settings.summon_shortcut.trim().to_owned();
+    settings.model = settings
+        .model
+        .take()
+        .map(|model| model.trim().to_owned())
+        .filter(|model| !model.is_empty());
+    for endpoint in &mut settings.endpoints {
+        endpoint.name = endpoint.name.trim().to_owned();
+        endpoint.base_url = endpoint.base_url.trim().to_owned();
+    }
+}
+
+/// What is wrong with `settings`, said so the user can fix it.
+fn check(settings: &Settings) -> Result<(), String> {
+    check_server(&settings.dialect, &settings.base_url)?;
+    if let Some(t) = settings.temperature
+        && !(0.0..=2.0).contains(&t)
+    {
+        return Err(format!("temperature must be between 0 and 2, not {t}"));
+    }
+    if let Some(p) = settings.top_p
+        && !(p > 0.0 && p <= 1.0)
+    {
+        return Err(format!("top-p must be above 0 and at most 1, not {p}"));
+    }
+    if settings.max_tokens == Some(0) {
+        return Err("the answer length limit must be at least 1 token".into());
+    }
+    if let Some(cap) = settings.context_cap
+        && cap < 512
+    {
+        return Err(format!(
+            "a context window of {cap} tokens is too small; use at least 512"
+        ));
+    }
+    if settings.summon_shortcut.is_empty() {
+        return Err("the summon shortcut cannot be empty".into());
+    }
+    let mut names = std::collections::HashSet::new();
+    for SavedEndpoint {
+        name,
+        dialect,
+        base_url,
+    } in &settings.endpoints
+    {
+        if name.is_empty() {
+            return Err(format!("the server at {base_url} needs a name"));
+        }
+        if !names.insert(name.as_str()) {
+            return Err(format!("two servers are named `{name}`"));
+        }
+        check_server(dialect, base_url).map_err(|err| format!("server `{name}`: {err}"))?;
+    }
+    Ok(())
+}
+
+fn check_server(dialect: &str, base_url: &str) -> Result<(), String> {
+    let dialect: Dialect = dialect.parse()?;
+    Endpoint::new(dialect, base_url)
+        .normalized_base()
+        .map(|_| ())
+        .map_err(|err| err.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_pass_and_each_mistake_is_named() {
+        assert_eq!(check(&Settings::default()), Ok(()));
+        type Spoil = fn(&mut Settings);
+        let cases: [(Spoil, &str); 7] = [
+            (|s| s.dialect = "grpc".into(), "unknown dialect `grpc`"),
+            (
+                |s| s.base_url = "localhost 11434".into(),
+                "not a usable server address",
+            ),
+            (
+                |s| s.temperature = Some(3.5),
+                "temperature must be between 0 and 2",
+            ),
+            (|s| s.top_p = Some(0.0), "top-p must be above 0"),
+            (|s| s.context_cap = Some(100), "too small"),
+            (|s| s.summon_shortcut.clear(), "shortcut cannot be empty"),
+            (
+                |s| {
+                    let server = SavedEndpoint {
+                        name: "box".into(),
+                        dialect: "openai".into(),
+                        base_url: "http://gpu:8000".into(),
+                    };
+                    s.endpoints = vec![server.clone(), server];
+                },
+                "two servers are named `box`",
+            ),
+        ];
+        for (spoil, expected) in cases {
+            let mut settings = Settings::default();
+            spoil(&mut settings);
+            let err = check(&settings).err().unwrap_or_default();
+            assert!(err.contains(expected), "{expected:?} not in {err:?}");
+        }
+    }
+
+    #[test]
+    fn overrides_set_the_server_and_guess_its_dialect() {
+        let mut settings = Settings::default();
+        let overrides = Overrides {
+            base_url: Some("http://127.0.0.1:9999/v1".into()),
+            dialect: None,
+            model: Some("qwen3".into()),
+        };
+        assert!(overrides.apply(&mut settings).is_ok());
+        assert_eq!(settings.dialect, "openai");
+        assert_eq!(settings.base_url, "http://127.0.0.1:9999/v1");
+        assert_eq!(settings.model.as_deref(), Some("qwen3"));
+        assert!(settings.first_run_done);
+
+        let wrong = Overrides {
+            dialect: Some("soap".into()),
+            ..Overrides::default()
+        };
+        let err = wrong.apply(&mut Settings::default()).err();
+        assert!(err.is_some_and(|err| err.to_string().contains("CAIRN_*")));
+    }
+}

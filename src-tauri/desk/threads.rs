@@ -1,0 +1,234 @@
+//! Threads as the sidebar and the thread view see them, the rules, and the tools.
+
+use std::path::Path;
+
+use cairn_core::RuleList;
+use cairn_protocol::desktop::{RuleInfo, ThreadDetail, ToolInfo};
+use cairn_protocol::{PermissionMode, SearchHit, ThreadInfo};
+use cairn_store::{Page, StoredRule};
+use cairn_tools::Workspace;
+
+use super::{Desk, DeskError};
+
+/// The most threads one page of the sidebar asks for.
+const MAX_PAGE: u32 = 500;
+/// The most search results shown.
+const SEARCH_LIMIT: u32 = 50;
+/// The longest title kept; longer ones are cut at a character boundary.
+const MAX_TITLE_CHARS: usize = 200;
+
+/// A thread exported to a file: what to write and what to call it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Export {
+    pub file_name: String,
+    pub contents: String,
+}
+
+impl Desk {
+    pub async fn list_threads(
+        &self,
+        offset: u32,
+        limit: u32,
+    ) -> Result<Vec<ThreadInfo>, DeskError> {
+        if limit == 0 || limit > MAX_PAGE {
+            return Err(DeskError::Invalid(format!(
+                "a page holds 1 to {MAX_PAGE} threads, not {limit}"
+            )));
+        }
+        Ok(self.store().list_threads(Page { limit, offset }).await?)
+    }
+
+    pub async fn search_threads(&self, query: &str) -> Result<Vec<SearchHit>, DeskError> {
+        if query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self.store().search(query, SEARCH_LIMIT).await?)
+    }
+
+    /// A thread with its messages and their execution trees.
+    pub async fn load_thread(&self, thread_id: &str) -> Result<ThreadDetail, DeskError> {
+        let store = self.store();
+        let thread = store.thread(thread_id).await?;
+        let messages = store.messages(thread_id).await?;
+        let usage = store.thread_usage(thread_id).await?;
+        Ok(ThreadDetail {
+            running: self.runtime.sessions().get(thread_id).is_some(),
+            thread,
+            messages,
+            usage,
+        })
+    }
+
+    pub async fn rename_thread(
+        &self,
+        thread_id: &str,
+        title: &str,
+    ) -> Result<ThreadInfo, DeskError> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(DeskError::Invalid("a chat needs a name".into()));
+        }
+        let title: String = title.chars().take(MAX_TITLE_CHARS).collect();
+        Ok(self.store().rename_thread(thread_id, &title).await?)
+    }
+
+    /// Deletes a thread that has no turn running.
+    pub async fn delete_thread(&self, thread_id: &str) -> Result<(), DeskError> {
+        if self.runtime.sessions().get(thread_id).is_some() {
+            return Err(DeskError::Invalid(
+                "this chat is still answering; stop it before deleting it".into(),
+            ));
+        }
+        if self.store().delete_thread(thread_id).await? {
+            Ok(())
+        } else {
+            Err(cairn_store::StoreError::NotFound {
+                kind: "thread",
+                id: thread_id.to_owned(),
+            }
+            .into())
+        }
+    }
+
+    /// A thread as Markdown (`md`) or as Cairn's JSON export (`json`).
+    pub async fn export_thread(&self, thread_id: &str, format: &str) -> Result<Export, DeskError> {
+        let store = self.store();
+        let export = store.export_json(thread_id).await?;
+        let stem = file_stem(&export.thread.title);
+        let (contents, extension) = match format {
+            "md" | "markdown" => (cairn_store::markdown(&export), "md"),
+            "json" => (
+                serde_json::to_string_pretty(&export)
+                    .map_err(|err| DeskError::Invalid(format!("the export failed: {err}")))?,
+                "json",
+            ),
+            other => {
+                return Err(DeskError::Invalid(format!(
+                    "chats export as md or json, not `{other}`"
+                )));
+            }
+        };
+        Ok(Export {
+            file_name: format!("{stem}.{extension}"),
+            contents,
+        })
+    }
+
+    /// Sets a thread's mode; a running turn keeps the mode it started with.
+    pub async fn set_mode(
+        &self,
+        thread_id: &str,
+        mode: PermissionMode,
+    ) -> Result<ThreadInfo, DeskError> {
+        Ok(self.store().set_mode(thread_id, mode).await?)
+    }
+
+    /// Sets or clears the folder a thread's file tools work in; the folder must be
+    /// usable now.
+    pub async fn set_workspace(
+        &self,
+        thread_id: &str,
+        folder: Option<&str>,
+    ) -> Result<ThreadInfo, DeskError> {
+        let folder = folder.map(str::trim).filter(|folder| !folder.is_empty());
+        if let Some(folder) = folder {
+            check_workspace(folder)?;
+        }
+        Ok(self
+            .store()
+            .set_workspace(thread_id, folder.map(Path::new))
+            .await?)
+    }
+
+    pub async fn list_rules(&self) -> Result<Vec<RuleInfo>, DeskError> {
+        Ok(self
+            .store()
+            .rules()
+            .await?
+            .into_iter()
+            .map(rule_info)
+            .collect())
+    }
+
+    pub async fn add_rule(&self, list: &str, rule: &str) -> Result<RuleInfo, DeskError> {
+        let list: RuleList = list.parse().map_err(DeskError::Invalid)?;
+        Ok(rule_info(self.store().add_rule(list, rule.trim()).await?))
+    }
+
+    pub async fn remove_rule(&self, id: i64) -> Result<(), DeskError> {
+        if self.store().remove_rule(id).await? {
+            Ok(())
+        } else {
+            Err(DeskError::Invalid(format!("there is no rule {id}")))
+        }
+    }
+
+    /// The tools a thread's next turn offers (the file tools need a workspace).
+    pub async fn list_tools(&self, thread_id: Option<&str>) -> Result<Vec<ToolInfo>, DeskError> {
+        let has_workspace = match thread_id {
+            Some(id) => self.store().thread(id).await?.workspace.is_some(),
+            None => false,
+        };
+        let toolbelt = self.runtime.toolbelt(has_workspace)?;
+        Ok(toolbelt
+            .tools()
+            .iter()
+            .map(|tool| ToolInfo {
+                name: tool.name().to_owned(),
+                category: tool.category(),
+                description: tool.description().to_owned(),
+            })
+            .collect())
+    }
+}
+
+/// A folder a thread can work in, as its full path, or why not.
+pub fn check_workspace(folder: &str) -> Result<String, DeskError> {
+    Workspace::open(Path::new(folder.trim()))
+        .map(|workspace| workspace.root().display().to_string())
+        .map_err(|err| DeskError::Invalid(err.to_string()))
+}
+
+fn rule_info(rule: StoredRule) -> RuleInfo {
+    RuleInfo {
+        id: rule.id,
+        list: rule.list.as_str().to_owned(),
+        rule: rule.rule,
+    }
+}
+
+/// A file name from a title: letters, digits, dashes; never empty.
+fn file_stem(title: &str) -> String {
+    let mut stem = String::new();
+    for c in title.chars() {
+        if c.is_alphanumeric() {
+            stem.extend(c.to_lowercase());
+        } else if !stem.is_empty() && !stem.ends_with('-') {
+            stem.push('-');
+        }
+        if stem.chars().count() >= 60 {
+            break;
+        }
+    }
+    let stem = stem.trim_end_matches('-');
+    if stem.is_empty() {
+        "chat".to_owned()
+    } else {
+        stem.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_stem;
+
+    #[test]
+    fn file_names_come_from_titles() {
+        assert_eq!(
+            file_stem("Fix the build: cargo & CI!"),
+            "fix-the-build-cargo-ci"
+        );
+        assert_eq!(file_stem("///"), "chat");
+        assert_eq!(file_stem("Über Größe"), "über-größe");
+    }
+}

@@ -1,0 +1,138 @@
+//! Sending messages and following turns: to the webview that asked, and to the
+//! shell (notifications, the tray) for every turn.
+
+use std::sync::Arc;
+
+use cairn_core::LiveTurn;
+use cairn_protocol::desktop::{NewThreadOptions, PendingApproval, Sent};
+use cairn_protocol::{ApprovalDecision, Event, PermissionMode};
+
+use super::threads::check_workspace;
+use super::{Desk, DeskError};
+
+impl Desk {
+    /// Sends a message: in `thread_id`, or in a new thread with `options`. `model`
+    /// overrides the thread's model. Nothing is stored when the message cannot be
+    /// sent (no model, a bad folder, a turn already running).
+    pub async fn send_message(
+        self: &Arc<Self>,
+        thread_id: Option<&str>,
+        prompt: &str,
+        options: NewThreadOptions,
+        model: Option<String>,
+    ) -> Result<Arc<LiveTurn>, DeskError> {
+        if prompt.trim().is_empty() {
+            return Err(cairn_runtime::RuntimeError::EmptyPrompt.into());
+        }
+        let thread = match thread_id {
+            Some(id) => Some(self.store().thread(id).await?),
+            None => None,
+        };
+        let choice = self.model_choice(thread.as_ref(), model)?;
+        let thread = match thread {
+            Some(thread) => thread,
+            None => {
+                if let Some(folder) = &options.workspace {
+                    check_workspace(folder)?;
+                }
+                let thread = self.runtime.new_thread(prompt, options.mode).await?;
+                match &options.workspace {
+                    Some(folder) => self.set_workspace(&thread.id, Some(folder)).await?,
+                    None => thread,
+                }
+            }
+        };
+        let live = self.runtime.send(&thread.id, prompt, choice).await?;
+        self.watch(&live, thread.title);
+        Ok(live)
+    }
+
+    /// Switches a plan-mode thread to `mode` and carries out its plan.
+    pub async fn run_plan(
+        self: &Arc<Self>,
+        thread_id: &str,
+        mode: PermissionMode,
+    ) -> Result<Arc<LiveTurn>, DeskError> {
+        let thread = self.store().thread(thread_id).await?;
+        let choice = self.model_choice(Some(&thread), None)?;
+        let live = self.runtime.run_plan(thread_id, mode, choice).await?;
+        self.watch(&live, thread.title);
+        Ok(live)
+    }
+
+    /// The running turn of a thread, if it has one.
+    pub fn live_turn(&self, thread_id: &str) -> Option<Arc<LiveTurn>> {
+        self.runtime.sessions().get(thread_id)
+    }
+
+    pub fn stop_turn(&self, thread_id: &str) -> Result<(), DeskError> {
+        Ok(self.runtime.sessions().stop(thread_id)?)
+    }
+
+    pub fn answer_approval(
+        &self,
+        approval_id: &str,
+        decision: ApprovalDecision,
+    ) -> Result<(), DeskError> {
+        Ok(self.runtime.sessions().answer(approval_id, decision)?)
+    }
+
+    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
+        self.runtime
+            .sessions()
+            .pending()
+            .into_iter()
+            .map(|(thread_id, request)| PendingApproval { thread_id, request })
+            .collect()
+    }
+
+    /// Tells the shell about every event of a turn, and when the running turns change.
+    fn watch(self: &Arc<Self>, live: &Arc<LiveTurn>, title: String) {
+        let desk = Arc::clone(self);
+        let live = Arc::clone(live);
+        self.shell.running_changed(&self.running());
+        tokio::spawn(async move {
+            let (seen, mut events) = live.attach();
+            for event in seen {
+                desk.shell.turn_event(&live.thread_id, &title, &event);
+            }
+            while let Some(event) = events.recv().await {
+                desk.shell.turn_event(&live.thread_id, &title, &event);
+                if matches!(event, Event::Done(_)) {
+                    break;
+                }
+            }
+            // The turn leaves the running set once it is committed.
+            live.finished().await;
+            desk.shell.running_changed(&desk.running());
+        });
+    }
+}
+
+/// What the webview is told a send started.
+pub fn sent(live: &LiveTurn) -> Sent {
+    Sent {
+        thread_id: live.thread_id.clone(),
+        message_id: live.message_id.clone(),
+    }
+}
+
+/// Sends a turn's events to `out`: what already streamed, then the rest as it
+/// comes, until `done` or until `out` says the receiver is gone.
+pub fn forward(live: &LiveTurn, mut out: impl FnMut(Event) -> bool + Send + 'static) {
+    let (seen, mut events) = live.attach();
+    tokio::spawn(async move {
+        for event in seen {
+            let done = matches!(event, Event::Done(_));
+            if !out(event) || done {
+                return;
+            }
+        }
+        while let Some(event) = events.recv().await {
+            let done = matches!(event, Event::Done(_));
+            if !out(event) || done {
+                return;
+            }
+        }
+    });
+}

@@ -1,0 +1,529 @@
+//! The desktop app's commands, without the window: a real SQLite file, real HTTP to
+//! a fake OpenAI-compatible server, the shell's side effects recorded.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use cairn_core::Limits;
+use cairn_desktop::desk::{Desk, DeskError, Overrides, Shell, forward};
+use cairn_protocol::desktop::{CommandError, CommandErrorKind, NewThreadOptions, Settings};
+use cairn_protocol::{ApprovalDecision, Event, PermissionMode, TurnStatus};
+use cairn_secrets::{MemoryStore, SecretStore};
+use cairn_store::Store;
+use cairn_testkit::{FakeServer, Reply, sse};
+use serde_json::json;
+
+const CHAT: &str = "POST /v1/chat/completions";
+
+/// What the desk asked of the desktop.
+#[derive(Debug, Default)]
+struct Recorded {
+    events: Mutex<Vec<(String, String, String)>>,
+    running: Mutex<Vec<Vec<String>>>,
+}
+
+impl Shell for Recorded {
+    fn turn_event(&self, thread_id: &str, title: &str, event: &Event) {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((
+                thread_id.to_owned(),
+                title.to_owned(),
+                event.type_name().to_owned(),
+            ));
+    }
+
+    fn running_changed(&self, running: &[String]) {
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(running.to_vec());
+    }
+}
+
+struct Setup {
+    dir: tempfile::TempDir,
+    server: FakeServer,
+    shell: Arc<Recorded>,
+    secrets: Arc<MemoryStore>,
+    desk: Arc<Desk>,
+}
+
+async fn setup(model: Option<&str>) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let server = FakeServer::start().await;
+    let shell = Arc::new(Recorded::default());
+    let secrets = Arc::new(MemoryStore::new());
+    let desk = open(&dir, &server, &shell, &secrets, model).await;
+    Setup {
+        dir,
+        server,
+        shell,
+        secrets,
+        desk,
+    }
+}
+
+async fn open(
+    dir: &tempfile::TempDir,
+    server: &FakeServer,
+    shell: &Arc<Recorded>,
+    secrets: &Arc<MemoryStore>,
+    model: Option<&str>,
+) -> Arc<Desk> {
+    let store = Store::open(dir.path().join("cairn.db")).await.unwrap();
+    let overrides = Overrides {
+        base_url: Some(server.url()),
+        dialect: None,
+        model: model.map(str::to_owned),
+    };
+    Desk::open(
+        store,
+        Limits::default(),
+        secrets.clone(),
+        shell.clone(),
+        &overrides,
+    )
+    .await
+    .unwrap()
+}
+
+/// Every event of a turn, as the webview's channel would get them.
+async fn collect(live: &cairn_core::LiveTurn) -> Vec<Event> {
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    forward(live, move |event| sender.send(event).is_ok());
+    let mut events = Vec::new();
+    while let Some(event) = tokio::time::timeout(Duration::from_secs(10), receiver.recv())
+        .await
+        .expect("the turn ended in time")
+    {
+        events.push(event);
+    }
+    events
+}
+
+fn text_of(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Chunk(chunk) if chunk.depth == 0 => Some(chunk.content.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn kind(err: DeskError) -> CommandErrorKind {
+    CommandError::from(err).kind
+}
+
+#[tokio::test]
+async fn a_message_starts_a_thread_streams_its_answer_and_is_stored() {
+    let s = setup(Some("test-model")).await;
+    s.server
+        .push(CHAT, Reply::sse(sse::text(&["Hello", " there."])));
+    let live = s
+        .desk
+        .send_message(None, "Say hello", NewThreadOptions::default(), None)
+        .await
+        .unwrap();
+    let events = collect(&live).await;
+    assert_eq!(text_of(&events), "Hello there.");
+    assert!(
+        matches!(events.last(), Some(Event::Done(done)) if done.status == TurnStatus::Completed)
+    );
+
+    let request = &s.server.requests()[0];
+    assert_eq!(request.json()["model"], "test-model");
+    let thread = s.desk.load_thread(&live.thread_id).await.unwrap();
+    assert_eq!(thread.thread.title, "Say hello");
+    assert_eq!(thread.thread.mode, PermissionMode::Default);
+    assert_eq!(thread.messages.len(), 2);
+    assert_eq!(thread.messages[1].content, "Hello there.");
+    assert!(!thread.running);
+
+    // The shell heard about the turn whether or not a window watched it.
+    live.finished().await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let running = s.shell.running.lock().unwrap().clone();
+    assert_eq!(running.first(), Some(&vec![live.thread_id.clone()]));
+    assert_eq!(running.last(), Some(&Vec::<String>::new()));
+    let heard = s.shell.events.lock().unwrap().clone();
+    assert!(heard.contains(&(live.thread_id.clone(), "Say hello".into(), "done".into())));
+}
+
+#[tokio::test]
+async fn without_a_model_nothing_is_sent_or_stored() {
+    let s = setup(None).await;
+    let err = s
+        .desk
+        .send_message(None, "hi", NewThreadOptions::default(), None)
+        .await
+        .unwrap_err();
+    assert_eq!(kind(err), CommandErrorKind::NoModel);
+    let err = s
+        .desk
+        .send_message(None, "   ", NewThreadOptions::default(), Some("m".into()))
+        .await
+        .unwrap_err();
+    assert_eq!(kind(err), CommandErrorKind::Invalid);
+    let options = NewThreadOptions {
+        mode: PermissionMode::Auto,
+        workspace: Some(s.dir.path().join("missing").display().to_string()),
+    };
+    let err = s
+        .desk
+        .send_message(None, "hi", options, Some("m".into()))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("missing"), "{err}");
+    assert!(s.desk.list_threads(0, 50).await.unwrap().is_empty());
+    assert!(s.server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_write_in_default_mode_waits_for_the_user() {
+    let s = setup(Some("test-model")).await;
+    let work = s.dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let write = json!({"path": "notes.md", "content": "kept"});
+    for _ in 0..2 {
+        s.server.push(
+            CHAT,
+            Reply::sse(sse::tool_calls(&[("call_1", "write_file", write.clone())])),
+        );
+        s.server.push(CHAT, Reply::sse(sse::text(&["Done."])));
+    }
+    let options = NewThreadOptions {
+        mode: PermissionMode::Default,
+        workspace: Some(work.display().to_string()),
+    };
+
+    // Allowed: the file is written.
+    let live = s
+        .desk
+        .send_message(None, "Write notes", options.clone(), None)
+        .await
+        .unwrap();
+    let pending = wait_for_approval(&s.desk).await;
+    assert_eq!(pending.thread_id, live.thread_id);
+    assert_eq!(pending.request.name, "write_file");
+    assert_eq!(pending.request.args, write);
+    let err = s.desk.delete_thread(&live.thread_id).await.unwrap_err();
+    assert!(err.to_string().contains("stop it"), "{err}");
+    s.desk
+        .answer_approval(&pending.request.approval_id, ApprovalDecision::Allow)
+        .unwrap();
+    collect(&live).await;
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.md")).unwrap(),
+        "kept"
+    );
+    assert_eq!(
+        kind(
+            s.desk
+                .answer_approval(&pending.request.approval_id, ApprovalDecision::Deny)
+                .unwrap_err()
+        ),
+        CommandErrorKind::NotFound
+    );
+
+    // Denied in a second thread: nothing is written.
+    std::fs::remove_file(work.join("notes.md")).unwrap();
+    let live = s
+        .desk
+        .send_message(None, "Write notes again", options, None)
+        .await
+        .unwrap();
+    let pending = wait_for_approval(&s.desk).await;
+    s.desk
+        .answer_approval(&pending.request.approval_id, ApprovalDecision::Deny)
+        .unwrap();
+    collect(&live).await;
+    assert!(!work.join("notes.md").exists());
+    let heard = s.shell.events.lock().unwrap().clone();
+    assert!(
+        heard
+            .iter()
+            .any(|(_, _, kind)| kind == "tool_approval_request"),
+        "the shell is told, so it can notify"
+    );
+}
+
+async fn wait_for_approval(desk: &Desk) -> cairn_protocol::desktop::PendingApproval {
+    for _ in 0..200 {
+        if let Some(pending) = desk.pending_approvals().pop() {
+            return pending;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no approval was asked for");
+}
+
+#[tokio::test]
+async fn stopping_keeps_the_partial_answer() {
+    let s = setup(Some("test-model")).await;
+    s.server.push(
+        CHAT,
+        Reply::sse(sse::text(&["Partial ", "answer ", "that ", "goes ", "on"]))
+            .paced(60, Duration::from_millis(150)),
+    );
+    let live = s
+        .desk
+        .send_message(None, "Tell a long story", NewThreadOptions::default(), None)
+        .await
+        .unwrap();
+    let thread_id = live.thread_id.clone();
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    forward(&live, move |event| sender.send(event).is_ok());
+    // Stop as soon as some text arrived.
+    let mut events = Vec::new();
+    while let Some(event) = receiver.recv().await {
+        let first_text = matches!(event, Event::Chunk(_));
+        events.push(event);
+        if first_text {
+            s.desk.stop_turn(&thread_id).unwrap();
+            break;
+        }
+    }
+    while let Some(event) = receiver.recv().await {
+        events.push(event);
+    }
+    assert!(
+        matches!(events.last(), Some(Event::Done(done)) if done.status == TurnStatus::Cancelled)
+    );
+    let partial = text_of(&events);
+    assert!(
+        partial.starts_with("Partial") && !partial.ends_with("on"),
+        "{partial}"
+    );
+    let stored = s.desk.load_thread(&thread_id).await.unwrap();
+    assert_eq!(stored.messages[1].content, partial);
+    assert_eq!(
+        kind(s.desk.stop_turn(&thread_id).unwrap_err()),
+        CommandErrorKind::Busy
+    );
+}
+
+#[tokio::test]
+async fn threads_are_renamed_exported_and_deleted() {
+    let s = setup(Some("test-model")).await;
+    s.server.push(
+        CHAT,
+        Reply::sse(sse::text(&["| a | b |\n|---|---|\n| 1 | 2 |"])),
+    );
+    let live = s
+        .desk
+        .send_message(None, "Make a table", NewThreadOptions::default(), None)
+        .await
+        .unwrap();
+    collect(&live).await;
+    let id = live.thread_id.clone();
+    assert_eq!(
+        kind(s.desk.rename_thread(&id, "  ").await.unwrap_err()),
+        CommandErrorKind::Invalid
+    );
+    let renamed = s.desk.rename_thread(&id, " Tables: a / b ").await.unwrap();
+    assert_eq!(renamed.title, "Tables: a / b");
+
+    let md = s.desk.export_thread(&id, "md").await.unwrap();
+    assert_eq!(md.file_name, "tables-a-b.md");
+    assert!(md.contents.contains("| 1 | 2 |"), "{}", md.contents);
+    let export = s.desk.export_thread(&id, "json").await.unwrap();
+    let value: serde_json::Value = serde_json::from_str(&export.contents).unwrap();
+    assert_eq!(value["thread"]["title"], "Tables: a / b");
+    assert_eq!(
+        kind(s.desk.export_thread(&id, "pdf").await.unwrap_err()),
+        CommandErrorKind::Invalid
+    );
+
+    let hits = s.desk.search_threads("table").await.unwrap();
+    assert!(hits.iter().any(|hit| hit.thread_id == id));
+    assert!(s.desk.search_threads("  ").await.unwrap().is_empty());
+
+    s.desk.delete_thread(&id).await.unwrap();
+    assert_eq!(
+        kind(s.desk.load_thread(&id).await.unwrap_err()),
+        CommandErrorKind::NotFound
+    );
+    assert_eq!(
+        kind(s.desk.delete_thread(&id).await.unwrap_err()),
+        CommandErrorKind::NotFound
+    );
+}
+
+#[tokio::test]
+async fn settings_are_checked_kept_and_survive_a_restart() {
+    let s = setup(None).await;
+    let mut bad = s.desk.settings();
+    bad.temperature = Some(7.0);
+    let err = s.desk.save_settings(bad).await.unwrap_err();
+    assert_eq!(kind(err), CommandErrorKind::Invalid);
+    assert_eq!(s.desk.settings().temperature, None, "the old settings stay");
+
+    let good = Settings {
+        temperature: Some(0.2),
+        model: Some("  qwen3:8b ".into()),
+        notifications: false,
+        ..s.desk.settings()
+    };
+    let kept = s.desk.save_settings(good).await.unwrap();
+    assert_eq!(kept.model.as_deref(), Some("qwen3:8b"));
+    drop(s.desk);
+    let again = open(&s.dir, &s.server, &s.shell, &s.secrets, None).await;
+    let settings = again.settings();
+    assert_eq!(settings.temperature, Some(0.2));
+    assert_eq!(settings.model.as_deref(), Some("qwen3:8b"));
+    assert!(!settings.notifications);
+
+    // The sampling settings reach the server.
+    s.server.push(CHAT, Reply::sse(sse::text(&["ok"])));
+    let live = again
+        .send_message(None, "hi", NewThreadOptions::default(), None)
+        .await
+        .unwrap();
+    collect(&live).await;
+    let body = s.server.requests()[0].json();
+    assert_eq!(body["temperature"], 0.2);
+    assert_eq!(body["model"], "qwen3:8b");
+}
+
+#[tokio::test]
+async fn api_keys_go_to_the_keychain_and_to_the_server_only() {
+    let s = setup(Some("test-model")).await;
+    let base = s.server.url();
+    assert!(!s.desk.has_api_key(&base).unwrap());
+    assert_eq!(
+        kind(s.desk.set_api_key(&base, "  ").unwrap_err()),
+        CommandErrorKind::Invalid
+    );
+    assert_eq!(
+        kind(s.desk.set_api_key("not a url", "sk-1").unwrap_err()),
+        CommandErrorKind::Invalid
+    );
+    s.desk
+        .set_api_key(&format!("{base}/v1"), "sk-secret")
+        .unwrap();
+    assert!(
+        s.desk.has_api_key(&base).unwrap(),
+        "one key per server, /v1 or not"
+    );
+    assert!(
+        s.secrets
+            .get(&cairn_secrets::key_name(&base))
+            .unwrap()
+            .is_some()
+    );
+
+    s.server.push(CHAT, Reply::sse(sse::text(&["ok"])));
+    let live = s
+        .desk
+        .send_message(None, "hi", NewThreadOptions::default(), None)
+        .await
+        .unwrap();
+    collect(&live).await;
+    assert_eq!(
+        s.server.requests()[0].header("authorization"),
+        Some("Bearer sk-secret")
+    );
+    let db = std::fs::read(s.dir.path().join("cairn.db")).unwrap();
+    assert!(!db.windows(9).any(|w| w == b"sk-secret"), "never stored");
+
+    assert!(s.desk.delete_api_key(&base).unwrap());
+    assert!(!s.desk.has_api_key(&base).unwrap());
+}
+
+#[tokio::test]
+async fn models_rules_tools_and_modes() {
+    let s = setup(Some("test-model")).await;
+    s.server.push(
+        "GET /v1/models",
+        Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"b-model"},{"id":"a-model"}]}"#,
+        ),
+    );
+    assert_eq!(
+        s.desk.list_models(None).await.unwrap(),
+        ["a-model", "b-model"]
+    );
+    let err = s
+        .desk
+        .list_models(Some(("openai".into(), "http://127.0.0.1:9".into())))
+        .await
+        .unwrap_err();
+    assert_eq!(kind(err), CommandErrorKind::Provider);
+
+    let rule = s.desk.add_rule("deny", "run_command(rm *)").await.unwrap();
+    assert_eq!(rule.list, "deny");
+    assert_eq!(
+        kind(s.desk.add_rule("maybe", "x").await.unwrap_err()),
+        CommandErrorKind::Invalid
+    );
+    assert_eq!(
+        kind(
+            s.desk
+                .add_rule("allow", "no such syntax(")
+                .await
+                .unwrap_err()
+        ),
+        CommandErrorKind::Invalid
+    );
+    assert_eq!(s.desk.list_rules().await.unwrap(), [rule.clone()]);
+    s.desk.remove_rule(rule.id).await.unwrap();
+    assert!(s.desk.remove_rule(rule.id).await.is_err());
+
+    let tools: Vec<_> = s
+        .desk
+        .list_tools(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(tools.contains(&"web_fetch".to_owned()));
+    assert!(
+        !tools.contains(&"write_file".to_owned()),
+        "no workspace, no file tools"
+    );
+
+    s.server.push(CHAT, Reply::sse(sse::text(&["ok"])));
+    let live = s
+        .desk
+        .send_message(None, "hi", NewThreadOptions::default(), None)
+        .await
+        .unwrap();
+    collect(&live).await;
+    let id = live.thread_id.clone();
+    let planned = s.desk.set_mode(&id, PermissionMode::Plan).await.unwrap();
+    assert_eq!(planned.mode, PermissionMode::Plan);
+    let work = s
+        .desk
+        .set_workspace(&id, Some(&s.dir.path().display().to_string()))
+        .await
+        .unwrap();
+    assert!(work.workspace.is_some());
+    let tools: Vec<_> = s
+        .desk
+        .list_tools(Some(&id))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(tools.contains(&"write_file".to_owned()));
+    assert!(
+        s.desk
+            .set_workspace(&id, Some("/no/such/folder"))
+            .await
+            .is_err()
+    );
+    let cleared = s.desk.set_workspace(&id, None).await.unwrap();
+    assert!(cleared.workspace.is_none());
+    assert_eq!(
+        kind(s.desk.list_threads(0, 0).await.unwrap_err()),
+        CommandErrorKind::Invalid
+    );
+}

@@ -1,0 +1,1 @@
+//! The Leptos view (written next).
