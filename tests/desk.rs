@@ -471,7 +471,10 @@ async fn models_rules_tools_and_modes() {
         ),
         CommandErrorKind::Invalid
     );
-    assert_eq!(s.desk.list_rules().await.unwrap(), std::slice::from_ref(&rule));
+    assert_eq!(
+        s.desk.list_rules().await.unwrap(),
+        std::slice::from_ref(&rule)
+    );
     s.desk.remove_rule(rule.id).await.unwrap();
     assert!(s.desk.remove_rule(rule.id).await.is_err());
 

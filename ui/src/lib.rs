@@ -5,7 +5,10 @@
 //! commands ([`slash`]) are plain Rust, tested on the host. The Leptos view that
 //! renders them (`app`) only exists in the wasm build.
 
+pub mod format;
+pub mod markdown;
 pub mod slash;
+pub mod thread;
 pub mod turn;
 
 #[cfg(target_arch = "wasm32")]

@@ -1,1 +1,0 @@
-//! The Leptos view (written next).

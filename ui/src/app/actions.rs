@@ -1,0 +1,455 @@
+//! What the user's actions do: open a thread, send, stop, answer, export. Each
+//! talks to the core and updates the shared signals; failures become a toast and
+//! lose nothing (an unsent message goes back into the composer).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cairn_protocol::desktop::{CommandError, CommandErrorKind, Sent, ThreadDetail};
+use cairn_protocol::{ApprovalDecision, Event, PermissionMode, ThreadInfo};
+use leptos::prelude::*;
+use serde_json::json;
+
+use super::{Ctx, Draft, EntryView, Screen, ipc, now_ms};
+use crate::slash::{self, Slash};
+use crate::thread::{Entry, entries};
+use crate::turn::TurnView;
+
+/// Ids for entries the view makes before the core names them.
+fn local_id(prefix: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!("{prefix}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+pub fn refresh_threads(ctx: Ctx) {
+    leptos::task::spawn_local(async move {
+        match ipc::call::<Vec<ThreadInfo>>("list_threads", &json!({})).await {
+            Ok(threads) => {
+                // Keep the open thread's header in step (title, mode, workspace).
+                if let Some(id) = ctx.current_id()
+                    && let Some(fresh) = threads.iter().find(|t| t.id == id)
+                {
+                    ctx.current.set(Some(fresh.clone()));
+                }
+                ctx.threads.set(threads);
+            }
+            Err(err) => ctx.say(err.message),
+        }
+    });
+}
+
+pub fn refresh_models(ctx: Ctx) {
+    leptos::task::spawn_local(async move {
+        match ipc::call::<Vec<String>>("list_models", &json!({})).await {
+            Ok(models) => ctx.models.set(models),
+            // No server yet: the picker says so; sending explains further.
+            Err(_) => ctx.models.set(Vec::new()),
+        }
+    });
+}
+
+pub fn new_chat(ctx: Ctx) {
+    ctx.generation.update(|g| *g += 1);
+    ctx.current.set(None);
+    ctx.entries.set(Vec::new());
+    ctx.draft.set(Draft::default());
+    ctx.model.set(None);
+    ctx.screen.set(Screen::Chat);
+    ctx.focus.update(|n| *n += 1);
+}
+
+/// Shows a thread: its stored messages, then, if a turn is running, the stream
+/// from its start (what already streamed, then live).
+pub fn open_thread(ctx: Ctx, thread_id: String) {
+    ctx.generation.update(|g| *g += 1);
+    let generation = ctx.generation.get_untracked();
+    ctx.screen.set(Screen::Chat);
+    leptos::task::spawn_local(async move {
+        let detail: ThreadDetail =
+            match ipc::call("load_thread", &json!({"threadId": thread_id})).await {
+                Ok(detail) => detail,
+                Err(err) => return ctx.say(err.message),
+            };
+        if ctx.generation.get_untracked() != generation {
+            return;
+        }
+        let mut views: Vec<EntryView> = entries(&detail.messages)
+            .into_iter()
+            .map(|entry| match entry {
+                Entry::User { id, text } => EntryView::User { id, text },
+                Entry::Assistant { id, view } => EntryView::Assistant {
+                    id,
+                    turn: ArcRwSignal::new(view),
+                },
+            })
+            .collect();
+        if detail.running {
+            // The stored answer is partial: the live stream replaces it.
+            let turn = ArcRwSignal::new(TurnView::new());
+            if let Some(EntryView::Assistant { turn: last, .. }) = views.last_mut() {
+                *last = turn.clone();
+            }
+            follow(ctx, "attach", json!({"threadId": detail.thread.id}), turn);
+        }
+        ctx.model.set(detail.thread.model.clone());
+        ctx.current.set(Some(detail.thread));
+        ctx.entries.set(views);
+        ctx.focus.update(|n| *n += 1);
+    });
+}
+
+/// Streams a command's turn events into `turn`.
+fn follow(ctx: Ctx, cmd: &'static str, args: serde_json::Value, turn: ArcRwSignal<TurnView>) {
+    let channel = turn_channel(ctx, turn);
+    leptos::task::spawn_local(async move {
+        if let Err(err) = ipc::call_streaming::<bool>(cmd, &args, "onEvent", &channel).await {
+            ctx.say(err.message);
+        }
+    });
+}
+
+/// A channel that applies a turn's events to `turn` and lets go of it at `done`.
+fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> ipc::Channel {
+    let mut target = Some(turn);
+    ipc::channel(move |event: Event| {
+        let Some(turn) = &target else {
+            return;
+        };
+        turn.update(|view| view.apply(&event, now_ms()));
+        ctx.stream_tick.update(|tick| *tick += 1);
+        if let Event::Done(done) = &event {
+            ctx.running
+                .update(|running| running.retain(|id| *id != done.thread_id));
+            refresh_threads(ctx);
+            target = None;
+        }
+    })
+}
+
+/// What the composer's Send does: a slash command, or a message.
+pub fn submit(ctx: Ctx) {
+    let text = ctx.composer.get_untracked();
+    if text.trim().is_empty() {
+        return;
+    }
+    match slash::parse(&text) {
+        Some(Ok(command)) => {
+            ctx.composer.set(String::new());
+            run_slash(ctx, command);
+        }
+        Some(Err(problem)) => ctx.say(problem),
+        None => {
+            ctx.composer.set(String::new());
+            send(ctx, text);
+        }
+    }
+}
+
+/// Sends `prompt` in the open thread (or starts one). The message shows at once;
+/// if the core refuses it, it goes back into the composer.
+pub fn send(ctx: Ctx, prompt: String) {
+    let thread_id = ctx.current_id();
+    if let Some(id) = &thread_id
+        && ctx.is_running(id)
+    {
+        ctx.composer.set(prompt);
+        return ctx.say("This chat is still answering: wait for it or press Stop.");
+    }
+    let draft = ctx.draft.get_untracked();
+    let args = json!({
+        "threadId": thread_id,
+        "prompt": prompt,
+        "options": {"mode": draft.mode, "workspace": draft.workspace},
+        "model": ctx.model.get_untracked(),
+    });
+    start_turn(ctx, "send_message", args, prompt);
+}
+
+/// Carries out the open plan-mode thread's plan in `mode`.
+pub fn run_plan(ctx: Ctx, mode: PermissionMode) {
+    let Some(thread_id) = ctx.current_id() else {
+        return;
+    };
+    let args = json!({"threadId": thread_id, "mode": mode});
+    start_turn(
+        ctx,
+        "run_plan",
+        args,
+        "Carry out the plan above.".to_owned(),
+    );
+}
+
+fn start_turn(ctx: Ctx, cmd: &'static str, args: serde_json::Value, prompt: String) {
+    let user_id = local_id("user");
+    let turn_id = local_id("turn");
+    let turn = ArcRwSignal::new(TurnView::new());
+    ctx.entries.update(|entries| {
+        entries.push(EntryView::User {
+            id: user_id.clone(),
+            text: prompt.clone(),
+        });
+        entries.push(EntryView::Assistant {
+            id: turn_id.clone(),
+            turn: turn.clone(),
+        });
+    });
+    let generation = ctx.generation.get_untracked();
+    let channel = turn_channel(ctx, turn);
+    leptos::task::spawn_local(async move {
+        let sent: Result<Sent, CommandError> =
+            ipc::call_streaming(cmd, &args, "onEvent", &channel).await;
+        match sent {
+            Ok(sent) => {
+                ctx.running.update(|running| {
+                    if !running.contains(&sent.thread_id) {
+                        running.push(sent.thread_id.clone());
+                    }
+                });
+                if ctx.generation.get_untracked() == generation && ctx.current_id().is_none() {
+                    adopt_new_thread(ctx, sent.thread_id);
+                } else {
+                    refresh_threads(ctx);
+                }
+            }
+            Err(err) => {
+                ctx.entries
+                    .update(|entries| entries.retain(|e| e.id() != user_id && e.id() != turn_id));
+                if ctx.composer.get_untracked().trim().is_empty() && cmd == "send_message" {
+                    ctx.composer.set(prompt);
+                }
+                if err.kind == CommandErrorKind::NoModel {
+                    refresh_models(ctx);
+                }
+                ctx.say(err.message);
+            }
+        }
+    });
+}
+
+/// A new chat got its thread: it becomes the open one without reloading the view.
+fn adopt_new_thread(ctx: Ctx, thread_id: String) {
+    leptos::task::spawn_local(async move {
+        if let Ok(threads) = ipc::call::<Vec<ThreadInfo>>("list_threads", &json!({})).await {
+            if let Some(thread) = threads.iter().find(|t| t.id == thread_id) {
+                ctx.model.set(thread.model.clone());
+                ctx.current.set(Some(thread.clone()));
+            }
+            ctx.threads.set(threads);
+        }
+    });
+}
+
+pub fn stop(ctx: Ctx) {
+    let Some(thread_id) = ctx.current_id() else {
+        return;
+    };
+    leptos::task::spawn_local(async move {
+        if let Err(err) = ipc::call::<()>("stop_turn", &json!({"threadId": thread_id})).await {
+            ctx.say(err.message);
+        }
+    });
+}
+
+pub fn answer(
+    ctx: Ctx,
+    turn: ArcRwSignal<TurnView>,
+    approval_id: String,
+    decision: ApprovalDecision,
+) {
+    leptos::task::spawn_local(async move {
+        let args = json!({"approvalId": approval_id, "decision": decision});
+        match ipc::call::<()>("answer_approval", &args).await {
+            Ok(()) => turn.update(|view| view.answered(&approval_id)),
+            Err(err) => {
+                // Answered elsewhere or its turn ended: the card cannot wait any more.
+                if err.kind == CommandErrorKind::NotFound {
+                    turn.update(|view| view.answered(&approval_id));
+                }
+                ctx.say(err.message);
+            }
+        }
+    });
+}
+
+pub fn set_mode(ctx: Ctx, mode: PermissionMode) {
+    let Some(thread_id) = ctx.current_id() else {
+        return ctx.draft.update(|draft| draft.mode = mode);
+    };
+    leptos::task::spawn_local(async move {
+        let args = json!({"threadId": thread_id, "mode": mode});
+        match ipc::call::<ThreadInfo>("set_mode", &args).await {
+            Ok(thread) => {
+                if ctx.is_running(&thread.id) {
+                    ctx.say("The new mode applies from the next message.");
+                }
+                ctx.current.set(Some(thread));
+            }
+            Err(err) => ctx.say(err.message),
+        }
+    });
+}
+
+/// Sets the open thread's folder (or the new chat's); `None` clears it.
+pub fn set_workspace(ctx: Ctx, folder: Option<String>) {
+    leptos::task::spawn_local(async move {
+        match (ctx.current_id(), folder) {
+            (Some(thread_id), folder) => {
+                let args = json!({"threadId": thread_id, "folder": folder});
+                match ipc::call::<ThreadInfo>("set_workspace", &args).await {
+                    Ok(thread) => ctx.current.set(Some(thread)),
+                    Err(err) => ctx.say(err.message),
+                }
+            }
+            (None, Some(folder)) => {
+                match ipc::call::<String>("check_workspace", &json!({"folder": folder})).await {
+                    Ok(folder) => ctx.draft.update(|draft| draft.workspace = Some(folder)),
+                    Err(err) => ctx.say(err.message),
+                }
+            }
+            (None, None) => ctx.draft.update(|draft| draft.workspace = None),
+        }
+    });
+}
+
+pub fn export(ctx: Ctx, thread_id: String, format: &'static str) {
+    leptos::task::spawn_local(async move {
+        let args = json!({"threadId": thread_id, "format": format});
+        match ipc::call::<Option<String>>("export_thread", &args).await {
+            Ok(Some(path)) => ctx.say(format!("Saved to {path}")),
+            Ok(None) => {}
+            Err(err) => ctx.say(err.message),
+        }
+    });
+}
+
+fn notice(ctx: Ctx, text: String) {
+    ctx.entries.update(|entries| {
+        entries.push(EntryView::Notice {
+            id: local_id("notice"),
+            text,
+        });
+    });
+}
+
+fn run_slash(ctx: Ctx, command: Slash) {
+    match command {
+        Slash::Help => notice(ctx, slash::HELP.to_owned()),
+        Slash::Tools => leptos::task::spawn_local(async move {
+            let args = json!({"threadId": ctx.current_id()});
+            match ipc::call::<Vec<cairn_protocol::desktop::ToolInfo>>("list_tools", &args).await {
+                Ok(tools) => {
+                    let lines: Vec<String> = tools
+                        .iter()
+                        .map(|tool| {
+                            format!(
+                                "{} ({}) — {}",
+                                tool.name,
+                                tool.category.as_str(),
+                                first_line(&tool.description)
+                            )
+                        })
+                        .collect();
+                    let folder = if ctx
+                        .current
+                        .with_untracked(|t| t.as_ref().is_some_and(|t| t.workspace.is_some()))
+                        || ctx.draft.with_untracked(|d| d.workspace.is_some())
+                    {
+                        ""
+                    } else {
+                        "\nChoose a folder to add the file and command tools."
+                    };
+                    notice(ctx, format!("Tools:\n{}{folder}", lines.join("\n")));
+                }
+                Err(err) => ctx.say(err.message),
+            }
+        }),
+        Slash::Mode(None) => {
+            let mode = current_mode(ctx);
+            notice(
+                ctx,
+                format!(
+                    "Mode: {} — {}",
+                    crate::format::mode_label(mode),
+                    crate::format::mode_hint(mode)
+                ),
+            );
+        }
+        Slash::Mode(Some(mode)) => set_mode(ctx, mode),
+        Slash::Model(None) => {
+            let model = ctx
+                .model
+                .get_untracked()
+                .or_else(|| ctx.settings.with_untracked(|s| s.model.clone()));
+            let text = match model {
+                Some(model) => format!("Model: {model}"),
+                None => {
+                    "No model is chosen; pick one in the menu below the message box.".to_owned()
+                }
+            };
+            notice(ctx, text);
+        }
+        Slash::Model(Some(model)) => {
+            ctx.model.set(Some(model.clone()));
+            notice(ctx, format!("The next message goes to {model}."));
+        }
+        Slash::Clear => new_chat(ctx),
+        Slash::Export(format) => match ctx.current_id() {
+            Some(id) => export(ctx, id, format.as_str()),
+            None => ctx.say("Nothing to export yet: this chat has no messages."),
+        },
+    }
+}
+
+pub fn current_mode(ctx: Ctx) -> PermissionMode {
+    ctx.current
+        .with_untracked(|thread| thread.as_ref().map(|t| t.mode))
+        .unwrap_or_else(|| ctx.draft.with_untracked(|d| d.mode))
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+/// Y / A / N answer the first approval waiting in the open thread, unless the key
+/// goes into a text field.
+pub fn keyboard_shortcuts(ctx: Ctx) {
+    let handle = window_event_listener(leptos::ev::keydown, move |event| {
+        if event.ctrl_key() || event.alt_key() || event.meta_key() || typing(&event) {
+            return;
+        }
+        let decision = match event.key().as_str() {
+            "y" | "Y" => ApprovalDecision::Allow,
+            "a" | "A" => ApprovalDecision::AllowSession,
+            "n" | "N" => ApprovalDecision::Deny,
+            _ => return,
+        };
+        let waiting = ctx.entries.with_untracked(|entries| {
+            entries.iter().find_map(|entry| match entry {
+                EntryView::Assistant { turn, .. } => turn
+                    .with_untracked(|view| {
+                        view.pending_approvals()
+                            .first()
+                            .map(|a| a.approval_id.clone())
+                    })
+                    .map(|id| (turn.clone(), id)),
+                _ => None,
+            })
+        });
+        if let Some((turn, approval_id)) = waiting {
+            event.prevent_default();
+            answer(ctx, turn, approval_id, decision);
+        }
+    });
+    // The listener lives as long as the app.
+    std::mem::forget(handle);
+}
+
+/// Whether a key goes into a text field (then it is text, not a shortcut).
+fn typing(event: &leptos::ev::KeyboardEvent) -> bool {
+    use wasm_bindgen::JsCast;
+    event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|element| {
+            matches!(element.tag_name().as_str(), "TEXTAREA" | "INPUT" | "SELECT")
+        })
+}

@@ -1,0 +1,343 @@
+//! A turn drawn: its reasoning, its text and nested tool cards in the order they
+//! came, the approval a card waits on, and how the turn ended. Each card and text
+//! piece follows its own memo, so a streamed token redraws only what it touched.
+
+use cairn_protocol::{ApprovalDecision, PermissionMode, ToolApprovalRequest, TurnStatus};
+use leptos::prelude::*;
+
+use super::{EntryView, actions, ctx};
+use crate::format;
+use crate::markdown::to_html;
+use crate::turn::{Card, CardState, Segment, TurnView};
+
+/// Longest argument or result preview on a card; the approval card shows all.
+const PREVIEW_CHARS: usize = 600;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Text(usize),
+    Card(String),
+}
+
+fn segments_of<'a>(view: &'a TurnView, parent: Option<&str>) -> &'a [Segment] {
+    match parent {
+        None => &view.segments,
+        Some(id) => view
+            .cards
+            .get(id)
+            .map_or(&[], |card| card.children.as_slice()),
+    }
+}
+
+fn keys(view: &TurnView, parent: Option<&str>) -> Vec<Key> {
+    segments_of(view, parent)
+        .iter()
+        .enumerate()
+        .map(|(index, segment)| match segment {
+            Segment::Text(_) => Key::Text(index),
+            Segment::Card(id) => Key::Card(id.clone()),
+        })
+        .collect()
+}
+
+/// A whole assistant turn.
+pub fn turn_view(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
+    let reasoning = ArcMemo::new({
+        let turn = turn.clone();
+        move |_| turn.with(|view| view.reasoning.clone())
+    });
+    let has_reasoning = {
+        let reasoning = reasoning.clone();
+        move || reasoning.with(|text| !text.is_empty())
+    };
+    view! {
+        <div class="turn">
+            <Show when=has_reasoning>
+                <details class="reasoning">
+                    <summary>"Reasoning"</summary>
+                    <div class="reasoning-text">{
+                        let reasoning = reasoning.clone();
+                        move || reasoning.get()
+                    }</div>
+                </details>
+            </Show>
+            {segments(turn.clone(), None)}
+            {ending(entry_id, turn)}
+        </div>
+    }
+}
+
+fn segments(turn: ArcRwSignal<TurnView>, parent: Option<String>) -> impl IntoView {
+    let keys = ArcMemo::new({
+        let turn = turn.clone();
+        let parent = parent.clone();
+        move |_| turn.with(|view| keys(view, parent.as_deref()))
+    });
+    view! {
+        <For
+            each=move || keys.get()
+            key=|key| key.clone()
+            children=move |key| segment(turn.clone(), parent.clone(), key)
+        />
+    }
+}
+
+fn segment(turn: ArcRwSignal<TurnView>, parent: Option<String>, key: Key) -> AnyView {
+    match key {
+        Key::Text(index) => {
+            let text = ArcMemo::new(move |_| {
+                turn.with(
+                    |view| match segments_of(view, parent.as_deref()).get(index) {
+                        Some(Segment::Text(text)) => text.clone(),
+                        _ => String::new(),
+                    },
+                )
+            });
+            view! { <div class="md" inner_html=move || to_html(&text.get())></div> }.into_any()
+        }
+        Key::Card(id) => card(turn, id).into_any(),
+    }
+}
+
+/// What a card's header shows.
+#[derive(Debug, Clone, PartialEq)]
+struct Head {
+    label: String,
+    tool: Option<String>,
+    state: CardState,
+    duration: Option<u64>,
+    depth: u32,
+}
+
+fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
+    let data = ArcMemo::new({
+        let turn = turn.clone();
+        let id = id.clone();
+        move |_| turn.with(|view| view.cards.get(&id).cloned())
+    });
+    let pick = |f: fn(&Card) -> Option<String>| {
+        let data = data.clone();
+        ArcMemo::new(move |_| data.with(|card| card.as_ref().and_then(f)))
+    };
+    let head = ArcMemo::new({
+        let data = data.clone();
+        move |_| {
+            data.with(|card| {
+                card.as_ref().map(|card| Head {
+                    label: card.label().to_owned(),
+                    tool: card.title.is_some().then(|| card.name.clone()),
+                    state: card.state,
+                    duration: card.duration_ms,
+                    depth: card.depth,
+                })
+            })
+        }
+    });
+    let expanded = ArcMemo::new({
+        let data = data.clone();
+        move |_| data.with(|card| card.as_ref().is_some_and(|card| card.expanded))
+    });
+    let approval = ArcMemo::new({
+        let data = data.clone();
+        move |_| data.with(|card| card.as_ref().and_then(|card| card.approval.clone()))
+    });
+    let args = pick(|card| {
+        card.args
+            .as_ref()
+            .map(|args| format::preview(args, PREVIEW_CHARS))
+    });
+    let result = pick(|card| {
+        card.result
+            .as_ref()
+            .map(|result| format::preview(result, PREVIEW_CHARS))
+    });
+    let toggle = {
+        let turn = turn.clone();
+        let id = id.clone();
+        move |_| turn.update(|view| view.toggle(&id))
+    };
+    let state_class = {
+        let head = head.clone();
+        move || match head.with(|h| h.as_ref().map(|h| h.state)) {
+            Some(CardState::Running) => "card running",
+            Some(CardState::Failed) => "card failed",
+            _ => "card done",
+        }
+    };
+    let head_view = {
+        let head = head.clone();
+        let expanded = expanded.clone();
+        move || {
+            head.get().map(|head| {
+                let icon = match head.state {
+                    CardState::Running => view! { <span class="spinner" aria-label="running"></span> }.into_any(),
+                    CardState::Done => view! { <span class="icon ok" aria-label="done">"✓"</span> }.into_any(),
+                    CardState::Failed => view! { <span class="icon err" aria-label="failed">"✕"</span> }.into_any(),
+                };
+                view! {
+                    <span class="chevron">{if expanded.get() { "▾" } else { "▸" }}</span>
+                    {icon}
+                    <span class="card-label">{head.label}</span>
+                    {head.tool.map(|tool| view! { <span class="card-tool">{tool}</span> })}
+                    <span class="card-depth" data-depth=head.depth></span>
+                    {head.duration.map(|ms| view! { <span class="card-time">{format::duration(ms)}</span> })}
+                }
+            })
+        }
+    };
+    let card_id = id.clone();
+    let body = move || {
+        expanded.get().then(|| {
+            let args = args.clone();
+            let result = result.clone();
+            let approval = approval.clone();
+            let turn_for_approval = turn.clone();
+            view! {
+                <div class="card-body">
+                    {move || args.get().map(|args| view! { <pre class="card-args">{args}</pre> })}
+                    {move || approval.get().map(|request| approval_card(turn_for_approval.clone(), request))}
+                    {segments(turn.clone(), Some(id.clone()))}
+                    {move || result.get().map(|result| view! { <pre class="card-result">{result}</pre> })}
+                </div>
+            }
+        })
+    };
+    view! {
+        <div class=state_class data-card=card_id>
+            <button class="card-head" on:click=toggle aria-expanded=move || expanded_attr(&data)>
+                {head_view}
+            </button>
+            {body}
+        </div>
+    }
+}
+
+fn expanded_attr(data: &ArcMemo<Option<Card>>) -> &'static str {
+    if data.with(|card| card.as_ref().is_some_and(|card| card.expanded)) {
+        "true"
+    } else {
+        "false"
+    }
+}
+
+/// The question in the card's slot: the tool, its full arguments, its category,
+/// which subtask asked, and what "Allow for this chat" would grant.
+fn approval_card(turn: ArcRwSignal<TurnView>, request: ToolApprovalRequest) -> impl IntoView {
+    let ctx = ctx();
+    let allow: NodeRef<leptos::html::Button> = NodeRef::new();
+    // Keyboard users land on the question, unless they are writing a message.
+    Effect::new(move |_| {
+        if let Some(button) = allow.get()
+            && ctx.composer.with_untracked(|text| text.is_empty())
+        {
+            let _ = button.focus();
+        }
+    });
+    let args = serde_json::to_string_pretty(&request.args).unwrap_or_default();
+    let grant = request
+        .session_grant
+        .clone()
+        .unwrap_or_else(|| request.name.clone());
+    let decide = move |decision: ApprovalDecision| {
+        let turn = turn.clone();
+        let approval_id = request.approval_id.clone();
+        move |_| actions::answer(ctx, turn.clone(), approval_id.clone(), decision)
+    };
+    view! {
+        <div class="approval" role="group" aria-label="Approval needed">
+            <div class="approval-title">
+                "Allow " <code>{request.name.clone()}</code> "?"
+                <span class=format!("badge cat-{}", request.category.as_str())>{request.category.as_str()}</span>
+            </div>
+            {request.subtask_title.clone().map(|title| view! {
+                <div class="approval-from">"Asked by the subtask “" {title} "”"</div>
+            })}
+            <pre class="approval-args">{args}</pre>
+            <p class="approval-grant">
+                "“Allow for this chat” lets " <code>{grant}</code> " run without asking again in this chat."
+            </p>
+            <div class="approval-buttons">
+                <button class="primary" node_ref=allow on:click=decide(ApprovalDecision::Allow)>
+                    "Allow" <kbd>"Y"</kbd>
+                </button>
+                <button on:click=decide(ApprovalDecision::AllowSession)>
+                    "Allow for this chat" <kbd>"A"</kbd>
+                </button>
+                <button class="danger" on:click=decide(ApprovalDecision::Deny)>
+                    "Deny" <kbd>"N"</kbd>
+                </button>
+            </div>
+        </div>
+    }
+}
+
+/// How the turn stands or ended: the state chip while it runs, then a budget
+/// notice, an error with Retry, or a plan to run.
+#[derive(Debug, Clone, PartialEq)]
+struct Ending {
+    chip: Option<&'static str>,
+    finished: Option<TurnStatus>,
+    budget: Option<String>,
+    error: Option<String>,
+    plan: bool,
+}
+
+fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
+    let ctx = ctx();
+    let ending = ArcMemo::new(move |_| {
+        turn.with(|view| Ending {
+            chip: if view.finished.is_none() {
+                Some(
+                    view.state
+                        .and_then(format::state_chip)
+                        .unwrap_or("Thinking…"),
+                )
+            } else {
+                None
+            },
+            finished: view.finished,
+            budget: view.budget.as_ref().map(format::budget),
+            error: view.error.as_ref().map(|error| error.message.clone()),
+            plan: view.plan.is_some(),
+        })
+    });
+    move || {
+        let ending = ending.get();
+        let is_last = ctx
+            .entries
+            .with(|entries| entries.last().map(EntryView::id))
+            == Some(entry_id.clone());
+        let retry_prompt = ctx.entries.with(|entries| {
+            let at = entries.iter().position(|entry| entry.id() == entry_id)?;
+            entries[..at].iter().rev().find_map(|entry| match entry {
+                EntryView::User { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+        });
+        let plan_mode = ctx.current.with(|thread| {
+            thread
+                .as_ref()
+                .is_some_and(|t| t.mode == PermissionMode::Plan)
+        });
+        view! {
+            {ending.chip.map(|chip| view! { <div class="chip" role="status"><span class="spinner"></span>{chip}</div> })}
+            {ending.budget.map(|text| view! { <div class="notice budget">{text}</div> })}
+            {(ending.finished == Some(TurnStatus::Cancelled)).then(|| view! { <div class="notice muted">"Stopped."</div> })}
+            {ending.error.map(|message| view! {
+                <div class="notice error" role="alert">
+                    <span>{message}</span>
+                    {(is_last).then(|| retry_prompt.clone()).flatten().map(|prompt| view! {
+                        <button on:click=move |_| actions::send(ctx, prompt.clone())>"Retry"</button>
+                    })}
+                </div>
+            })}
+            {(ending.plan && is_last && plan_mode && ending.finished.is_some()).then(|| view! {
+                <div class="notice plan">
+                    <span>"The plan is ready. Carry it out?"</span>
+                    <button class="primary" on:click=move |_| actions::run_plan(ctx, PermissionMode::Default)>"Run, asking before changes"</button>
+                    <button on:click=move |_| actions::run_plan(ctx, PermissionMode::Auto)>"Run without asking"</button>
+                </div>
+            })}
+        }
+    }
+}

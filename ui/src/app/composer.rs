@@ -1,0 +1,213 @@
+//! The composer: the message box, and in its footer the permission mode, the
+//! model, the workspace folder, and Send / Stop.
+
+use cairn_protocol::PermissionMode;
+use leptos::prelude::*;
+use serde_json::json;
+
+use super::{actions, ctx, ipc};
+use crate::format;
+
+const MODES: [PermissionMode; 3] = [
+    PermissionMode::Plan,
+    PermissionMode::Default,
+    PermissionMode::Auto,
+];
+
+#[component]
+pub fn Composer() -> impl IntoView {
+    let ctx = ctx();
+    let input: NodeRef<leptos::html::Textarea> = NodeRef::new();
+    Effect::new(move |_| {
+        ctx.focus.track();
+        if let Some(area) = input.get() {
+            let _ = area.focus();
+        }
+    });
+    let running = move || ctx.current_id().is_some_and(|id| ctx.is_running(&id));
+    let on_key = move |event: leptos::ev::KeyboardEvent| {
+        // Enter sends; Shift+Enter (and Enter while an input method composes) is a newline.
+        if event.key() == "Enter" && !event.shift_key() && !event.is_composing() {
+            event.prevent_default();
+            if !running() {
+                actions::submit(ctx);
+            }
+        }
+    };
+    let rows = move || {
+        ctx.composer
+            .with(|text| text.lines().count().clamp(1, 10) + usize::from(text.ends_with('\n')))
+    };
+    view! {
+        <footer class="composer">
+            <textarea
+                node_ref=input
+                class="composer-input"
+                aria-label="Message"
+                placeholder="Message Cairn — Enter sends, Shift+Enter for a new line, / for commands"
+                rows=rows
+                prop:value=move || ctx.composer.get()
+                on:input=move |event| ctx.composer.set(event_target_value(&event))
+                on:keydown=on_key
+            ></textarea>
+            <div class="composer-bar">
+                <ModeSelect />
+                <ModelSelect />
+                <WorkspacePicker />
+                <span class="spacer"></span>
+                {move || if running() {
+                    view! { <button class="danger" on:click=move |_| actions::stop(ctx)>"Stop"</button> }.into_any()
+                } else {
+                    view! {
+                        <button class="primary send" on:click=move |_| actions::submit(ctx)
+                            disabled=move || ctx.composer.with(|text| text.trim().is_empty())>"Send"</button>
+                    }.into_any()
+                }}
+            </div>
+        </footer>
+    }
+}
+
+#[component]
+fn ModeSelect() -> impl IntoView {
+    let ctx = ctx();
+    let mode = move || {
+        ctx.current
+            .with(|thread| thread.as_ref().map(|t| t.mode))
+            .unwrap_or_else(|| ctx.draft.with(|draft| draft.mode))
+    };
+    view! {
+        <label class="select-wrap" title=move || format::mode_hint(mode())>
+            <span class="select-label">"Mode"</span>
+            <select
+                class="mode-select"
+                aria-label="Permission mode"
+                prop:value=move || mode().as_str()
+                on:change=move |event| {
+                    if let Ok(mode) = event_target_value(&event).parse::<PermissionMode>() {
+                        actions::set_mode(ctx, mode);
+                    }
+                }
+            >
+                {MODES.iter().map(|mode| view! {
+                    <option value=mode.as_str() title=format::mode_hint(*mode)>{format::mode_label(*mode)}</option>
+                }).collect_view()}
+            </select>
+        </label>
+    }
+}
+
+#[component]
+fn ModelSelect() -> impl IntoView {
+    let ctx = ctx();
+    let chosen = move || {
+        ctx.model
+            .get()
+            .or_else(|| ctx.settings.with(|s| s.model.clone()))
+    };
+    let options = move || {
+        let mut models = ctx.models.get();
+        if let Some(model) = chosen()
+            && !models.contains(&model)
+        {
+            models.insert(0, model);
+        }
+        models
+    };
+    view! {
+        <label class="select-wrap">
+            <span class="select-label">"Model"</span>
+            <select
+                class="model-select"
+                aria-label="Model"
+                prop:value=move || chosen().unwrap_or_default()
+                on:focus=move |_| actions::refresh_models(ctx)
+                on:change=move |event| {
+                    let model = event_target_value(&event);
+                    ctx.model.set((!model.is_empty()).then_some(model));
+                }
+            >
+                <Show when=move || chosen().is_none()>
+                    <option value="">{move || if ctx.models.with(Vec::is_empty) { "No models found" } else { "Choose a model" }}</option>
+                </Show>
+                <For each=options key=|model| model.clone() let:model>
+                    <option value=model.clone()>{model.clone()}</option>
+                </For>
+            </select>
+        </label>
+    }
+}
+
+#[component]
+fn WorkspacePicker() -> impl IntoView {
+    let ctx = ctx();
+    let open = RwSignal::new(false);
+    let typed = RwSignal::new(String::new());
+    let folder = move || {
+        ctx.current
+            .with(|thread| thread.as_ref().map(|t| t.workspace.clone()))
+            .unwrap_or_else(|| ctx.draft.with(|draft| draft.workspace.clone()))
+    };
+    let label = move || match folder() {
+        Some(path) => path
+            .rsplit('/')
+            .find(|part| !part.is_empty())
+            .unwrap_or("/")
+            .to_owned(),
+        None => "No folder".to_owned(),
+    };
+    let browse = move |_| {
+        leptos::task::spawn_local(async move {
+            match ipc::call::<Option<String>>("pick_workspace", &json!({})).await {
+                Ok(Some(path)) => {
+                    open.set(false);
+                    actions::set_workspace(ctx, Some(path));
+                }
+                Ok(None) => {}
+                Err(err) => ctx.say(err.message),
+            }
+        });
+    };
+    let use_typed = move || {
+        let path = typed.get_untracked();
+        if !path.trim().is_empty() {
+            open.set(false);
+            actions::set_workspace(ctx, Some(path));
+        }
+    };
+    view! {
+        <div class="workspace">
+            <button class="workspace-button" title=move || folder().unwrap_or_else(|| "Choose the folder this chat works in".into())
+                on:click=move |_| {
+                    typed.set(folder().unwrap_or_default());
+                    open.update(|o| *o = !*o);
+                }>
+                "📁 " {label}
+            </button>
+            <Show when=move || open.get()>
+                <div class="popover" role="dialog" aria-label="Workspace folder">
+                    <p class="muted">"File and command tools work only inside this folder."</p>
+                    <input
+                        class="workspace-path"
+                        type="text"
+                        aria-label="Folder path"
+                        placeholder="/home/you/project"
+                        prop:value=move || typed.get()
+                        on:input=move |event| typed.set(event_target_value(&event))
+                        on:keydown=move |event| if event.key() == "Enter" { use_typed() }
+                    />
+                    <div class="row">
+                        <button class="primary workspace-use" on:click=move |_| use_typed()>"Use"</button>
+                        <button on:click=browse>"Browse…"</button>
+                        <Show when=move || folder().is_some()>
+                            <button class="ghost" on:click=move |_| {
+                                open.set(false);
+                                actions::set_workspace(ctx, None);
+                            }>"No folder"</button>
+                        </Show>
+                    </div>
+                </div>
+            </Show>
+        </div>
+    }
+}

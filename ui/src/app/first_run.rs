@@ -1,0 +1,247 @@
+//! First run: find the model servers running here, pick a model (or download one
+//! into Ollama), and start.
+
+use cairn_protocol::desktop::{DetectedServer, PullStep, Settings, SettingsSaved};
+use leptos::prelude::*;
+use serde_json::json;
+
+use super::{Screen, actions, ctx, ipc};
+use crate::format;
+
+/// What the first-run screen suggests downloading when Ollama has no model yet.
+const SUGGESTED_MODEL: &str = "qwen3:4b";
+
+#[derive(Debug, Clone, PartialEq)]
+enum Search {
+    Running,
+    Done(Vec<DetectedServer>),
+}
+
+#[component]
+pub fn FirstRun() -> impl IntoView {
+    let ctx = ctx();
+    let search = RwSignal::new(Search::Running);
+    let detect = move || {
+        search.set(Search::Running);
+        leptos::task::spawn_local(async move {
+            let found = ipc::call::<Vec<DetectedServer>>("detect_providers", &json!({}))
+                .await
+                .unwrap_or_default();
+            search.set(Search::Done(found));
+        });
+    };
+    detect();
+    let custom_url = RwSignal::new(String::new());
+    let custom_dialect = RwSignal::new("openai".to_owned());
+    let custom_models = RwSignal::new(None::<Vec<String>>);
+    let connect = move |_| {
+        let args = json!({"dialect": custom_dialect.get_untracked(), "baseUrl": custom_url.get_untracked()});
+        leptos::task::spawn_local(async move {
+            match ipc::call::<Vec<String>>("list_models", &args).await {
+                Ok(models) => custom_models.set(Some(models)),
+                Err(err) => ctx.say(err.message),
+            }
+        });
+    };
+    let skip = move |_| {
+        let settings = Settings {
+            first_run_done: true,
+            ..ctx.settings.get_untracked()
+        };
+        finish(ctx, settings);
+    };
+    view! {
+        <main class="first-run">
+            <div class="first-run-card">
+                <h1>"Welcome to Cairn"</h1>
+                <p>"Cairn talks to a model server on this computer (or one you name). Pick a model to start."</p>
+                {move || match search.get() {
+                    Search::Running => view! { <p class="status"><span class="spinner"></span>"Looking for model servers…"</p> }.into_any(),
+                    Search::Done(found) if found.is_empty() => view! { <NoServer retry=Callback::new(move |()| detect()) /> }.into_any(),
+                    Search::Done(found) => found.into_iter().map(|server| view! { <Found server=server /> }).collect_view().into_any(),
+                }}
+                <details class="custom-server">
+                    <summary>"Use another server"</summary>
+                    <div class="row">
+                        <input type="url" class="custom-url" placeholder="http://gpu-box:8000/v1" aria-label="Server address"
+                            prop:value=move || custom_url.get() on:input=move |event| custom_url.set(event_target_value(&event)) />
+                        <select aria-label="API" prop:value=move || custom_dialect.get() on:change=move |event| custom_dialect.set(event_target_value(&event))>
+                            <option value="openai">"OpenAI-compatible"</option>
+                            <option value="ollama">"Ollama"</option>
+                        </select>
+                        <button class="connect" on:click=connect>"Connect"</button>
+                    </div>
+                    {move || custom_models.get().map(|models| {
+                        let url = custom_url.get_untracked();
+                        let dialect = custom_dialect.get_untracked();
+                        if models.is_empty() {
+                            view! { <p class="muted">"Connected, but it offers no models yet."</p> }.into_any()
+                        } else {
+                            view! { <ModelChoices dialect=dialect base_url=url models=models /> }.into_any()
+                        }
+                    })}
+                </details>
+                <button class="ghost skip" on:click=skip>"Skip for now"</button>
+            </div>
+        </main>
+    }
+}
+
+#[component]
+fn NoServer(retry: Callback<()>) -> impl IntoView {
+    let ctx = ctx();
+    view! {
+        <div class="notice">
+            <p><strong>"No model server is running here."</strong></p>
+            <p>"The easiest start is Ollama: install it, then run " <code>"ollama serve"</code>
+               " in a terminal. Cairn can download a model for you once it runs."</p>
+            <ul class="hints">
+                {move || ctx.presets.get().into_iter().map(|preset| view! {
+                    <li><strong>{preset.name}</strong> " (" {preset.base_url} "): "
+                        <span inner_html=inline_markdown(&preset.start_hint)></span></li>
+                }).collect_view()}
+            </ul>
+            <button class="primary" on:click=move |_| retry.run(())>"Look again"</button>
+        </div>
+    }
+}
+
+#[component]
+fn Found(server: DetectedServer) -> impl IntoView {
+    let is_ollama = server.preset.dialect == "ollama";
+    view! {
+        <div class="found">
+            <h2>{server.preset.name.clone()} <span class="muted">" at " {server.base_url.clone()}</span></h2>
+            {if server.models.is_empty() {
+                view! { <p class="muted">"It has no models yet."</p> }.into_any()
+            } else {
+                view! { <ModelChoices dialect=server.preset.dialect.clone() base_url=server.base_url.clone() models=server.models.clone() /> }.into_any()
+            }}
+            {is_ollama.then(|| view! { <Pull base_url=server.base_url.clone() /> })}
+        </div>
+    }
+}
+
+#[component]
+fn ModelChoices(dialect: String, base_url: String, models: Vec<String>) -> impl IntoView {
+    let ctx = ctx();
+    models
+        .into_iter()
+        .map(|model| {
+            let settings = Settings {
+                dialect: dialect.clone(),
+                base_url: base_url.clone(),
+                model: Some(model.clone()),
+                first_run_done: true,
+                ..ctx.settings.get_untracked()
+            };
+            view! {
+                <button class="model-choice" on:click=move |_| finish(ctx, settings.clone())>{model}</button>
+            }
+        })
+        .collect_view()
+}
+
+/// Downloads a model into the Ollama server at `base_url`, with a progress bar.
+#[component]
+fn Pull(base_url: String) -> impl IntoView {
+    let ctx = ctx();
+    let name = RwSignal::new(SUGGESTED_MODEL.to_owned());
+    let progress = RwSignal::new(None::<PullStep>);
+    let pulling = RwSignal::new(false);
+    let pull = move |_| {
+        let model = name.get_untracked();
+        let base_url = base_url.clone();
+        pulling.set(true);
+        leptos::task::spawn_local(async move {
+            // The download goes to the server in Settings: make it this one first.
+            let settings = Settings {
+                dialect: "ollama".into(),
+                base_url: base_url.clone(),
+                ..ctx.settings.get_untracked()
+            };
+            match ipc::call::<SettingsSaved>("save_settings", &json!({"settings": settings})).await
+            {
+                Ok(saved) => ctx.settings.set(saved.settings),
+                Err(err) => {
+                    pulling.set(false);
+                    return ctx.say(err.message);
+                }
+            }
+            let channel = ipc::channel(move |step: PullStep| {
+                let finished = step.error.is_some() || step.status == "success";
+                if step.status == "success" {
+                    let settings = Settings {
+                        model: Some(name.get_untracked()),
+                        first_run_done: true,
+                        ..ctx.settings.get_untracked()
+                    };
+                    finish(ctx, settings);
+                }
+                progress.set(Some(step));
+                if finished {
+                    pulling.set(false);
+                }
+            });
+            if let Err(err) = ipc::call_streaming::<()>(
+                "pull_model",
+                &json!({"model": model}),
+                "onProgress",
+                &channel,
+            )
+            .await
+            {
+                pulling.set(false);
+                ctx.say(err.message);
+            }
+        });
+    };
+    view! {
+        <div class="pull">
+            <div class="row">
+                <input type="text" aria-label="Model to download" prop:value=move || name.get()
+                    on:input=move |event| name.set(event_target_value(&event)) />
+                <button class="primary" on:click=pull disabled=move || pulling.get()>"Download"</button>
+            </div>
+            {move || progress.get().map(|step| {
+                let fraction = match (step.completed, step.total) {
+                    (Some(done), Some(total)) if total > 0 => Some(done as f64 / total as f64),
+                    _ => None,
+                };
+                let sizes = match (step.completed, step.total) {
+                    (Some(done), Some(total)) => format!(" {} of {}", format::bytes(done), format::bytes(total)),
+                    _ => String::new(),
+                };
+                view! {
+                    <div class="progress">
+                        <progress max="1" value=fraction.unwrap_or(0.0)></progress>
+                        <span>{step.error.clone().unwrap_or_else(|| format!("{}{sizes}", step.status))}</span>
+                    </div>
+                }
+            })}
+        </div>
+    }
+}
+
+/// A trusted one-line hint with `code` in it, as HTML without the paragraph.
+fn inline_markdown(text: &str) -> String {
+    let html = crate::markdown::to_html(text);
+    html.trim()
+        .trim_start_matches("<p>")
+        .trim_end_matches("</p>")
+        .to_owned()
+}
+
+fn finish(ctx: super::Ctx, settings: Settings) {
+    leptos::task::spawn_local(async move {
+        match ipc::call::<SettingsSaved>("save_settings", &json!({"settings": settings})).await {
+            Ok(saved) => {
+                ctx.settings.set(saved.settings);
+                ctx.screen.set(Screen::Chat);
+                actions::refresh_models(ctx);
+                ctx.focus.update(|n| *n += 1);
+            }
+            Err(err) => ctx.say(err.message),
+        }
+    });
+}

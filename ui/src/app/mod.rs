@@ -1,0 +1,234 @@
+//! The Leptos view: the sidebar, the thread, the composer, settings and first run,
+//! over one shared [`Ctx`] of signals. State logic lives in the host-tested modules
+//! ([`crate::turn`], [`crate::thread`], [`crate::slash`]); this layer draws it and
+//! talks to the core through [`ipc`].
+
+mod actions;
+mod cards;
+mod composer;
+mod first_run;
+mod ipc;
+mod settings;
+mod sidebar;
+mod thread_view;
+
+use cairn_protocol::desktop::{PendingApproval, ProviderPreset, Settings, ShellEvent, Startup};
+use cairn_protocol::{PermissionMode, ThreadInfo};
+use leptos::prelude::*;
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+
+use crate::turn::TurnView;
+
+/// Which screen the main area shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Loading,
+    FirstRun,
+    Chat,
+    Settings,
+}
+
+/// One line of the thread view.
+#[derive(Debug, Clone)]
+pub enum EntryView {
+    User {
+        id: String,
+        text: String,
+    },
+    Assistant {
+        id: String,
+        turn: ArcRwSignal<TurnView>,
+    },
+    /// Said by the app (slash command output); never stored.
+    Notice {
+        id: String,
+        text: String,
+    },
+}
+
+impl EntryView {
+    pub fn id(&self) -> String {
+        match self {
+            Self::User { id, .. } | Self::Assistant { id, .. } | Self::Notice { id, .. } => {
+                id.clone()
+            }
+        }
+    }
+}
+
+/// The options of a chat that has not started yet.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Draft {
+    pub mode: PermissionMode,
+    pub workspace: Option<String>,
+}
+
+/// Everything the screens share.
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx {
+    pub screen: RwSignal<Screen>,
+    pub settings: RwSignal<Settings>,
+    pub presets: RwSignal<Vec<ProviderPreset>>,
+    pub threads: RwSignal<Vec<ThreadInfo>>,
+    pub running: RwSignal<Vec<String>>,
+    pub pending: RwSignal<Vec<PendingApproval>>,
+    /// The open thread; `None` is a new chat.
+    pub current: RwSignal<Option<ThreadInfo>>,
+    pub entries: RwSignal<Vec<EntryView>>,
+    pub draft: RwSignal<Draft>,
+    /// The model picked for the next message (the thread's or the default if none).
+    pub model: RwSignal<Option<String>>,
+    pub models: RwSignal<Vec<String>>,
+    pub composer: RwSignal<String>,
+    /// Bumped to put the cursor in the composer.
+    pub focus: RwSignal<u32>,
+    pub toast: RwSignal<Option<String>>,
+    pub shortcut_problem: RwSignal<Option<String>>,
+    /// Bumped on every thread switch, so a slow load never overwrites a newer one.
+    pub generation: RwSignal<u64>,
+    pub sidebar_open: RwSignal<bool>,
+    /// Bumped on every streamed event, so the view can follow the stream.
+    pub stream_tick: RwSignal<u64>,
+}
+
+impl Ctx {
+    fn new() -> Self {
+        Self {
+            screen: RwSignal::new(Screen::Loading),
+            settings: RwSignal::new(Settings::default()),
+            presets: RwSignal::new(Vec::new()),
+            threads: RwSignal::new(Vec::new()),
+            running: RwSignal::new(Vec::new()),
+            pending: RwSignal::new(Vec::new()),
+            current: RwSignal::new(None),
+            entries: RwSignal::new(Vec::new()),
+            draft: RwSignal::new(Draft::default()),
+            model: RwSignal::new(None),
+            models: RwSignal::new(Vec::new()),
+            composer: RwSignal::new(String::new()),
+            focus: RwSignal::new(0),
+            toast: RwSignal::new(None),
+            shortcut_problem: RwSignal::new(None),
+            generation: RwSignal::new(0),
+            sidebar_open: RwSignal::new(true),
+            stream_tick: RwSignal::new(0),
+        }
+    }
+
+    pub fn current_id(&self) -> Option<String> {
+        self.current
+            .with(|current| current.as_ref().map(|thread| thread.id.clone()))
+    }
+
+    pub fn is_running(&self, thread_id: &str) -> bool {
+        self.running
+            .with(|running| running.iter().any(|id| id == thread_id))
+    }
+
+    pub fn say(&self, message: impl Into<String>) {
+        self.toast.set(Some(message.into()));
+    }
+}
+
+pub fn ctx() -> Ctx {
+    expect_context::<Ctx>()
+}
+
+/// Milliseconds since the epoch, the view's clock.
+pub fn now_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+#[wasm_bindgen(start)]
+pub fn start() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(App);
+}
+
+#[component]
+fn App() -> impl IntoView {
+    let ctx = Ctx::new();
+    provide_context(ctx);
+    leptos::task::spawn_local(startup(ctx));
+    actions::keyboard_shortcuts(ctx);
+    view! {
+        <div class="app" class:sidebar-closed=move || !ctx.sidebar_open.get()>
+            {move || match ctx.screen.get() {
+                Screen::Loading => view! { <div class="loading">"Starting Cairn…"</div> }.into_any(),
+                Screen::FirstRun => view! { <first_run::FirstRun /> }.into_any(),
+                Screen::Settings => view! { <sidebar::Sidebar /> <settings::SettingsScreen /> }.into_any(),
+                Screen::Chat => view! { <sidebar::Sidebar /> <thread_view::ChatScreen /> }.into_any(),
+            }}
+            <Toast />
+        </div>
+    }
+}
+
+#[component]
+fn Toast() -> impl IntoView {
+    let ctx = ctx();
+    move || {
+        ctx.toast.get().map(|message| {
+            view! {
+                <div class="toast" role="alert">
+                    <span>{message}</span>
+                    <button class="ghost" aria-label="Dismiss" on:click=move |_| ctx.toast.set(None)>"×"</button>
+                </div>
+            }
+        })
+    }
+}
+
+async fn startup(ctx: Ctx) {
+    let channel = ipc::channel(move |event: ShellEvent| shell_event(ctx, event));
+    let started: Result<Startup, _> =
+        ipc::call_streaming("ui_ready", &json!({}), "onShell", &channel).await;
+    match started {
+        Ok(startup) => {
+            let first_run = !startup.settings.first_run_done;
+            ctx.settings.set(startup.settings);
+            ctx.presets.set(startup.presets);
+            ctx.threads.set(startup.threads);
+            ctx.running.set(startup.running);
+            ctx.pending.set(startup.pending);
+            ctx.shortcut_problem.set(startup.shortcut_problem);
+            ctx.screen.set(if first_run {
+                Screen::FirstRun
+            } else {
+                Screen::Chat
+            });
+            ctx.focus.update(|n| *n += 1);
+            actions::refresh_models(ctx);
+        }
+        Err(err) => {
+            ctx.screen.set(Screen::Chat);
+            ctx.say(format!("Cairn could not start: {}", err.message));
+        }
+    }
+}
+
+fn shell_event(ctx: Ctx, event: ShellEvent) {
+    match event {
+        ShellEvent::OpenThread { thread_id } => {
+            ctx.screen.set(Screen::Chat);
+            actions::open_thread(ctx, thread_id);
+        }
+        ShellEvent::FocusComposer => {
+            if ctx.screen.get_untracked() == Screen::Settings {
+                ctx.screen.set(Screen::Chat);
+            }
+            ctx.focus.update(|n| *n += 1);
+        }
+        ShellEvent::NewChat => {
+            ctx.screen.set(Screen::Chat);
+            actions::new_chat(ctx);
+        }
+        ShellEvent::Running { threads } => {
+            ctx.running.set(threads);
+            actions::refresh_threads(ctx);
+        }
+        ShellEvent::Pending { approvals } => ctx.pending.set(approvals),
+        ShellEvent::Notice { message } => ctx.say(message),
+    }
+}

@@ -1,0 +1,205 @@
+//! The sidebar: new chat, search, and the threads with their state.
+
+use cairn_protocol::{SearchHit, ThreadInfo};
+use leptos::prelude::*;
+use serde_json::json;
+
+use super::{Screen, actions, ctx, ipc, now_ms};
+use crate::format;
+
+#[component]
+pub fn Sidebar() -> impl IntoView {
+    let ctx = ctx();
+    let query = RwSignal::new(String::new());
+    let hits: RwSignal<Option<Vec<SearchHit>>> = RwSignal::new(None);
+    let search = move |text: String| {
+        query.set(text.clone());
+        if text.trim().is_empty() {
+            return hits.set(None);
+        }
+        leptos::task::spawn_local(async move {
+            match ipc::call::<Vec<SearchHit>>("search_threads", &json!({"query": text})).await {
+                // A slower, older search must not replace a newer one.
+                Ok(found) if query.get_untracked() == text => hits.set(Some(found)),
+                Ok(_) => {}
+                Err(err) => ctx.say(err.message),
+            }
+        });
+    };
+    view! {
+        <nav class="sidebar" aria-label="Chats">
+            <div class="sidebar-top">
+                <span class="brand">"Cairn"</span>
+                <button class="primary new-chat" on:click=move |_| actions::new_chat(ctx)>"+ New chat"</button>
+            </div>
+            <input
+                class="search"
+                type="search"
+                aria-label="Search chats"
+                placeholder="Search chats"
+                prop:value=move || query.get()
+                on:input=move |event| search(event_target_value(&event))
+            />
+            {move || match hits.get() {
+                Some(found) if found.is_empty() => view! { <p class="muted pad">"Nothing found."</p> }.into_any(),
+                Some(found) => view! {
+                    <ul class="hits">
+                        {found.into_iter().map(|hit| {
+                            let id = hit.thread_id.clone();
+                            view! {
+                                <li><button class="hit" on:click=move |_| actions::open_thread(ctx, id.clone())>
+                                    <span class="hit-title">{hit.thread_title}</span>
+                                    <span class="hit-snippet">{hit.snippet}</span>
+                                </button></li>
+                            }
+                        }).collect_view()}
+                    </ul>
+                }.into_any(),
+                None => view! { <ThreadList /> }.into_any(),
+            }}
+            <div class="sidebar-bottom">
+                <button class="ghost" on:click=move |_| ctx.screen.set(Screen::Settings)>"⚙ Settings"</button>
+            </div>
+        </nav>
+    }
+}
+
+#[component]
+fn ThreadList() -> impl IntoView {
+    let ctx = ctx();
+    view! {
+        <ul class="threads">
+            <For each=move || ctx.threads.get() key=|t| (t.id.clone(), t.title.clone(), t.updated_at) let:thread>
+                <ThreadItem thread=thread />
+            </For>
+        </ul>
+        <Show when=move || ctx.threads.with(Vec::is_empty)>
+            <p class="muted pad">"Your chats will be listed here."</p>
+        </Show>
+    }
+}
+
+#[component]
+fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
+    let ctx = ctx();
+    let id = thread.id.clone();
+    let renaming = RwSignal::new(None::<String>);
+    let menu = RwSignal::new(false);
+    let confirm_delete = RwSignal::new(false);
+    let is_current = {
+        let id = id.clone();
+        move || ctx.current_id().as_deref() == Some(id.as_str())
+    };
+    let running = {
+        let id = id.clone();
+        move || ctx.is_running(&id)
+    };
+    let pending = {
+        let id = id.clone();
+        move || {
+            ctx.pending
+                .with(|pending| pending.iter().filter(|p| p.thread_id == id).count())
+        }
+    };
+    let open = {
+        let id = id.clone();
+        move |_| actions::open_thread(ctx, id.clone())
+    };
+    let rename = {
+        let id = id.clone();
+        move |title: String| {
+            let id = id.clone();
+            renaming.set(None);
+            leptos::task::spawn_local(async move {
+                let args = json!({"threadId": id, "title": title});
+                match ipc::call::<ThreadInfo>("rename_thread", &args).await {
+                    Ok(_) => actions::refresh_threads(ctx),
+                    Err(err) => ctx.say(err.message),
+                }
+            });
+        }
+    };
+    let delete = {
+        let id = id.clone();
+        move |_| {
+            let id = id.clone();
+            confirm_delete.set(false);
+            menu.set(false);
+            leptos::task::spawn_local(async move {
+                match ipc::call::<()>("delete_thread", &json!({"threadId": id})).await {
+                    Ok(()) => {
+                        if ctx.current_id().as_deref() == Some(id.as_str()) {
+                            actions::new_chat(ctx);
+                        }
+                        actions::refresh_threads(ctx);
+                    }
+                    Err(err) => ctx.say(err.message),
+                }
+            });
+        }
+    };
+    let export = {
+        let id = id.clone();
+        move |format: &'static str| {
+            let id = id.clone();
+            move |_| {
+                menu.set(false);
+                actions::export(ctx, id.clone(), format);
+            }
+        }
+    };
+    let title = thread.title.clone();
+    let updated = thread.updated_at;
+    view! {
+        <li class="thread" class:current=is_current data-thread=id.clone()>
+            {move || match renaming.get() {
+                Some(text) => {
+                    let rename = rename.clone();
+                    view! {
+                        <input class="rename" type="text" aria-label="Chat name" prop:value=text
+                            on:keydown=move |event| match event.key().as_str() {
+                                "Enter" => rename(event_target_value(&event)),
+                                "Escape" => renaming.set(None),
+                                _ => {}
+                            }
+                            on:blur=move |_| renaming.set(None) />
+                    }.into_any()
+                }
+                None => view! {
+                    <button class="thread-open" on:click=open.clone()>
+                        <span class="thread-title">{title.clone()}</span>
+                        <span class="thread-meta">
+                            <Show when=running.clone()><span class="dot running" title="Answering"></span></Show>
+                            {
+                                let pending = pending.clone();
+                                move || (pending() > 0).then(|| view! {
+                                    <span class="badge pending" title="Waiting for your approval">{pending()}</span>
+                                })
+                            }
+                            <span class="thread-time">{format::ago(updated, now_ms() as i64)}</span>
+                        </span>
+                    </button>
+                }.into_any(),
+            }}
+            <button class="ghost icon-button thread-menu" aria-label="Chat actions" on:click=move |_| menu.update(|m| *m = !*m)>"⋯"</button>
+            <Show when=move || menu.get()>
+                <div class="menu" role="menu">
+                    <button role="menuitem" on:click={
+                        let title = thread.title.clone();
+                        move |_| { menu.set(false); renaming.set(Some(title.clone())); }
+                    }>"Rename"</button>
+                    <button role="menuitem" on:click=export("md")>"Export as Markdown"</button>
+                    <button role="menuitem" on:click=export("json")>"Export as JSON"</button>
+                    {
+                        let delete = delete.clone();
+                        move || if confirm_delete.get() {
+                            view! { <button role="menuitem" class="danger" on:click=delete.clone()>"Delete for good"</button> }.into_any()
+                        } else {
+                            view! { <button role="menuitem" on:click=move |_| confirm_delete.set(true)>"Delete…"</button> }.into_any()
+                        }
+                    }
+                </div>
+            </Show>
+        </li>
+    }
+}

@@ -1,0 +1,85 @@
+//! The chat screen: the thread's header, its messages and turns, the composer.
+
+use leptos::prelude::*;
+
+use super::{EntryView, Screen, cards, composer, ctx};
+use crate::format;
+
+#[component]
+pub fn ChatScreen() -> impl IntoView {
+    let ctx = ctx();
+    let scroller: NodeRef<leptos::html::Div> = NodeRef::new();
+    let title = move || {
+        ctx.current
+            .with(|thread| thread.as_ref().map(|t| t.title.clone()))
+            .unwrap_or_else(|| "New chat".to_owned())
+    };
+    let running = move || ctx.current_id().is_some_and(|id| ctx.is_running(&id));
+    // Follow the stream while the reader is at the bottom; leave them be if they
+    // scrolled up to read.
+    Effect::new(move |_| {
+        ctx.entries.track();
+        ctx.stream_tick.track();
+        if let Some(element) = scroller.get_untracked() {
+            let distance = element.scroll_height() - element.scroll_top() - element.client_height();
+            if distance < 160 {
+                element.set_scroll_top(element.scroll_height());
+            }
+        }
+    });
+    view! {
+        <main class="chat">
+            <header class="chat-head">
+                <button class="ghost icon-button sidebar-toggle" aria-label="Show or hide the chats"
+                    on:click=move |_| ctx.sidebar_open.update(|open| *open = !*open)>"☰"</button>
+                <h1 class="chat-title">{title}</h1>
+                <Show when=running>
+                    <span class="running-chip"><span class="spinner"></span>"Answering"</span>
+                </Show>
+                <button class="ghost icon-button" aria-label="Settings" title="Settings"
+                    on:click=move |_| ctx.screen.set(Screen::Settings)>"⚙"</button>
+            </header>
+            <div class="messages" node_ref=scroller>
+                <Show when=move || ctx.entries.with(Vec::is_empty)>
+                    <Welcome />
+                </Show>
+                <For
+                    each=move || ctx.entries.get()
+                    key=EntryView::id
+                    children=move |entry| match entry {
+                        EntryView::User { text, .. } => view! {
+                            <div class="message user"><div class="bubble">{text}</div></div>
+                        }.into_any(),
+                        EntryView::Assistant { id, turn } => view! {
+                            <div class="message assistant">{cards::turn_view(id, turn)}</div>
+                        }.into_any(),
+                        EntryView::Notice { text, .. } => view! {
+                            <div class="message notice-line"><pre>{text}</pre></div>
+                        }.into_any(),
+                    }
+                />
+            </div>
+            <composer::Composer />
+        </main>
+    }
+}
+
+#[component]
+fn Welcome() -> impl IntoView {
+    let ctx = ctx();
+    let mode = move || {
+        let mode = ctx.draft.with(|draft| draft.mode);
+        format!(
+            "{} mode: {}.",
+            format::mode_label(mode),
+            format::mode_hint(mode)
+        )
+    };
+    view! {
+        <div class="welcome">
+            <h2>"What should we work on?"</h2>
+            <p>{mode}</p>
+            <p class="muted">"Choose a folder below to let Cairn read and edit files there. Type / for commands."</p>
+        </div>
+    }
+}

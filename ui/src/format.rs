@@ -1,0 +1,129 @@
+//! How values read on screen: times, durations, sizes, previews, labels.
+
+use cairn_protocol::{AgentStateKind, BudgetExceeded, BudgetReason, PermissionMode};
+use serde_json::Value;
+
+/// "just now", "5 min ago", "3 h ago", "2 d ago", from Unix milliseconds.
+pub fn ago(then_ms: i64, now_ms: i64) -> String {
+    let seconds = (now_ms - then_ms).max(0) / 1000;
+    match seconds {
+        0..60 => "just now".to_owned(),
+        60..3600 => format!("{} min ago", seconds / 60),
+        3600..86_400 => format!("{} h ago", seconds / 3600),
+        _ => format!("{} d ago", seconds / 86_400),
+    }
+}
+
+/// "850 ms", "1.2 s", "2 min 5 s".
+pub fn duration(ms: u64) -> String {
+    match ms {
+        0..1000 => format!("{ms} ms"),
+        1000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        _ => format!("{} min {} s", ms / 60_000, (ms % 60_000) / 1000),
+    }
+}
+
+/// "1.5 GB" and the like, for download progress.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1000.0 && unit < UNITS.len() - 1 {
+        value /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// A value as a card shows it: strings as they are, anything else as pretty JSON,
+/// cut to `max` characters.
+pub fn preview(value: &Value, max: usize) -> String {
+    let text = match value {
+        Value::String(text) => text.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    };
+    cut(&text, max)
+}
+
+/// At most `max` characters, with an ellipsis when cut.
+pub fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+/// The state chip's words; `None` when there is nothing to say.
+pub fn state_chip(state: AgentStateKind) -> Option<&'static str> {
+    match state {
+        AgentStateKind::Thinking => Some("Thinking…"),
+        AgentStateKind::Executing => Some("Running tools…"),
+        AgentStateKind::WaitingOnUser => Some("Waiting for you"),
+        AgentStateKind::Reconnecting => Some("Server busy, retrying…"),
+        AgentStateKind::Idle => None,
+    }
+}
+
+pub fn mode_label(mode: PermissionMode) -> &'static str {
+    match mode {
+        PermissionMode::Plan => "Plan",
+        PermissionMode::Default => "Default",
+        PermissionMode::Auto => "Auto",
+    }
+}
+
+/// What each mode lets the agent do, for the dropdown.
+pub fn mode_hint(mode: PermissionMode) -> &'static str {
+    match mode {
+        PermissionMode::Plan => "Reads only; writes a plan for you to approve",
+        PermissionMode::Default => "Reads freely; asks before it writes, runs or fetches",
+        PermissionMode::Auto => "Does everything without asking (deny rules still hold)",
+    }
+}
+
+/// The inline notice for a budget the turn ran into.
+pub fn budget(exceeded: &BudgetExceeded) -> String {
+    let what = match exceeded.reason {
+        BudgetReason::Subtasks => "the subtask limit",
+        BudgetReason::LlmCalls => "the model-call limit",
+        BudgetReason::ToolCalls => "the tool-call limit",
+        BudgetReason::WallClock => "the time limit",
+        BudgetReason::Tokens => "the token limit",
+        BudgetReason::Bytes => "the output size limit",
+    };
+    format!(
+        "Stopped at {what} ({} of {}). Send a message to continue.",
+        exceeded.observed, exceeded.limit
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn times_sizes_and_durations_read_naturally() {
+        assert_eq!(ago(0, 30_000), "just now");
+        assert_eq!(ago(0, 5 * 60_000), "5 min ago");
+        assert_eq!(ago(0, 3 * 3_600_000), "3 h ago");
+        assert_eq!(ago(0, 50 * 3_600_000), "2 d ago");
+        assert_eq!(ago(10_000, 0), "just now", "a clock that went back");
+        assert_eq!(duration(850), "850 ms");
+        assert_eq!(duration(1234), "1.2 s");
+        assert_eq!(duration(125_000), "2 min 5 s");
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(1_500_000_000), "1.5 GB");
+    }
+
+    #[test]
+    fn previews_are_cut_on_characters() {
+        assert_eq!(preview(&json!("héllo wörld"), 5), "héllo…");
+        assert_eq!(preview(&json!({"a": 1}), 100), "{\n  \"a\": 1\n}");
+        assert_eq!(cut("short", 10), "short");
+    }
+}

@@ -1,0 +1,98 @@
+//! Markdown to HTML for answers. Whatever the model writes, the result is safe to
+//! put in the page: raw HTML is shown as text, links never navigate the app, images
+//! are replaced by their description (the app loads nothing remote).
+
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
+
+pub fn to_html(markdown: &str) -> String {
+    let options = Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_GFM;
+    let events = Parser::new_ext(markdown, options).map(|event| match event {
+        // Shown, never interpreted.
+        Event::Html(html) | Event::InlineHtml(html) => Event::Text(html),
+        Event::Start(Tag::Link {
+            dest_url, title, ..
+        }) => Event::Html(CowStr::from(link_open(&dest_url, &title))),
+        Event::End(TagEnd::Link) => Event::Html(CowStr::from("</a>")),
+        // The description (the text events inside) is what is shown.
+        Event::Start(Tag::Image { .. }) => Event::Html(CowStr::from("<span class=\"image-alt\">")),
+        Event::End(TagEnd::Image) => Event::Html(CowStr::from("</span>")),
+        other => other,
+    });
+    let mut html = String::with_capacity(markdown.len() * 3 / 2);
+    pulldown_cmark::html::push_html(&mut html, events);
+    html
+}
+
+/// A link the user can see and copy: its address in the tooltip, no `href`.
+fn link_open(url: &str, title: &str) -> String {
+    let shown = if title.is_empty() { url } else { title };
+    format!("<a class=\"link\" title=\"{}\">", escape_attribute(shown))
+}
+
+fn escape_attribute(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_html;
+
+    #[test]
+    fn code_lists_and_tables_render() {
+        let html = to_html(
+            "# Title\n\n- one\n- two\n\n```rust\nfn main() {}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+        );
+        assert!(html.contains("<h1>Title</h1>"), "{html}");
+        assert!(html.contains("<li>one</li>"), "{html}");
+        assert!(
+            html.contains("<code class=\"language-rust\">fn main() {}"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<table>") && html.contains("<td>2</td>"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn raw_html_is_text() {
+        let html = to_html(
+            "hi <script>alert(1)</script> <img src=x onerror=alert(1)>\n\n<div onclick=x>block</div>",
+        );
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(!html.contains("<div"), "{html}");
+        assert!(html.contains("&lt;script&gt;"), "{html}");
+    }
+
+    #[test]
+    fn links_do_not_navigate_and_images_do_not_load() {
+        let html = to_html(
+            "[docs](https://example.com/\"x) and [x](javascript:alert(1)) ![a cat](http://cats/cat.png)",
+        );
+        assert!(!html.contains("href"), "{html}");
+        assert!(
+            html.contains("title=\"https://example.com/&quot;x\""),
+            "{html}"
+        );
+        assert!(!html.contains("<img"), "{html}");
+        assert!(
+            html.contains("<span class=\"image-alt\">a cat</span>"),
+            "{html}"
+        );
+    }
+}
