@@ -1,4 +1,6 @@
-# Installs the Debian packages named, if any is missing. Sourced by the scripts.
+# Installs what Cairn's scripts need when it is missing. Sourced by the scripts.
+
+# Installs the Debian packages named, if any is missing.
 ensure_packages() {
     local missing=()
     for package in "$@"; do
@@ -13,5 +15,37 @@ ensure_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-# What building Cairn needs: the Secret Service backend of the keychain links libdbus.
+# Installs a cargo tool unless `$binary --version` already reports the wanted version.
+# usage: ensure_cargo_tool BINARY CRATE VERSION [cargo install flags...]
+ensure_cargo_tool() {
+    local binary=$1 crate=$2 version=$3
+    shift 3
+    if command -v "$binary" >/dev/null && "$binary" --version 2>/dev/null | grep -qF " $version"; then
+        return 0
+    fi
+    echo "installing $crate $version" >&2
+    cargo install "$crate" --version "$version" "$@"
+}
+
+ensure_wasm_target() {
+    if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+        rustup target add wasm32-unknown-unknown
+    fi
+}
+
+# The wasm-bindgen version Cargo.lock pins: wasm-bindgen-cli must match it exactly.
+locked_wasm_bindgen_version() {
+    awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock
+}
+
+# What building the CLI needs: the Secret Service backend of the keychain links libdbus.
 BUILD_PACKAGES=(build-essential pkg-config libdbus-1-dev)
+
+# What building the desktop app needs on top (Tauri v2 on WebKitGTK 4.1).
+DESKTOP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev
+    libjavascriptcoregtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev)
+
+# What the tests need: a headless display, WebDriver for WebKitGTK, a private D-Bus with a
+# keychain and a notification server, and fonts for screenshots.
+TEST_PACKAGES=(xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools
+    dunst libnotify-bin xdotool imagemagick fonts-dejavu-core)

@@ -96,8 +96,8 @@ impl TurnView {
                     depth: 0,
                     name: node.name.clone(),
                     title: node.title.clone(),
-                    args: node.args_preview.clone().map(Value::String),
-                    result: node.result_preview.clone().map(Value::String),
+                    args: node.args_preview.as_deref().map(preview_value),
+                    result: node.result_preview.as_deref().map(preview_value),
                     state: if node.is_error == Some(true) {
                         CardState::Failed
                     } else {
@@ -190,9 +190,12 @@ impl TurnView {
                         } else {
                             CardState::Done
                         };
-                        card.duration_ms = card
-                            .started_at_ms
-                            .map(|start| (now_ms - start).max(0.0) as u64);
+                        // The engine's own figure when it sent one: events can reach the
+                        // webview late, and a restart shows the stored figure.
+                        card.duration_ms = update.duration_ms.or_else(|| {
+                            card.started_at_ms
+                                .map(|start| (now_ms - start).max(0.0) as u64)
+                        });
                         card.approval = None;
                     }
                 }
@@ -295,6 +298,16 @@ impl TurnView {
     }
 }
 
+/// A stored preview as the live card had it: JSON objects and arrays come back as
+/// structure (so they are laid out the same way); text, and JSON cut off at the preview
+/// limit, stay text.
+fn preview_value(preview: &str) -> Value {
+    match serde_json::from_str::<Value>(preview) {
+        Ok(value @ (Value::Object(_) | Value::Array(_))) => value,
+        _ => Value::String(preview.to_owned()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,6 +332,7 @@ mod tests {
             parent_id: parent.map(Into::into),
             depth,
             status: ToolCallStatus::Start,
+            duration_ms: None,
         })
     }
 
@@ -332,6 +346,7 @@ mod tests {
             parent_id: parent.map(Into::into),
             depth,
             status: ToolCallStatus::End,
+            duration_ms: None,
         })
     }
 
@@ -384,6 +399,19 @@ mod tests {
             (1, false, Some(json!("contents")))
         );
         assert_eq!(view.text(), "Let me split it.\n\nAll done.");
+    }
+
+    #[test]
+    fn a_duration_the_engine_measured_beats_the_webview_clock() {
+        let mut view = TurnView::new();
+        view.apply(&start("r1", "read_file", json!({}), None, 0), 0.0);
+        let Event::ToolCallUpdate(mut update) = end("r1", "ok", false, None, 0) else {
+            unreachable!("end() builds a tool call update")
+        };
+        update.duration_ms = Some(16);
+        // The end reached the webview 236 ms after the start; the call took 16 ms.
+        view.apply(&Event::ToolCallUpdate(update), 236.0);
+        assert_eq!(view.cards["r1"].duration_ms, Some(16));
     }
 
     #[test]
@@ -484,6 +512,19 @@ mod tests {
             ),
             (1, false, CardState::Failed)
         );
+        assert_eq!(view.cards["r1"].args, Some(json!({"path": "a"})));
+        assert_eq!(view.cards["s1"].result, Some(json!("ok")));
         assert_eq!(view.finished, Some(TurnStatus::Completed));
+    }
+
+    #[test]
+    fn a_preview_cut_mid_json_stays_text() {
+        assert_eq!(preview_value("{\"path\":\"a"), json!("{\"path\":\"a"));
+        assert_eq!(
+            preview_value("42"),
+            json!("42"),
+            "a bare result is text, not a number"
+        );
+        assert_eq!(preview_value("[1,2]"), json!([1, 2]));
     }
 }

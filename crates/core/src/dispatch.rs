@@ -95,6 +95,7 @@ impl Turn {
     /// One call, start to end. Never fails: a failure is the call's result.
     async fn run_call(&self, scope: &Scope, call: &ToolCall) -> (ChatMessage, Option<Value>) {
         let args = parse_arguments(&call.arguments);
+        let started = std::time::Instant::now();
         self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
             tool_call_id: call.id.clone(),
             name: call.name.clone(),
@@ -107,6 +108,7 @@ impl Turn {
             parent_id: scope.parent_id.clone(),
             depth: scope.depth,
             status: ToolCallStatus::Start,
+            duration_ms: None,
         }));
         let outcome = if self.is_stopping() {
             Err(CANCELLED.to_owned())
@@ -137,6 +139,7 @@ impl Turn {
             parent_id: scope.parent_id.clone(),
             depth: scope.depth,
             status: ToolCallStatus::End,
+            duration_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
         }));
         let message = ChatMessage::Tool {
             tool_call_id: call.id.clone(),

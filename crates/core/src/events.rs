@@ -69,7 +69,7 @@ impl TreeBuilder {
                 let node = &mut self.nodes[index];
                 node.result_preview = update.result.as_ref().map(|r| preview(&value_text(r)));
                 node.is_error = Some(update.is_error.unwrap_or(false));
-                node.duration_ms = millis_since(started);
+                node.duration_ms = update.duration_ms.unwrap_or_else(|| millis_since(started));
             }
         }
     }

@@ -83,6 +83,11 @@ pub struct ToolCallUpdate {
     pub parent_id: Option<String>,
     pub depth: u32,
     pub status: ToolCallStatus,
+    /// On `end`: how long the call took as the engine measured it, so every listener
+    /// shows the same figure however late the event reaches it. (An extension of the
+    /// DESIGN.md wire: absent on `start` and from older writers.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 /// The loop is waiting for the user to allow or deny a call.

@@ -45,6 +45,7 @@ fn tool_call_update_start_and_end() {
             parent_id: None,
             depth: 0,
             status: ToolCallStatus::Start,
+            duration_ms: None,
         }),
         json!({"type": "tool_call_update", "tool_call_id": "call_1", "name": "read_file",
                "args": {"path": "a.txt"}, "parent_id": null, "depth": 0, "status": "start"}),
@@ -59,10 +60,11 @@ fn tool_call_update_start_and_end() {
             parent_id: Some("call_0".into()),
             depth: 2,
             status: ToolCallStatus::End,
+            duration_ms: Some(37),
         }),
         json!({"type": "tool_call_update", "tool_call_id": "call_2", "name": "write_file",
                "result": "denied", "is_error": true, "parent_id": "call_0", "depth": 2,
-               "status": "end"}),
+               "status": "end", "duration_ms": 37}),
     );
 }
 

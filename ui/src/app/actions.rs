@@ -409,10 +409,16 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
 
-/// Y / A / N answer the first approval waiting in the open thread, unless the key
-/// goes into a text field.
+/// Esc stops the open thread's turn, from anywhere (the composer has the focus most of
+/// the time). Y / A / N answer the first approval waiting in it, unless the key goes
+/// into a text field.
 pub fn keyboard_shortcuts(ctx: Ctx) {
     let handle = window_event_listener(leptos::ev::keydown, move |event| {
+        if event.key() == "Escape" && ctx.current_id().is_some_and(|id| ctx.is_running(&id)) {
+            event.prevent_default();
+            stop(ctx);
+            return;
+        }
         if event.ctrl_key() || event.alt_key() || event.meta_key() || typing(&event) {
             return;
         }

@@ -56,7 +56,7 @@ pub fn Composer() -> impl IntoView {
                 <WorkspacePicker />
                 <span class="spacer"></span>
                 {move || if running() {
-                    view! { <button class="danger" on:click=move |_| actions::stop(ctx)>"Stop"</button> }.into_any()
+                    view! { <button class="danger stop" title="Stop (Esc)" on:click=move |_| actions::stop(ctx)>"Stop"</button> }.into_any()
                 } else {
                     view! {
                         <button class="primary send" on:click=move |_| actions::submit(ctx)
@@ -182,7 +182,7 @@ fn WorkspacePicker() -> impl IntoView {
                     typed.set(folder().unwrap_or_default());
                     open.update(|o| *o = !*o);
                 }>
-                "📁 " {label}
+                <span class="muted">"Folder: "</span> {label}
             </button>
             <Show when=move || open.get()>
                 <div class="popover" role="dialog" aria-label="Workspace folder">

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use cairn_protocol::{AgentStateKind, ChatMessage, Event, ToolCategory, TurnStatus};
+use cairn_protocol::{
+    AgentStateKind, ChatMessage, Event, ToolCallStatus, ToolCategory, TurnStatus,
+};
 use cairn_providers::{ScriptedModel, ScriptedTurn};
 use serde_json::json;
 
@@ -123,6 +125,13 @@ async fn a_tool_round_trip_feeds_the_result_back_and_builds_the_tree() {
     assert_eq!(node.args_preview.as_deref(), Some(r#"{"q":1}"#));
     assert_eq!(node.result_preview.as_deref(), Some(r#"probe {"q":1}"#));
     assert_eq!(node.is_error, Some(false));
+    // The stored figure is the one the end event carried, so a reopened thread shows
+    // what the live card showed.
+    let ended = run.events.iter().find_map(|event| match event {
+        Event::ToolCallUpdate(update) if update.status == ToolCallStatus::End => update.duration_ms,
+        _ => None,
+    });
+    assert_eq!(ended, Some(node.duration_ms));
     assert_eq!(run.outcome.usage.tool_calls, 1);
     assert_eq!(run.outcome.usage.llm_calls, 2);
     assert!(run.outcome.usage.estimated, "the script reported no usage");

@@ -1,0 +1,273 @@
+//! The real app under WebDriver: tauri-driver drives WebKitWebDriver, which starts
+//! the app binary; the app's engine talks to a fake OpenAI-compatible server in
+//! this process. Needs an X display and a session bus (scripts/test gives both).
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use thirtyfour::prelude::*;
+
+pub const APP: &str = env!("CARGO_BIN_EXE_cairn-desktop");
+/// How long the UI gets to show something before a test fails.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// One app's world: its data folder (the database lives there across restarts).
+pub struct Home {
+    pub dir: tempfile::TempDir,
+}
+
+impl Home {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("a temp dir"),
+        }
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("cairn.db")
+    }
+
+    /// A folder for a chat's workspace.
+    pub fn workspace(&self) -> PathBuf {
+        let path = self.dir.path().join("project");
+        std::fs::create_dir_all(&path).expect("a workspace folder");
+        path
+    }
+}
+
+/// A running app and the drivers in front of it.
+pub struct App {
+    pub driver: WebDriver,
+    tauri_driver: Driver,
+}
+
+/// tauri-driver (and with it WebKitWebDriver), stopped however the test ends.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|addr| addr.port())
+        .expect("a free port")
+}
+
+impl App {
+    /// Starts the app over `home`'s database, talking to the model server at `base_url`.
+    pub async fn launch(home: &Home, base_url: &str) -> Self {
+        kill_strays();
+        // thirtyfour's HTTP client needs rustls' crypto provider installed.
+        drop(cairn_providers::http::client_builder());
+        let (port, native_port) = (free_port(), free_port());
+        let user_home = home.dir.path().join("home");
+        std::fs::create_dir_all(&user_home).expect("a home folder");
+        let tauri_driver = Command::new("tauri-driver")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ])
+            .env("HOME", &user_home)
+            .env("XDG_CONFIG_HOME", user_home.join(".config"))
+            .env("XDG_DATA_HOME", user_home.join(".local/share"))
+            .env("CAIRN_DB", home.db())
+            .env("CAIRN_BASE_URL", base_url)
+            .env("CAIRN_MODEL", "test-model")
+            .env("CAIRN_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map(Driver)
+            .expect("tauri-driver runs (cargo install tauri-driver --locked)");
+        wait_for_port(port).await;
+        let mut caps = Capabilities::new();
+        caps.set("browserName", "wry").expect("a capability");
+        caps.set("tauri:options", serde_json::json!({"application": APP}))
+            .expect("a capability");
+        let driver = WebDriver::new(format!("http://127.0.0.1:{port}"), caps)
+            .await
+            .expect("a WebDriver session with the app");
+        let app = Self {
+            driver,
+            tauri_driver,
+        };
+        // The session starts before the wasm app mounts.
+        app.wait_for(".composer-input").await;
+        app
+    }
+
+    pub async fn quit(self) {
+        let _ = self.driver.clone().quit().await;
+        drop(self.tauri_driver);
+        kill_strays();
+    }
+
+    /// The first element matching `css`, once there is one.
+    pub async fn wait_for(&self, css: &str) -> WebElement {
+        self.wait_until(css, |_| true, "to appear").await
+    }
+
+    /// The first element matching `css` whose text contains `needle`.
+    pub async fn wait_for_text(&self, css: &str, needle: &str) -> WebElement {
+        self.wait_until(
+            css,
+            |text| text.contains(needle),
+            &format!("to contain {needle:?}"),
+        )
+        .await
+    }
+
+    async fn wait_until(&self, css: &str, good: impl Fn(&str) -> bool, what: &str) -> WebElement {
+        let start = Instant::now();
+        let mut seen = Vec::new();
+        while start.elapsed() < PATIENCE {
+            seen.clear();
+            if let Ok(found) = self.driver.find_all(By::Css(css)).await {
+                for element in found {
+                    let text = text_of(&element).await;
+                    if good(&text) {
+                        return element;
+                    }
+                    seen.push(text);
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        self.screenshot("timeout").await;
+        let html = self
+            .driver
+            .execute(
+                "return Array.from(document.querySelectorAll(arguments[0])).map(e => e.outerHTML);",
+                vec![serde_json::json!(css)],
+            )
+            .await
+            .map(|found| found.json().clone())
+            .unwrap_or_default();
+        panic!("waited {PATIENCE:?} for `{css}` {what}; saw {seen:?} in {html}");
+    }
+
+    /// How many elements match `css` now.
+    pub async fn count(&self, css: &str) -> usize {
+        self.driver
+            .find_all(By::Css(css))
+            .await
+            .map(|all| all.len())
+            .unwrap_or(0)
+    }
+
+    pub async fn click(&self, css: &str) {
+        self.wait_for(css).await.click().await.expect("a click");
+    }
+
+    /// Types into the composer and sends with Enter.
+    pub async fn send(&self, text: &str) {
+        let input = self.wait_for(".composer-input").await;
+        input.send_keys(text).await.expect("typing");
+        input.send_keys(Key::Enter).await.expect("Enter");
+    }
+
+    /// Presses a key in the composer, where the focus sits while a turn runs.
+    pub async fn press(&self, key: Key) {
+        let input = self.wait_for(".composer-input").await;
+        input.send_keys(key).await.expect("a key press");
+    }
+
+    /// Gives the new chat a workspace folder through the folder popover.
+    pub async fn choose_workspace(&self, folder: &Path) {
+        self.click(".workspace-button").await;
+        let path = self.wait_for(".workspace-path").await;
+        path.clear().await.expect("clearing");
+        path.send_keys(folder.display().to_string())
+            .await
+            .expect("typing");
+        self.click(".workspace-use").await;
+        let name = folder
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        self.wait_for_text(".workspace-button", name).await;
+    }
+
+    pub async fn choose_mode(&self, mode: &str) {
+        // The native popup of a <select> is outside the page WebDriver sees: choose
+        // the option as the popup would, with the change event the app listens to.
+        let select = self.wait_for(".mode-select").await;
+        self.driver
+            .execute(
+                "arguments[0].value = arguments[1]; \
+                 arguments[0].dispatchEvent(new Event('change', {bubbles: true}));",
+                vec![
+                    select.to_json().expect("an element"),
+                    serde_json::json!(mode),
+                ],
+            )
+            .await
+            .expect("choosing a mode");
+    }
+
+    /// Saves what the window shows to `target/…/e2e-screenshots/NAME.png`.
+    pub async fn screenshot(&self, name: &str) -> PathBuf {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-screenshots");
+        std::fs::create_dir_all(&dir).expect("the screenshot folder");
+        let path = dir.join(format!("{name}.png"));
+        if let Err(err) = self.driver.screenshot(&path).await {
+            eprintln!("no screenshot {name}: {err}");
+        }
+        eprintln!("screenshot: {}", path.display());
+        path
+    }
+}
+
+/// An element's rendered text. (WebKitWebDriver's own "element text" comes back
+/// empty for text inside a <button>.)
+pub async fn text_of(element: &WebElement) -> String {
+    element
+        .prop("innerText")
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+async fn wait_for_port(port: u16) {
+    let start = Instant::now();
+    while start.elapsed() < PATIENCE {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("tauri-driver did not listen on {port}");
+}
+
+/// An app left from a test that failed (it hides to the tray rather than close)
+/// would answer the next launch as the single instance.
+fn kill_strays() {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let app = Path::new(APP)
+        .canonicalize()
+        .unwrap_or_else(|_| PathBuf::from(APP));
+    for entry in entries.flatten() {
+        let exe = entry.path().join("exe");
+        if std::fs::read_link(&exe).is_ok_and(|target| target == app)
+            && let Some(pid) = entry.file_name().to_str()
+        {
+            let _ = Command::new("kill").args(["-9", pid]).status();
+        }
+    }
+    std::thread::sleep(Duration::from_millis(200));
+}

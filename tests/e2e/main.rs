@@ -1,0 +1,280 @@
+//! End to end: the real app binary under WebDriver, its engine pointed at a fake
+//! OpenAI-compatible server. Run by `scripts/test` (under Xvfb and a session bus);
+//! plain `cargo test` skips them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod harness;
+
+use std::time::Duration;
+
+use cairn_testkit::{FakeServer, Reply, sse};
+use harness::{App, Home, text_of};
+use serde_json::json;
+
+const CHAT: &str = "POST /v1/chat/completions";
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_message_gets_its_streamed_answer() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&[
+            "Hello",
+            " from",
+            " **Cairn**",
+            ".\n\n- one\n- two",
+        ]))
+        .paced(80, Duration::from_millis(40)),
+    );
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Say hello").await;
+    let answer = app
+        .wait_for_text(".message.assistant .md", "Hello from Cairn.")
+        .await;
+    assert_eq!(
+        answer
+            .find_all(thirtyfour::By::Css("strong"))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        app.count(".message.assistant li").await,
+        2,
+        "Markdown lists render"
+    );
+    app.wait_for_text(".message.user", "Say hello").await;
+    app.wait_for_text(".thread-title", "Say hello").await;
+    let request = first_chat_request(&server);
+    assert_eq!(request["model"], "test-model");
+    assert_eq!(
+        request["messages"].as_array().unwrap().last().unwrap()["content"],
+        "Say hello"
+    );
+    app.screenshot("streamed-answer").await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[
+            (
+                "s1",
+                "run_subtask",
+                json!({"title": "Survey the files", "instructions": "List the files."}),
+            ),
+            (
+                "s2",
+                "run_subtask",
+                json!({"title": "Check the readme", "instructions": "List the files."}),
+            ),
+        ])),
+    );
+    // Whichever subtask asks first gets the next reply: every order ends after four.
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[("l1", "list_dir", json!({"path": "."}))])),
+    );
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[("l2", "list_dir", json!({"path": "."}))])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Found the files."])));
+    server.push(CHAT, Reply::sse(sse::text(&["Found the files."])));
+    server.push(CHAT, Reply::sse(sse::text(&["Both subtasks are done."])));
+    let home = Home::new();
+    let workspace = home.workspace();
+    std::fs::write(workspace.join("README.md"), "# Project").unwrap();
+
+    let app = App::launch(&home, &server.url()).await;
+    app.choose_workspace(&workspace).await;
+    app.send("Look at the project in two parts").await;
+    app.wait_for_text(".message.assistant .md", "Both subtasks are done.")
+        .await;
+    app.wait_for_text(".card-label", "Survey the files").await;
+    app.wait_for_text(".card-label", "Check the readme").await;
+    assert_nested_cards_start_collapsed(&app).await;
+    app.screenshot("nested-subtasks").await;
+    app.click(".card .card .card-head").await;
+    app.wait_for(".card .card .card-body").await;
+    app.screenshot("nested-subtasks-expanded").await;
+    app.quit().await;
+
+    // The same database after a restart: the thread and its cards are back.
+    let app = App::launch(&home, &server.url()).await;
+    app.wait_for_text(".thread-title", "Look at the project")
+        .await
+        .click()
+        .await
+        .unwrap();
+    app.wait_for_text(".message.assistant .md", "Both subtasks are done.")
+        .await;
+    app.wait_for_text(".card-label", "Survey the files").await;
+    app.wait_for_text(".card-label", "Check the readme").await;
+    assert_nested_cards_start_collapsed(&app).await;
+    app.screenshot("after-restart").await;
+    app.quit().await;
+}
+
+/// The subtask cards are open; the calls inside them are closed.
+async fn assert_nested_cards_start_collapsed(app: &App) {
+    app.wait_for(".card .card").await;
+    let nested = app.count(".card .card").await;
+    assert!(nested >= 1, "calls inside subtasks show as nested cards");
+    assert_eq!(
+        app.count(".card .card .card-body").await,
+        0,
+        "nested cards start collapsed"
+    );
+    let heads = app
+        .driver
+        .find_all(thirtyfour::By::Css(".card .card .card-head"))
+        .await
+        .unwrap();
+    for head in heads {
+        assert_eq!(
+            head.attr("aria-expanded").await.unwrap().as_deref(),
+            Some("false")
+        );
+    }
+}
+
+fn write_turn(server: &FakeServer, closing: &str) {
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "w1",
+            "write_file",
+            json!({"path": "notes.md", "content": "kept"}),
+        )])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&[closing])));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn in_default_mode_a_write_waits_for_allow_or_deny() {
+    let server = FakeServer::start().await;
+    write_turn(&server, "Wrote the notes.");
+    write_turn(&server, "Understood, nothing written.");
+    let home = Home::new();
+    let workspace = home.workspace();
+    let notes = workspace.join("notes.md");
+    let app = App::launch(&home, &server.url()).await;
+
+    app.choose_workspace(&workspace).await;
+    app.send("Write the notes").await;
+    let approval = app.wait_for_text(".approval", "write_file").await;
+    let text = text_of(&approval).await;
+    assert!(
+        text.contains("notes.md") && text.contains("\"kept\""),
+        "the full arguments: {text}"
+    );
+    assert!(text.contains("write"), "the category: {text}");
+    assert!(text.contains("Allow for this chat"), "{text}");
+    assert!(!notes.exists(), "nothing runs before the answer");
+    app.screenshot("approval-card").await;
+    app.click(".approval-buttons .primary").await;
+    app.wait_for_text(".message.assistant .md", "Wrote the notes.")
+        .await;
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "kept");
+    assert_eq!(app.count(".approval").await, 0);
+    std::fs::remove_file(&notes).unwrap();
+
+    app.click(".new-chat").await;
+    app.choose_workspace(&workspace).await;
+    app.send("Write the notes again").await;
+    app.wait_for_text(".approval", "write_file").await;
+    app.click(".approval-buttons .danger").await;
+    app.wait_for_text(".message.assistant .md", "Understood, nothing written.")
+        .await;
+    app.wait_for(".card.failed").await;
+    assert!(!notes.exists(), "a denied write writes nothing");
+    app.screenshot("approval-denied").await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn in_plan_mode_a_write_is_blocked() {
+    let server = FakeServer::start().await;
+    write_turn(&server, "Plan: 1. write notes.md with the summary.");
+    let home = Home::new();
+    let workspace = home.workspace();
+    let app = App::launch(&home, &server.url()).await;
+    app.choose_mode("plan").await;
+    app.choose_workspace(&workspace).await;
+    app.send("Plan the notes").await;
+    app.wait_for_text(".message.assistant .md", "Plan: 1. write notes.md")
+        .await;
+    let card = app.wait_for(".card.failed").await;
+    card.click().await.ok();
+    assert_eq!(
+        app.count(".approval").await,
+        0,
+        "plan mode never asks: it blocks"
+    );
+    assert!(!workspace.join("notes.md").exists());
+    app.wait_for_text(".notice.plan", "The plan is ready").await;
+    let request = first_chat_request(&server);
+    assert!(
+        request["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Permission mode: plan")
+    );
+    app.screenshot("plan-mode-blocked").await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn stop_mid_stream_keeps_the_partial_text() {
+    let server = FakeServer::start().await;
+    let pieces: Vec<String> = (1..=30).map(|n| format!("word{n} ")).collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&pieces)).paced(120, Duration::from_millis(250)),
+    );
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Write a long text").await;
+    app.wait_for_text(".message.assistant .md", "word2").await;
+    app.wait_for(".stop").await;
+    // Esc in the composer is the Stop button's shortcut.
+    app.press(thirtyfour::Key::Escape).await;
+    app.wait_for_text(".notice.muted", "Stopped.").await;
+    let shown = text_of(&app.wait_for(".message.assistant .md").await).await;
+    assert!(shown.starts_with("word1 word2"), "{shown}");
+    assert!(!shown.contains("word30"), "the stream was stopped: {shown}");
+    app.screenshot("stopped").await;
+
+    // What was kept is what the store has: open the thread afresh.
+    app.click(".new-chat").await;
+    app.wait_for_text(".thread-title", "Write a long text")
+        .await
+        .click()
+        .await
+        .unwrap();
+    let stored = text_of(&app.wait_for_text(".message.assistant .md", "word1").await).await;
+    assert_eq!(stored.trim(), shown.trim());
+    app.quit().await;
+}
+
+/// The first chat request the app made (it also lists the server's models at start-up).
+fn first_chat_request(server: &FakeServer) -> serde_json::Value {
+    let requests = server.requests();
+    let chat = requests
+        .iter()
+        .find(|request| request.path == "/v1/chat/completions");
+    chat.expect("the app asked the model").json()
+}
