@@ -214,6 +214,40 @@ impl App {
             .expect("choosing a mode");
     }
 
+    /// Moves the X input focus off the app, as switching to another app would.
+    pub async fn unfocus_window(&self) {
+        crate::session::focus_elsewhere();
+        assert!(!crate::session::app_has_focus(), "the focus left the app");
+    }
+
+    /// Puts the X input focus in the app's window, as clicking into it would.
+    pub async fn focus_window(&self) {
+        crate::session::focus_app_window();
+        assert!(crate::session::app_has_focus(), "the app has the focus");
+    }
+
+    /// Runs `script` in the page and returns what it returns.
+    pub async fn js(&self, script: &str) -> serde_json::Value {
+        self.driver
+            .execute(script, Vec::new())
+            .await
+            .map(|ret| ret.json().clone())
+            .unwrap_or_else(|err| panic!("running {script:?}: {err}"))
+    }
+
+    /// Waits until `script` returns true in the page.
+    pub async fn wait_for_js(&self, script: &str) {
+        let start = Instant::now();
+        while start.elapsed() < PATIENCE {
+            if self.js(script).await == serde_json::Value::Bool(true) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        self.screenshot("timeout").await;
+        panic!("waited {PATIENCE:?} for `{script}`");
+    }
+
     /// Saves what the window shows to `target/…/e2e-screenshots/NAME.png`.
     pub async fn screenshot(&self, name: &str) -> PathBuf {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-screenshots");
@@ -255,19 +289,38 @@ async fn wait_for_port(port: u16) {
 /// An app left from a test that failed (it hides to the tray rather than close)
 /// would answer the next launch as the single instance.
 fn kill_strays() {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return;
-    };
     let app = Path::new(APP)
         .canonicalize()
         .unwrap_or_else(|_| PathBuf::from(APP));
-    for entry in entries.flatten() {
-        let exe = entry.path().join("exe");
-        if std::fs::read_link(&exe).is_ok_and(|target| target == app)
-            && let Some(pid) = entry.file_name().to_str()
-        {
-            let _ = Command::new("kill").args(["-9", pid]).status();
+    let start = Instant::now();
+    loop {
+        let strays = processes_running(&app);
+        if strays.is_empty() {
+            return;
         }
+        // Gone means gone from the bus too: until then its single-instance name would
+        // still answer, and the next launch would hand itself over to a dying app.
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "stray apps {strays:?} survived kill -9"
+        );
+        for pid in strays {
+            let _ = Command::new("kill").args(["-9", &pid]).status();
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
-    std::thread::sleep(Duration::from_millis(200));
+}
+
+/// The ids of the live processes running `exe` (a zombie's exe link is unreadable).
+fn processes_running(exe: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| {
+            std::fs::read_link(entry.path().join("exe")).is_ok_and(|target| target == exe)
+        })
+        .filter_map(|entry| entry.file_name().to_str().map(str::to_owned))
+        .collect()
 }

@@ -5,12 +5,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod harness;
+mod session;
 
 use std::time::Duration;
 
 use cairn_testkit::{FakeServer, Reply, sse};
 use harness::{App, Home, text_of};
 use serde_json::json;
+use session::NotificationWatch;
 
 const CHAT: &str = "POST /v1/chat/completions";
 
@@ -267,6 +269,71 @@ async fn stop_mid_stream_keeps_the_partial_text() {
         .unwrap();
     let stored = text_of(&app.wait_for_text(".message.assistant .md", "word1").await).await;
     assert_eq!(stored.trim(), shown.trim());
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_reply_finished_out_of_sight_notifies_and_the_click_opens_its_chat() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&["Done while you were away."])).head_delay(Duration::from_secs(2)),
+    );
+    let home = Home::new();
+    let watch = NotificationWatch::start();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Work in the background").await;
+    app.wait_for_text(".thread-title", "Work in the background")
+        .await;
+    // The user turns to something else: a new chat in front, the window out of focus.
+    app.click(".new-chat").await;
+    app.unfocus_window().await;
+
+    let bus = watch.wait_for("Work in the background").await;
+    assert!(bus.contains("The reply is ready."), "{bus}");
+    session::click_newest_notification();
+    app.wait_for_text(".chat-title", "Work in the background")
+        .await;
+    app.wait_for_text(".message.assistant .md", "Done while you were away.")
+        .await;
+    app.screenshot("opened-from-notification").await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_reply_finished_in_front_of_the_user_does_not_notify() {
+    let server = FakeServer::start().await;
+    server.push(CHAT, Reply::sse(sse::text(&["Right here."])));
+    let home = Home::new();
+    let watch = NotificationWatch::start();
+    let app = App::launch(&home, &server.url()).await;
+    app.focus_window().await;
+    app.send("Answer me now").await;
+    app.wait_for_text(".message.assistant .md", "Right here.")
+        .await;
+    // The finish notice would be sent right after the answer: give it time to show up.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(watch.count(), 0, "the user was looking at the window");
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn the_summon_shortcut_brings_back_the_composer() {
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.click(".search").await;
+    app.wait_for_js("return document.activeElement.classList.contains('search');")
+        .await;
+    app.unfocus_window().await;
+
+    session::press_keys("ctrl+shift+space");
+    app.wait_for_js("return document.activeElement.classList.contains('composer-input');")
+        .await;
+    assert!(session::app_has_focus(), "the window came to the front");
     app.quit().await;
 }
 

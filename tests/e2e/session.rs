@@ -1,0 +1,136 @@
+//! The desktop around the app, as far as Xvfb and a private session bus have one:
+//! the notification daemon (dunst, started by D-Bus activation) observed on the bus,
+//! and key presses the X server delivers as a user's would.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// `dbus-monitor` recording every call to the notification service into a file.
+pub struct NotificationWatch {
+    monitor: Child,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl NotificationWatch {
+    pub fn start() -> Self {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let log = dir.path().join("bus.log");
+        let file = std::fs::File::create(&log).expect("the bus log");
+        let monitor = Command::new("dbus-monitor")
+            .args([
+                "--session",
+                "type='method_call',interface='org.freedesktop.Notifications',member='Notify'",
+            ])
+            .stdout(file)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-monitor runs (apt install dbus)");
+        // dbus-monitor subscribes asynchronously: give it a moment before anything is sent.
+        std::thread::sleep(Duration::from_millis(300));
+        Self {
+            monitor,
+            log,
+            _dir: dir,
+        }
+    }
+
+    /// Waits until a `Notify` call carrying `needle` (summary or body) went out.
+    pub async fn wait_for(&self, needle: &str) -> String {
+        let start = Instant::now();
+        while start.elapsed() < PATIENCE {
+            let seen = std::fs::read_to_string(&self.log).unwrap_or_default();
+            if seen.contains("member=Notify") && seen.contains(needle) {
+                return seen;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let seen = std::fs::read_to_string(&self.log).unwrap_or_default();
+        panic!("no notification with {needle:?} within {PATIENCE:?}; the bus saw:\n{seen}");
+    }
+
+    /// How many `Notify` calls went out so far.
+    pub fn count(&self) -> usize {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .matches("member=Notify")
+            .count()
+    }
+}
+
+impl Drop for NotificationWatch {
+    fn drop(&mut self) {
+        let _ = self.monitor.kill();
+        let _ = self.monitor.wait();
+    }
+}
+
+/// Clicks the newest notification, as a user would (dunst invokes its default action).
+pub fn click_newest_notification() {
+    run("dunstctl", &["action", "0"]);
+}
+
+/// Presses a key combination on the X display (`ctrl+shift+space`).
+pub fn press_keys(keys: &str) {
+    run("xdotool", &["key", "--clearmodifiers", keys]);
+}
+
+/// The X windows of the app on the display.
+fn app_windows() -> Vec<String> {
+    output("xdotool", &["search", "--onlyvisible", "--name", "^Cairn$"])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Gives the X input focus to the app's window, as clicking into it would.
+pub fn focus_app_window() {
+    let windows = app_windows();
+    let window = windows.first().expect("the app's window is on the display");
+    run("xdotool", &["windowfocus", "--sync", window]);
+}
+
+/// Takes the X input focus away from every window (to the root), as switching to
+/// another app would. (`--maxdepth 0` matches only the root window.) With the focus on
+/// the root, GTK counts a window under the pointer as focused, so the pointer leaves
+/// for the far corner of the screen, which the app's window does not reach.
+pub fn focus_elsewhere() {
+    let screen = output("xdotool", &["getdisplaygeometry"]);
+    let corner: Vec<String> = screen
+        .split_whitespace()
+        .map(|n| (n.parse::<u32>().expect("a screen size") - 1).to_string())
+        .collect();
+    run("xdotool", &["mousemove", "--sync", &corner[0], &corner[1]]);
+    let root = output("xdotool", &["search", "--maxdepth", "0", "--name", ""]);
+    run("xdotool", &["windowfocus", "--sync", root.trim()]);
+}
+
+/// Whether the X input focus is in one of the app's windows.
+pub fn app_has_focus() -> bool {
+    let focused = output("xdotool", &["getwindowfocus"]);
+    app_windows().contains(&focused.trim().to_owned())
+}
+
+fn output(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|err| panic!("{program} did not run: {err}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?} failed: {}",
+        out.status
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn run(program: &str, args: &[&str]) {
+    let status = Command::new(program)
+        .args(args)
+        .status()
+        .unwrap_or_else(|err| panic!("{program} did not run: {err}"));
+    assert!(status.success(), "{program} {args:?} failed: {status}");
+}
