@@ -312,7 +312,7 @@ fn kill_strays() {
 }
 
 /// The ids of the live processes running `exe` (a zombie's exe link is unreadable).
-fn processes_running(exe: &Path) -> Vec<String> {
+pub fn processes_running(exe: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };

@@ -337,6 +337,94 @@ async fn the_summon_shortcut_brings_back_the_composer() {
     app.quit().await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn at_the_smallest_window_size_everything_stays_reachable() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "w1",
+            "write_file",
+            json!({"path": "notes.md", "content": "kept"}),
+        )])),
+    );
+    let home = Home::new();
+    let workspace = home.workspace();
+    let app = App::launch(&home, &server.url()).await;
+    app.driver
+        .set_window_rect(0, 0, 800, 600)
+        .await
+        .expect("resizing the window");
+    app.choose_workspace(&workspace).await;
+    app.send("Write the notes").await;
+    app.wait_for(".approval").await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    app.screenshot("smallest-window").await;
+    // Nothing sticks out sideways, and the approval's buttons and the composer's
+    // controls are inside the window.
+    let overflow = app
+        .js("return document.documentElement.scrollWidth - window.innerWidth;")
+        .await;
+    assert!(
+        overflow.as_i64().is_some_and(|px| px <= 0),
+        "{overflow} px too wide"
+    );
+    for control in [
+        ".approval-buttons .primary",
+        ".approval-buttons .danger",
+        ".stop",
+        ".mode-select",
+        ".composer-input",
+    ] {
+        let inside = app
+            .js(&format!(
+                "const r = document.querySelector('{control}').getBoundingClientRect(); \
+                 return r.width > 0 && r.left >= 0 && r.right <= window.innerWidth \
+                     && r.top >= 0 && r.bottom <= window.innerHeight;"
+            ))
+            .await;
+        assert_eq!(
+            inside,
+            json!(true),
+            "{control} is outside the 800×600 window"
+        );
+    }
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn reopening_a_running_chat_shows_what_streamed_and_goes_on_live() {
+    let server = FakeServer::start().await;
+    let pieces: Vec<String> = (1..=24).map(|n| format!("part{n} ")).collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&pieces)).paced(90, Duration::from_millis(250)),
+    );
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Stream for a while").await;
+    app.wait_for_text(".message.assistant .md", "part2").await;
+    app.click(".new-chat").await;
+    app.wait_for(".welcome").await;
+
+    app.wait_for_text(".thread-title", "Stream for a while")
+        .await
+        .click()
+        .await
+        .unwrap();
+    // What streamed while the chat was closed is there at once, in order...
+    let shown = text_of(&app.wait_for_text(".message.assistant .md", "part1").await).await;
+    assert!(shown.starts_with("part1 part2"), "{shown}");
+    // ...and the rest arrives live, exactly once.
+    let done = text_of(&app.wait_for_text(".message.assistant .md", "part24").await).await;
+    let expected: String = (1..=24).map(|n| format!("part{n} ")).collect();
+    assert_eq!(done.trim(), expected.trim());
+    app.quit().await;
+}
+
 /// The first chat request the app made (it also lists the server's models at start-up).
 fn first_chat_request(server: &FakeServer) -> serde_json::Value {
     let requests = server.requests();

@@ -1,0 +1,324 @@
+//! The desktop app's figures, printed as medians (run by `scripts/bench-desktop`, which
+//! builds the release UI and the yardstick app first and gives this a virtual display
+//! and a session bus):
+//!
+//! - the release binary's size;
+//! - cold start: from the app's process starting to the first screen painted (the
+//!   page's `cairn:ready` mark), with 20 chats in the list;
+//! - rendering a stored thread whose answer holds 500 tool cards: from the click on it
+//!   in the sidebar to the frame after all 500 cards are in the page;
+//! - idle memory: the PSS of the app and its WebKit processes, 10 s after launch,
+//!   against the same figure for an empty Tauri + Leptos window
+//!   (`bench/empty-window`, path in `CAIRN_BASELINE_APP`).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    dead_code
+)]
+
+#[path = "../tests/e2e/harness.rs"]
+mod harness;
+#[path = "../tests/e2e/session.rs"]
+mod session;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use cairn_core::TurnOutcome;
+use cairn_protocol::{ChatMessage, ExecutionTree, ExecutionTreeNode, TurnStatus, Usage};
+use cairn_store::{NewThread, Store};
+use cairn_testkit::FakeServer;
+use harness::{APP, App, Home};
+
+const BIG_THREAD: &str = "Five hundred tool cards";
+const SMALL_THREAD: &str = "A short chat";
+const RUNS: usize = 10;
+
+#[tokio::main]
+async fn main() {
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    seed(&home.db()).await;
+
+    let size = std::fs::metadata(APP).expect("the release binary").len();
+    println!("release binary: {:.1} MB ({size} bytes)", size as f64 / 1e6);
+
+    let starts: Vec<f64> = {
+        let mut samples = Vec::new();
+        for _ in 0..RUNS {
+            samples.push(cold_start(&home, &server.url()).await);
+        }
+        samples
+    };
+    println!(
+        "cold start to the first screen: median {:.0} ms (runs: {})",
+        median(starts.clone()),
+        list(&starts)
+    );
+
+    let renders = render_big_thread(&home, &server.url()).await;
+    println!(
+        "500 tool cards rendered: median {:.0} ms (runs: {})",
+        median(renders.clone()),
+        list(&renders)
+    );
+
+    let cairn = median(
+        (0..3)
+            .map(|_| idle_pss(Path::new(APP), &app_env(&home, &server.url())))
+            .collect(),
+    );
+    print!("idle PSS, app + WebKit: Cairn {:.0} MiB", cairn / 1024.0);
+    match std::env::var_os("CAIRN_BASELINE_APP") {
+        Some(baseline) => {
+            let empty = median(
+                (0..3)
+                    .map(|_| idle_pss(Path::new(&baseline), &app_env(&home, &server.url())))
+                    .collect(),
+            );
+            println!(
+                ", empty Tauri + Leptos window {:.0} MiB, ratio {:.2}×",
+                empty / 1024.0,
+                cairn / empty
+            );
+        }
+        None => println!(" (set CAIRN_BASELINE_APP to compare with an empty window)"),
+    }
+}
+
+/// One launch: the process's age when the page says it is painted.
+async fn cold_start(home: &Home, base_url: &str) -> f64 {
+    let app = App::launch(home, base_url).await;
+    app.wait_for_js("return performance.getEntriesByName('cairn:ready').length > 0;")
+        .await;
+    let pid = harness::processes_running(&canonical(APP))
+        .into_iter()
+        .next()
+        .expect("the app's process");
+    let before = process_age_ms(&pid);
+    let since_ready = app
+        .js("return performance.now() - performance.getEntriesByName('cairn:ready')[0].startTime;")
+        .await
+        .as_f64()
+        .expect("a number");
+    let after = process_age_ms(&pid);
+    app.quit().await;
+    (before + after) / 2.0 - since_ready
+}
+
+/// Opens the small thread, then the big one, `RUNS` times.
+async fn render_big_thread(home: &Home, base_url: &str) -> Vec<f64> {
+    let app = App::launch(home, base_url).await;
+    let mut samples = Vec::new();
+    for _ in 0..RUNS {
+        app.wait_for_text(".thread-title", SMALL_THREAD)
+            .await
+            .click()
+            .await
+            .unwrap();
+        app.wait_for_text(".message.assistant", "A short answer.")
+            .await;
+        let took = app
+            .driver
+            .execute_async(
+                r#"
+                const done = arguments[arguments.length - 1];
+                const title = [...document.querySelectorAll('.thread-title')]
+                    .find(e => e.innerText.includes(arguments[0]));
+                const start = performance.now();
+                const check = () => {
+                    if (document.querySelectorAll('.card').length >= 500) {
+                        requestAnimationFrame(() => done(performance.now() - start));
+                    } else {
+                        requestAnimationFrame(check);
+                    }
+                };
+                title.click();
+                check();
+                "#,
+                vec![serde_json::json!(BIG_THREAD)],
+            )
+            .await
+            .expect("the big thread renders");
+        samples.push(took.json().as_f64().expect("a number"));
+        assert_eq!(app.count(".card").await, 500);
+    }
+    app.quit().await;
+    samples
+}
+
+/// The PSS (KiB) of `program` and every process under it, after 10 s of idling.
+fn idle_pss(program: &Path, env: &[(String, PathBuf)]) -> f64 {
+    let mut child = Command::new(program)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the app starts");
+    std::thread::sleep(Duration::from_secs(10));
+    let pss = tree_of(child.id())
+        .iter()
+        .map(|pid| pss_kib(*pid))
+        .sum::<u64>();
+    let _ = child.kill();
+    let _ = child.wait();
+    // WebKit's helpers outlive a killed parent for a moment.
+    std::thread::sleep(Duration::from_secs(1));
+    pss as f64
+}
+
+fn app_env(home: &Home, base_url: &str) -> Vec<(String, PathBuf)> {
+    let user_home = home.dir.path().join("home");
+    vec![
+        ("HOME".into(), user_home.clone()),
+        ("XDG_CONFIG_HOME".into(), user_home.join(".config")),
+        ("XDG_DATA_HOME".into(), user_home.join(".local/share")),
+        ("CAIRN_DB".into(), home.db()),
+        ("CAIRN_BASE_URL".into(), base_url.into()),
+        ("CAIRN_MODEL".into(), "test-model".into()),
+    ]
+}
+
+/// `pid` and all its descendants.
+fn tree_of(pid: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // The command name in parentheses may hold spaces: fields count after it.
+            let after = &stat[stat.rfind(')')? + 2..];
+            let ppid = after.split(' ').nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut tree = vec![pid];
+    let mut next = 0;
+    while next < tree.len() {
+        let parent = tree[next];
+        tree.extend(
+            parents
+                .iter()
+                .filter(|(_, ppid)| *ppid == parent)
+                .map(|(p, _)| *p),
+        );
+        next += 1;
+    }
+    tree
+}
+
+fn pss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("Pss:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// How long ago (ms) process `pid` started, to the kernel's 10 ms clock.
+fn process_age_ms(pid: &str) -> f64 {
+    let ticks_per_second = 100.0; // USER_HZ on Linux
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the app's stat");
+    let after = &stat[stat.rfind(')').expect("a stat line") + 2..];
+    // Field 22 (starttime) is the 20th after the command name.
+    let started: f64 = after.split(' ').nth(19).unwrap().parse().unwrap();
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    (uptime - started / ticks_per_second) * 1e3
+}
+
+fn canonical(path: &str) -> PathBuf {
+    Path::new(path)
+        .canonicalize()
+        .unwrap_or_else(|_| PathBuf::from(path))
+}
+
+/// 20 chats, one of them with an answer of 500 tool cards.
+async fn seed(db: &Path) {
+    let store = Store::open(db).await.expect("the bench database");
+    for n in 0..18 {
+        let thread = store
+            .create_thread(NewThread {
+                title: format!("Earlier chat {n}"),
+                ..NewThread::default()
+            })
+            .await
+            .unwrap();
+        answer(&store, &thread.id, "Hello", "Hi.", 0).await;
+    }
+    let small = store
+        .create_thread(NewThread {
+            title: SMALL_THREAD.into(),
+            ..NewThread::default()
+        })
+        .await
+        .unwrap();
+    answer(&store, &small.id, "Hello", "A short answer.", 0).await;
+    let big = store
+        .create_thread(NewThread {
+            title: BIG_THREAD.into(),
+            ..NewThread::default()
+        })
+        .await
+        .unwrap();
+    answer(&store, &big.id, "Read every file", "Read them all.", 500).await;
+}
+
+async fn answer(store: &Store, thread: &str, prompt: &str, text: &str, cards: usize) {
+    let start = store.begin_turn(thread, prompt).await.unwrap();
+    let outcome = TurnOutcome {
+        thread_id: thread.into(),
+        message_id: start.assistant_id.clone(),
+        status: TurnStatus::Completed,
+        text: text.into(),
+        reasoning: String::new(),
+        messages: vec![ChatMessage::assistant(text)],
+        tree: ExecutionTree::new(
+            (0..cards)
+                .map(|i| ExecutionTreeNode {
+                    id: format!("call_{i}"),
+                    parent_id: None,
+                    name: "read_file".into(),
+                    title: None,
+                    args_preview: Some(format!("{{\"path\":\"src/module_{i}/lib.rs\"}}")),
+                    result_preview: Some(format!("pub fn f{i}() -> u32 {{ {i} }}\n")),
+                    is_error: Some(false),
+                    duration_ms: 3,
+                })
+                .collect(),
+        ),
+        usage: Usage::default(),
+        calls: Vec::new(),
+        error: None,
+        budget: None,
+    };
+    store
+        .commit_turn(thread, &start.assistant_id, &outcome)
+        .await
+        .unwrap();
+}
+
+fn median(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+fn list(samples: &[f64]) -> String {
+    samples
+        .iter()
+        .map(|s| format!("{s:.0}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
