@@ -16,8 +16,8 @@ use crate::{commands, notify, shortcut, tray, window};
 /// What every command and handler shares.
 pub struct AppState {
     desk: OnceLock<Arc<Desk>>,
-    /// The webview's channel for [`ShellEvent`]s, once it said it is ready.
-    shell_channel: Mutex<Option<Channel<ShellEvent>>>,
+    /// Where [`ShellEvent`]s go.
+    shell: Mutex<ShellLink>,
     /// Why the summon shortcut is not registered, if it is not.
     pub shortcut_problem: Mutex<Option<String>>,
     /// Set when the user confirmed Quit, so the exit is not asked about twice.
@@ -28,7 +28,7 @@ impl AppState {
     fn new() -> Self {
         Self {
             desk: OnceLock::new(),
-            shell_channel: Mutex::default(),
+            shell: Mutex::default(),
             shortcut_problem: Mutex::default(),
             quitting: std::sync::atomic::AtomicBool::new(false),
         }
@@ -45,24 +45,36 @@ impl AppState {
     }
 
     pub fn set_shell_channel(&self, channel: Channel<ShellEvent>) {
-        *self
-            .shell_channel
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(channel);
+        let mut link = self.shell.lock().unwrap_or_else(PoisonError::into_inner);
+        for event in std::mem::take(&mut link.held) {
+            send(&channel, event);
+        }
+        link.channel = Some(channel);
     }
 
-    /// Tells the webview something; dropped if no webview listens yet.
+    /// Tells the webview something. Before a webview listens, notices wait for it
+    /// (the user must read them); everything else describes a moment and is dropped.
     pub fn tell(&self, event: ShellEvent) {
-        let channel = self
-            .shell_channel
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        if let Some(channel) = channel
-            && let Err(err) = channel.send(event)
-        {
-            tracing::debug!(error = %err, "the webview did not take a shell event");
+        let mut link = self.shell.lock().unwrap_or_else(PoisonError::into_inner);
+        match &link.channel {
+            Some(channel) => send(channel, event),
+            None if matches!(event, ShellEvent::Notice { .. }) => link.held.push(event),
+            None => {}
         }
+    }
+}
+
+/// The webview's channel, once it said it is ready, and what waits for it. One lock
+/// for both, so a notice cannot slip in between the hand-over and the channel.
+#[derive(Default)]
+struct ShellLink {
+    channel: Option<Channel<ShellEvent>>,
+    held: Vec<ShellEvent>,
+}
+
+fn send(channel: &Channel<ShellEvent>, event: ShellEvent) {
+    if let Err(err) = channel.send(event) {
+        tracing::debug!(error = %err, "the webview did not take a shell event");
     }
 }
 
@@ -124,6 +136,8 @@ pub fn run() {
             tray::create(&handle)?;
             shortcut::register(&handle, None, &settings.summon_shortcut);
             window::restore(&handle, &desk);
+            window::apply_zoom(&handle, settings.zoom_percent);
+            start_mcp(handle, desk);
             Ok(())
         })
         .on_window_event(|window, event| {
@@ -152,6 +166,21 @@ pub fn run() {
         }
         if let RunEvent::Exit = event {
             window::save_geometry(app);
+        }
+    });
+}
+
+/// Starts the allowed MCP servers in the background (a slow one must not hold up the
+/// window); what fails is told to the user once the webview listens.
+fn start_mcp(app: AppHandle, desk: Arc<Desk>) {
+    let Some(path) = crate::desk::mcp::config_path() else {
+        return;
+    };
+    tauri::async_runtime::spawn(async move {
+        for problem in desk.start_mcp(&path).await {
+            tracing::warn!(%problem, "MCP");
+            app.state::<AppState>()
+                .tell(ShellEvent::Notice { message: problem });
         }
     });
 }

@@ -22,6 +22,7 @@ fn main() {
         "set_workspace",
         "get_settings",
         "save_settings",
+        "set_zoom",
         "detect_providers",
         "list_models",
         "pull_model",

@@ -17,7 +17,7 @@ use tauri_plugin_dialog::DialogExt;
 
 use crate::app::AppState;
 use crate::desk::{self, Desk, DeskError};
-use crate::shortcut;
+use crate::{shortcut, window};
 
 type Reply<T> = Result<T, CommandError>;
 
@@ -45,6 +45,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         set_workspace,
         get_settings,
         save_settings,
+        set_zoom,
         detect_providers,
         list_models,
         pull_model,
@@ -311,6 +312,14 @@ async fn save_settings(
         settings,
         shortcut_problem,
     })
+}
+
+/// Sets and keeps the page zoom; returns the zoom now in effect.
+#[tauri::command]
+async fn set_zoom(app: AppHandle, state: State<'_, AppState>, percent: u16) -> Reply<u16> {
+    let settings = desk(&state)?.set_zoom(percent).await.map_err(fail)?;
+    window::apply_zoom(&app, settings.zoom_percent);
+    Ok(settings.zoom_percent)
 }
 
 #[tauri::command]

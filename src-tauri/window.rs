@@ -21,6 +21,15 @@ pub fn summon(app: &AppHandle) {
     app.state::<AppState>().tell(ShellEvent::FocusComposer);
 }
 
+/// Applies a page zoom (percent) to the window's webview.
+pub fn apply_zoom(app: &AppHandle, percent: u16) {
+    if let Some(window) = app.get_webview_window(MAIN)
+        && let Err(err) = window.set_zoom(f64::from(percent) / 100.0)
+    {
+        tracing::warn!(error = %err, percent, "the zoom could not be applied");
+    }
+}
+
 pub fn hide(app: &AppHandle) {
     save_geometry(app);
     if let Some(window) = app.get_webview_window(MAIN) {

@@ -371,12 +371,21 @@ async fn settings_are_checked_kept_and_survive_a_restart() {
     };
     let kept = s.desk.save_settings(good).await.unwrap();
     assert_eq!(kept.model.as_deref(), Some("qwen3:8b"));
+    assert_eq!(s.desk.set_zoom(150).await.unwrap().zoom_percent, 150);
+    let err = s.desk.set_zoom(20).await.unwrap_err();
+    assert_eq!(kind(err), CommandErrorKind::Invalid);
+    assert_eq!(
+        s.desk.settings().zoom_percent,
+        150,
+        "a refused zoom changes nothing"
+    );
     drop(s.desk);
     let again = open(&s.dir, &s.server, &s.shell, &s.secrets, None).await;
     let settings = again.settings();
     assert_eq!(settings.temperature, Some(0.2));
     assert_eq!(settings.model.as_deref(), Some("qwen3:8b"));
     assert!(!settings.notifications);
+    assert_eq!(settings.zoom_percent, 150);
 
     // The sampling settings reach the server.
     s.server.push(CHAT, Reply::sse(sse::text(&["ok"])));
@@ -528,5 +537,48 @@ async fn models_rules_tools_and_modes() {
     assert_eq!(
         kind(s.desk.list_threads(0, 0).await.unwrap_err()),
         CommandErrorKind::Invalid
+    );
+}
+
+#[tokio::test]
+async fn allowed_mcp_servers_start_and_the_ones_that_fail_are_reported() {
+    let s = setup(Some("test-model")).await;
+    let path = s.dir.path().join("mcp.json");
+    assert_eq!(
+        s.desk.start_mcp(&path).await,
+        Vec::<String>::new(),
+        "no servers file: nothing to start, nothing to report"
+    );
+
+    std::fs::write(
+        &path,
+        r#"{"mcpServers": {
+            "broken": {"command": "/nonexistent/cairn-mcp-server"},
+            "unallowed": {"command": "/nonexistent/other-server"}
+        }}"#,
+    )
+    .unwrap();
+    s.desk
+        .runtime()
+        .allow_mcp_server("broken", true)
+        .await
+        .unwrap();
+    let problems = s.desk.start_mcp(&path).await;
+    assert_eq!(
+        problems.len(),
+        1,
+        "only the allowed server was tried: {problems:?}"
+    );
+    assert!(
+        problems[0].contains("broken") && problems[0].contains("not available"),
+        "{problems:?}"
+    );
+
+    std::fs::write(&path, "{ not json").unwrap();
+    let problems = s.desk.start_mcp(&path).await;
+    assert_eq!(problems.len(), 1);
+    assert!(
+        problems[0].contains(&path.display().to_string()),
+        "the file is named: {problems:?}"
     );
 }

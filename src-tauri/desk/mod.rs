@@ -6,6 +6,7 @@
 //! (notifications, the tray's running count) whether or not a window watches them.
 
 mod error;
+pub mod mcp;
 mod models;
 mod settings;
 mod threads;

@@ -10,6 +10,9 @@ use super::{Desk, DeskError};
 
 /// The store setting that holds [`Settings`].
 pub const SETTINGS_KEY: &str = "desktop.settings";
+/// The page zooms the app accepts.
+pub const ZOOM_PERCENT: std::ops::RangeInclusive<u16> = 50..=300;
+
 /// The store setting that holds the window's last size and place.
 pub const WINDOW_KEY: &str = "desktop.window";
 
@@ -72,6 +75,13 @@ impl Desk {
         Ok(settings)
     }
 
+    /// Keeps a new page zoom (the window applies it).
+    pub async fn set_zoom(&self, percent: u16) -> Result<Settings, DeskError> {
+        let mut settings = self.settings();
+        settings.zoom_percent = percent;
+        self.save_settings(settings).await
+    }
+
     pub async fn window_geometry(&self) -> Result<Option<WindowGeometry>, DeskError> {
         Ok(self.store().setting(WINDOW_KEY).await?)
     }
@@ -121,6 +131,14 @@ fn check(settings: &Settings) -> Result<(), String> {
     if settings.summon_shortcut.is_empty() {
         return Err("the summon shortcut cannot be empty".into());
     }
+    if !ZOOM_PERCENT.contains(&settings.zoom_percent) {
+        return Err(format!(
+            "the zoom must be between {}% and {}%, not {}%",
+            ZOOM_PERCENT.start(),
+            ZOOM_PERCENT.end(),
+            settings.zoom_percent
+        ));
+    }
     let mut names = std::collections::HashSet::new();
     for SavedEndpoint {
         name,
@@ -155,7 +173,11 @@ mod tests {
     fn defaults_pass_and_each_mistake_is_named() {
         assert_eq!(check(&Settings::default()), Ok(()));
         type Spoil = fn(&mut Settings);
-        let cases: [(Spoil, &str); 7] = [
+        let cases: [(Spoil, &str); 8] = [
+            (
+                |s| s.zoom_percent = 400,
+                "zoom must be between 50% and 300%",
+            ),
             (|s| s.dialect = "grpc".into(), "unknown dialect `grpc`"),
             (
                 |s| s.base_url = "localhost 11434".into(),

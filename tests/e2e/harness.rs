@@ -29,6 +29,11 @@ impl Home {
         self.dir.path().join("cairn.db")
     }
 
+    /// The MCP servers file the app reads (absent unless a test writes it).
+    pub fn mcp_config(&self) -> PathBuf {
+        self.dir.path().join("mcp.json")
+    }
+
     /// A folder for a chat's workspace.
     pub fn workspace(&self) -> PathBuf {
         let path = self.dir.path().join("project");
@@ -80,6 +85,7 @@ impl App {
             .env("XDG_CONFIG_HOME", user_home.join(".config"))
             .env("XDG_DATA_HOME", user_home.join(".local/share"))
             .env("CAIRN_DB", home.db())
+            .env("CAIRN_MCP_CONFIG", home.mcp_config())
             .env("CAIRN_BASE_URL", base_url)
             .env("CAIRN_MODEL", "test-model")
             .env("CAIRN_LOG", "warn")
@@ -179,6 +185,15 @@ impl App {
     pub async fn press(&self, key: Key) {
         let input = self.wait_for(".composer-input").await;
         input.send_keys(key).await.expect("a key press");
+    }
+
+    /// Presses Ctrl and `key` together in the composer.
+    pub async fn press_chord(&self, key: &str) {
+        let input = self.wait_for(".composer-input").await;
+        input
+            .send_keys(Key::Control + key)
+            .await
+            .expect("a key chord");
     }
 
     /// Gives the new chat a workspace folder through the folder popover.

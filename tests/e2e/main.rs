@@ -361,35 +361,17 @@ async fn at_the_smallest_window_size_everything_stays_reachable() {
     app.wait_for(".approval").await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     app.screenshot("smallest-window").await;
-    // Nothing sticks out sideways, and the approval's buttons and the composer's
-    // controls are inside the window.
-    let overflow = app
-        .js("return document.documentElement.scrollWidth - window.innerWidth;")
-        .await;
-    assert!(
-        overflow.as_i64().is_some_and(|px| px <= 0),
-        "{overflow} px too wide"
-    );
-    for control in [
-        ".approval-buttons .primary",
-        ".approval-buttons .danger",
-        ".stop",
-        ".mode-select",
-        ".composer-input",
-    ] {
-        let inside = app
-            .js(&format!(
-                "const r = document.querySelector('{control}').getBoundingClientRect(); \
-                 return r.width > 0 && r.left >= 0 && r.right <= window.innerWidth \
-                     && r.top >= 0 && r.bottom <= window.innerHeight;"
-            ))
-            .await;
-        assert_eq!(
-            inside,
-            json!(true),
-            "{control} is outside the 800×600 window"
-        );
-    }
+    assert_usable(
+        &app,
+        &[
+            ".approval-buttons .primary",
+            ".approval-buttons .danger",
+            ".stop",
+            ".mode-select",
+            ".composer-input",
+        ],
+    )
+    .await;
     app.quit().await;
 }
 
@@ -423,6 +405,104 @@ async fn reopening_a_running_chat_shows_what_streamed_and_goes_on_live() {
     let expected: String = (1..=24).map(|n| format!("part{n} ")).collect();
     assert_eq!(done.trim(), expected.trim());
     app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn an_allowed_mcp_server_that_fails_to_start_is_reported() {
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    std::fs::write(
+        home.mcp_config(),
+        r#"{"mcpServers": {"broken-tools": {"command": "/nonexistent/mcp-server"}}}"#,
+    )
+    .unwrap();
+    let store = cairn_store::Store::open(home.db()).await.unwrap();
+    let runtime = cairn_runtime::Runtime::new(store, cairn_core::Limits::default());
+    runtime
+        .allow_mcp_server("broken-tools", true)
+        .await
+        .unwrap();
+    drop(runtime);
+
+    let app = App::launch(&home, &server.url()).await;
+    // Said once the window is up, though the failure came before it listened.
+    app.wait_for_text(".toast", "broken-tools").await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn at_200_percent_zoom_the_chat_stays_usable_and_the_zoom_is_kept() {
+    let server = FakeServer::start().await;
+    server.push(CHAT, Reply::sse(sse::text(&["Big enough to read."])));
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Zoom in").await;
+    app.wait_for_text(".message.assistant .md", "Big enough to read.")
+        .await;
+    let width = app.js("return window.innerWidth;").await.as_f64().unwrap();
+    for _ in 0..5 {
+        // 110, 125, 150, 175, 200%.
+        app.press_chord("=").await;
+    }
+    app.wait_for_js(&format!(
+        "return Math.abs(window.innerWidth * 2 - {width}) <= 2;"
+    ))
+    .await;
+    app.screenshot("zoom-200").await;
+    assert_usable(&app, &[".composer-input", ".send", ".sidebar-toggle"]).await;
+    assert_eq!(
+        app.js("return getComputedStyle(document.querySelector('.sidebar')).display;")
+            .await,
+        json!("none"),
+        "too narrow for the chats beside the thread: they wait behind the toggle"
+    );
+    app.click(".sidebar-toggle").await;
+    app.wait_for_text(".thread-title", "Zoom in")
+        .await
+        .click()
+        .await
+        .unwrap();
+    app.wait_for_js(
+        "return getComputedStyle(document.querySelector('.sidebar')).display === 'none';",
+    )
+    .await;
+    app.quit().await;
+
+    // The zoom is a setting: the next start has it.
+    let app = App::launch(&home, &server.url()).await;
+    app.wait_for_js(&format!(
+        "return Math.abs(window.innerWidth * 2 - {width}) <= 2;"
+    ))
+    .await;
+    app.press_chord("0").await;
+    app.wait_for_js(&format!(
+        "return Math.abs(window.innerWidth - {width}) <= 2;"
+    ))
+    .await;
+    app.quit().await;
+}
+
+/// Nothing sticks out sideways, and each of `controls` is inside the window.
+async fn assert_usable(app: &App, controls: &[&str]) {
+    let overflow = app
+        .js("return document.documentElement.scrollWidth - window.innerWidth;")
+        .await;
+    assert!(
+        overflow.as_i64().is_some_and(|px| px <= 0),
+        "{overflow} px too wide"
+    );
+    for control in controls {
+        let inside = app
+            .js(&format!(
+                "const r = document.querySelector('{control}').getBoundingClientRect(); \
+                 return r.width > 0 && r.left >= 0 && r.right <= window.innerWidth \
+                     && r.top >= 0 && r.bottom <= window.innerHeight;"
+            ))
+            .await;
+        assert_eq!(inside, json!(true), "{control} is outside the window");
+    }
 }
 
 /// The first chat request the app made (it also lists the server's models at start-up).

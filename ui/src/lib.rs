@@ -10,6 +10,7 @@ pub mod markdown;
 pub mod slash;
 pub mod thread;
 pub mod turn;
+pub mod zoom;
 
 #[cfg(target_arch = "wasm32")]
 mod app;

@@ -30,6 +30,8 @@ pub struct Settings {
     pub endpoints: Vec<SavedEndpoint>,
     /// Set once the first-run setup was done or skipped.
     pub first_run_done: bool,
+    /// The page zoom, in percent (Ctrl+= / Ctrl+- / Ctrl+0).
+    pub zoom_percent: u16,
 }
 
 impl Default for Settings {
@@ -47,6 +49,7 @@ impl Default for Settings {
             close_to_tray: true,
             endpoints: Vec::new(),
             first_run_done: false,
+            zoom_percent: 100,
         }
     }
 }

@@ -48,6 +48,7 @@ pub fn refresh_models(ctx: Ctx) {
 }
 
 pub fn new_chat(ctx: Ctx) {
+    ctx.narrow_sidebar.set(false);
     ctx.generation.update(|g| *g += 1);
     ctx.current.set(None);
     ctx.entries.set(Vec::new());
@@ -60,6 +61,7 @@ pub fn new_chat(ctx: Ctx) {
 /// Shows a thread: its stored messages, then, if a turn is running, the stream
 /// from its start (what already streamed, then live).
 pub fn open_thread(ctx: Ctx, thread_id: String) {
+    ctx.narrow_sidebar.set(false);
     ctx.generation.update(|g| *g += 1);
     let generation = ctx.generation.get_untracked();
     ctx.screen.set(Screen::Chat);
@@ -409,14 +411,31 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
 
+fn set_zoom(ctx: Ctx, percent: u16) {
+    leptos::task::spawn_local(async move {
+        match ipc::call::<u16>("set_zoom", &json!({"percent": percent})).await {
+            Ok(percent) => ctx.settings.update(|s| s.zoom_percent = percent),
+            Err(err) => ctx.say(err.message),
+        }
+    });
+}
+
 /// Esc stops the open thread's turn, from anywhere (the composer has the focus most of
-/// the time). Y / A / N answer the first approval waiting in it, unless the key goes
+/// the time). Ctrl+= / Ctrl+- / Ctrl+0 zoom the page. Y / A / N answer the first approval waiting in it, unless the key goes
 /// into a text field.
 pub fn keyboard_shortcuts(ctx: Ctx) {
     let handle = window_event_listener(leptos::ev::keydown, move |event| {
         if event.key() == "Escape" && ctx.current_id().is_some_and(|id| ctx.is_running(&id)) {
             event.prevent_default();
             stop(ctx);
+            return;
+        }
+        if event.ctrl_key() && !event.alt_key() && !event.meta_key() {
+            let current = ctx.settings.with_untracked(|s| s.zoom_percent);
+            if let Some(percent) = crate::zoom::step(current, &event.key()) {
+                event.prevent_default();
+                set_zoom(ctx, percent);
+            }
             return;
         }
         if event.ctrl_key() || event.alt_key() || event.meta_key() || typing(&event) {

@@ -88,6 +88,9 @@ pub struct Ctx {
     /// Bumped on every thread switch, so a slow load never overwrites a newer one.
     pub generation: RwSignal<u64>,
     pub sidebar_open: RwSignal<bool>,
+    /// In a narrow window (small, or zoomed in) the chats cover the thread: shown only
+    /// when asked for, and put away once a chat is chosen.
+    pub narrow_sidebar: RwSignal<bool>,
     /// Bumped on every streamed event, so the view can follow the stream.
     pub stream_tick: RwSignal<u64>,
 }
@@ -112,6 +115,7 @@ impl Ctx {
             shortcut_problem: RwSignal::new(None),
             generation: RwSignal::new(0),
             sidebar_open: RwSignal::new(true),
+            narrow_sidebar: RwSignal::new(false),
             stream_tick: RwSignal::new(0),
         }
     }
@@ -153,7 +157,8 @@ fn App() -> impl IntoView {
     leptos::task::spawn_local(startup(ctx));
     actions::keyboard_shortcuts(ctx);
     view! {
-        <div class="app" class:sidebar-closed=move || !ctx.sidebar_open.get()>
+        <div class="app" class:sidebar-closed=move || !ctx.sidebar_open.get()
+            class:narrow-sidebar=move || ctx.narrow_sidebar.get()>
             {move || match ctx.screen.get() {
                 Screen::Loading => view! { <div class="loading">"Starting Cairn…"</div> }.into_any(),
                 Screen::FirstRun => view! { <first_run::FirstRun /> }.into_any(),

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::{EntryView, Screen, cards, composer, ctx};
+use super::{Ctx, EntryView, Screen, cards, composer, ctx};
 use crate::format;
 
 #[component]
@@ -31,7 +31,7 @@ pub fn ChatScreen() -> impl IntoView {
         <main class="chat">
             <header class="chat-head">
                 <button class="ghost icon-button sidebar-toggle" aria-label="Show or hide the chats"
-                    on:click=move |_| ctx.sidebar_open.update(|open| *open = !*open)>"☰"</button>
+                    on:click=move |_| toggle_sidebar(ctx)>"☰"</button>
                 <h1 class="chat-title">{title}</h1>
                 <Show when=running>
                     <span class="running-chip"><span class="spinner"></span>"Answering"</span>
@@ -81,5 +81,20 @@ fn Welcome() -> impl IntoView {
             <p>{mode}</p>
             <p class="muted">"Choose a folder below to let Cairn read and edit files there. Type / for commands."</p>
         </div>
+    }
+}
+
+/// The chats toggle: beside the thread when there is room, over it when there is not
+/// (the same width as the stylesheet's breakpoint).
+fn toggle_sidebar(ctx: Ctx) {
+    let narrow = window()
+        .match_media("(max-width: 40rem)")
+        .ok()
+        .flatten()
+        .is_some_and(|query| query.matches());
+    if narrow {
+        ctx.narrow_sidebar.update(|shown| *shown = !*shown);
+    } else {
+        ctx.sidebar_open.update(|open| *open = !*open);
     }
 }
