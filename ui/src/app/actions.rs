@@ -420,11 +420,15 @@ fn set_zoom(ctx: Ctx, percent: u16) {
     });
 }
 
-/// Esc stops the open thread's turn, from anywhere (the composer has the focus most of
-/// the time). Ctrl+= / Ctrl+- / Ctrl+0 zoom the page. Y / A / N answer the first approval waiting in it, unless the key goes
+/// Esc puts away the chats covering a narrow window, else stops the open thread's
+/// turn, from anywhere (the composer has the focus most of the time). Ctrl+= / Ctrl+- / Ctrl+0 zoom the page. Y / A / N answer the first approval waiting in it, unless the key goes
 /// into a text field.
 pub fn keyboard_shortcuts(ctx: Ctx) {
     let handle = window_event_listener(leptos::ev::keydown, move |event| {
+        if event.key() == "Escape" && ctx.narrow_sidebar.get_untracked() {
+            ctx.narrow_sidebar.set(false);
+            return;
+        }
         if event.key() == "Escape" && ctx.current_id().is_some_and(|id| ctx.is_running(&id)) {
             event.prevent_default();
             stop(ctx);
