@@ -53,9 +53,36 @@ struct Driver(Child);
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        // tauri-driver's WebKitWebDriver would outlive it and pile up test after test.
+        for child in children_of(self.0.id()) {
+            let _ = Command::new("kill")
+                .args(["-9", &child.to_string()])
+                .status();
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// The ids of `parent`'s child processes.
+fn children_of(parent: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // The command name in parentheses may hold spaces: fields count after it.
+            let ppid: u32 = stat[stat.rfind(')')? + 2..]
+                .split(' ')
+                .nth(1)?
+                .parse()
+                .ok()?;
+            (ppid == parent).then_some(pid)
+        })
+        .collect()
 }
 
 fn free_port() -> u16 {
@@ -99,9 +126,7 @@ impl App {
         caps.set("browserName", "wry").expect("a capability");
         caps.set("tauri:options", serde_json::json!({"application": APP}))
             .expect("a capability");
-        let driver = WebDriver::new(format!("http://127.0.0.1:{port}"), caps)
-            .await
-            .expect("a WebDriver session with the app");
+        let driver = new_session(port, caps).await;
         let app = Self {
             driver,
             tauri_driver,
@@ -287,6 +312,29 @@ pub async fn text_of(element: &WebElement) -> String {
         .unwrap_or_default()
 }
 
+/// A WebDriver session with the app. On a loaded machine tauri-driver can take the
+/// request before WebKitWebDriver listens and drop it: that is worth another try.
+async fn new_session(port: u16, caps: Capabilities) -> WebDriver {
+    let mut tries = 0;
+    loop {
+        match WebDriver::new(format!("http://127.0.0.1:{port}"), caps.clone()).await {
+            Ok(driver) => return driver,
+            Err(err)
+                if tries < 3
+                    && matches!(
+                        err.as_inner(),
+                        thirtyfour::error::WebDriverErrorInner::HttpError(_)
+                    ) =>
+            {
+                tries += 1;
+                eprintln!("no WebDriver session yet ({err}); trying again");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(err) => panic!("a WebDriver session with the app: {err:?}"),
+        }
+    }
+}
+
 async fn wait_for_port(port: u16) {
     let start = Instant::now();
     while start.elapsed() < PATIENCE {
@@ -311,7 +359,7 @@ fn kill_strays() {
     loop {
         let strays = processes_running(&app);
         if strays.is_empty() {
-            return;
+            return wait_for_single_instance_name_release(start);
         }
         // Gone means gone from the bus too: until then its single-instance name would
         // still answer, and the next launch would hand itself over to a dying app.
@@ -324,6 +372,32 @@ fn kill_strays() {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The bus name the single-instance plugin holds (the app's identifier + suffix).
+const SINGLE_INSTANCE_NAME: &str = "dev.cairn.desktop.SingleInstance";
+
+/// A killed app's bus name goes when the bus daemon notices, which a busy machine can
+/// delay past the next launch; that launch would then hand itself to the dead app.
+fn wait_for_single_instance_name_release(start: Instant) {
+    while start.elapsed() < Duration::from_secs(10) {
+        let owned = Command::new("dbus-send")
+            .args([
+                "--session",
+                "--print-reply",
+                "--dest=org.freedesktop.DBus",
+                "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.NameHasOwner",
+                &format!("string:{SINGLE_INSTANCE_NAME}"),
+            ])
+            .output()
+            .expect("dbus-send runs (apt install dbus)");
+        if !String::from_utf8_lossy(&owned.stdout).contains("boolean true") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{SINGLE_INSTANCE_NAME} is still owned after its app was killed");
 }
 
 /// The ids of the live processes running `exe` (a zombie's exe link is unreadable).

@@ -441,6 +441,7 @@ async fn at_200_percent_zoom_the_chat_stays_usable_and_the_zoom_is_kept() {
     app.send("Zoom in").await;
     app.wait_for_text(".message.assistant .md", "Big enough to read.")
         .await;
+    app.wait_for(".send").await; // the turn is over
     let width = app.js("return window.innerWidth;").await.as_f64().unwrap();
     for _ in 0..5 {
         // 110, 125, 150, 175, 200%.
