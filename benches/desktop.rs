@@ -189,29 +189,10 @@ fn app_env(home: &Home, base_url: &str) -> Vec<(String, PathBuf)> {
 
 /// `pid` and all its descendants.
 fn tree_of(pid: u32) -> Vec<u32> {
-    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| {
-            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            // The command name in parentheses may hold spaces: fields count after it.
-            let after = &stat[stat.rfind(')')? + 2..];
-            let ppid = after.split(' ').nth(1)?.parse().ok()?;
-            Some((pid, ppid))
-        })
-        .collect();
     let mut tree = vec![pid];
     let mut next = 0;
     while next < tree.len() {
-        let parent = tree[next];
-        tree.extend(
-            parents
-                .iter()
-                .filter(|(_, ppid)| *ppid == parent)
-                .map(|(p, _)| *p),
-        );
+        tree.extend(harness::children_of(tree[next]));
         next += 1;
     }
     tree

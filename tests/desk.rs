@@ -105,6 +105,16 @@ async fn collect(live: &cairn_core::LiveTurn) -> Vec<Event> {
     events
 }
 
+/// Starts a new chat with `prompt` and waits for its turn to end; the thread's id.
+async fn chat_to_the_end(desk: &Arc<Desk>, prompt: &str) -> String {
+    let live = desk
+        .send_message(None, prompt, NewThreadOptions::default(), None)
+        .await
+        .unwrap();
+    collect(&live).await;
+    live.thread_id.clone()
+}
+
 fn text_of(events: &[Event]) -> String {
     events
         .iter()
@@ -314,13 +324,7 @@ async fn threads_are_renamed_exported_and_deleted() {
         CHAT,
         Reply::sse(sse::text(&["| a | b |\n|---|---|\n| 1 | 2 |"])),
     );
-    let live = s
-        .desk
-        .send_message(None, "Make a table", NewThreadOptions::default(), None)
-        .await
-        .unwrap();
-    collect(&live).await;
-    let id = live.thread_id.clone();
+    let id = chat_to_the_end(&s.desk, "Make a table").await;
     assert_eq!(
         kind(s.desk.rename_thread(&id, "  ").await.unwrap_err()),
         CommandErrorKind::Invalid
@@ -389,11 +393,7 @@ async fn settings_are_checked_kept_and_survive_a_restart() {
 
     // The sampling settings reach the server.
     s.server.push(CHAT, Reply::sse(sse::text(&["ok"])));
-    let live = again
-        .send_message(None, "hi", NewThreadOptions::default(), None)
-        .await
-        .unwrap();
-    collect(&live).await;
+    chat_to_the_end(&again, "hi").await;
     let body = s.server.requests()[0].json();
     assert_eq!(body["temperature"], 0.2);
     assert_eq!(body["model"], "qwen3:8b");
@@ -427,12 +427,7 @@ async fn api_keys_go_to_the_keychain_and_to_the_server_only() {
     );
 
     s.server.push(CHAT, Reply::sse(sse::text(&["ok"])));
-    let live = s
-        .desk
-        .send_message(None, "hi", NewThreadOptions::default(), None)
-        .await
-        .unwrap();
-    collect(&live).await;
+    chat_to_the_end(&s.desk, "hi").await;
     assert_eq!(
         s.server.requests()[0].header("authorization"),
         Some("Bearer sk-secret")
@@ -502,13 +497,7 @@ async fn models_rules_tools_and_modes() {
     );
 
     s.server.push(CHAT, Reply::sse(sse::text(&["ok"])));
-    let live = s
-        .desk
-        .send_message(None, "hi", NewThreadOptions::default(), None)
-        .await
-        .unwrap();
-    collect(&live).await;
-    let id = live.thread_id.clone();
+    let id = chat_to_the_end(&s.desk, "hi").await;
     let planned = s.desk.set_mode(&id, PermissionMode::Plan).await.unwrap();
     assert_eq!(planned.mode, PermissionMode::Plan);
     let work = s

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use thirtyfour::prelude::*;
 
 pub const APP: &str = env!("CARGO_BIN_EXE_cairn-desktop");
-/// How long the UI gets to show something before a test fails.
-const PATIENCE: Duration = Duration::from_secs(30);
+/// How long the UI (or the desktop around it) gets to show something before a test fails.
+pub const PATIENCE: Duration = Duration::from_secs(30);
 
 /// One app's world: its data folder (the database lives there across restarts).
 pub struct Home {
@@ -65,7 +65,7 @@ impl Drop for Driver {
 }
 
 /// The ids of `parent`'s child processes.
-fn children_of(parent: u32) -> Vec<u32> {
+pub fn children_of(parent: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };

@@ -241,12 +241,7 @@ async fn in_plan_mode_a_write_is_blocked() {
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn stop_mid_stream_keeps_the_partial_text() {
     let server = FakeServer::start().await;
-    let pieces: Vec<String> = (1..=30).map(|n| format!("word{n} ")).collect();
-    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    server.push(
-        CHAT,
-        Reply::sse(sse::text(&pieces)).paced(120, Duration::from_millis(250)),
-    );
+    server.push(CHAT, slow_answer(&numbered("word", 30), 120));
     let home = Home::new();
     let app = App::launch(&home, &server.url()).await;
     app.send("Write a long text").await;
@@ -379,12 +374,8 @@ async fn at_the_smallest_window_size_everything_stays_reachable() {
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn reopening_a_running_chat_shows_what_streamed_and_goes_on_live() {
     let server = FakeServer::start().await;
-    let pieces: Vec<String> = (1..=24).map(|n| format!("part{n} ")).collect();
-    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    server.push(
-        CHAT,
-        Reply::sse(sse::text(&pieces)).paced(90, Duration::from_millis(250)),
-    );
+    let pieces = numbered("part", 24);
+    server.push(CHAT, slow_answer(&pieces, 90));
     let home = Home::new();
     let app = App::launch(&home, &server.url()).await;
     app.send("Stream for a while").await;
@@ -402,8 +393,7 @@ async fn reopening_a_running_chat_shows_what_streamed_and_goes_on_live() {
     assert!(shown.starts_with("part1 part2"), "{shown}");
     // ...and the rest arrives live, exactly once.
     let done = text_of(&app.wait_for_text(".message.assistant .md", "part24").await).await;
-    let expected: String = (1..=24).map(|n| format!("part{n} ")).collect();
-    assert_eq!(done.trim(), expected.trim());
+    assert_eq!(done.trim(), pieces.concat().trim());
     app.quit().await;
 }
 
@@ -508,6 +498,17 @@ async fn assert_usable(app: &App, controls: &[&str]) {
             .await;
         assert_eq!(inside, json!(true), "{control} is outside the window");
     }
+}
+
+/// `count` numbered words ("word1 ", "word2 ", …): the pieces of a long answer.
+fn numbered(word: &str, count: usize) -> Vec<String> {
+    (1..=count).map(|n| format!("{word}{n} ")).collect()
+}
+
+/// An answer streamed slowly enough to act on mid-way: `piece_len` bytes every 250 ms.
+fn slow_answer(pieces: &[String], piece_len: usize) -> Reply {
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    Reply::sse(sse::text(&pieces)).paced(piece_len, Duration::from_millis(250))
 }
 
 /// The first chat request the app made (it also lists the server's models at start-up).

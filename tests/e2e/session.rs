@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const PATIENCE: Duration = Duration::from_secs(30);
+use crate::harness::PATIENCE;
 
 /// `dbus-monitor` recording every call to the notification service into a file.
 pub struct NotificationWatch {

@@ -156,16 +156,7 @@ impl TurnView {
             Event::Reasoning(_) => {}
             Event::ToolCallUpdate(update) => match update.status {
                 ToolCallStatus::Start => {
-                    let title = (update.name == "run_subtask")
-                        .then(|| {
-                            update
-                                .args
-                                .as_ref()?
-                                .get("title")?
-                                .as_str()
-                                .map(str::to_owned)
-                        })
-                        .flatten();
+                    let title = update.subtask_title();
                     self.place(Card {
                         id: update.tool_call_id.clone(),
                         parent_id: update.parent_id.clone(),

@@ -37,16 +37,7 @@ impl TreeBuilder {
     pub fn observe(&mut self, update: &ToolCallUpdate) {
         match update.status {
             ToolCallStatus::Start => {
-                let title = (update.name == crate::subtask::RUN_SUBTASK)
-                    .then(|| {
-                        update
-                            .args
-                            .as_ref()?
-                            .get("title")?
-                            .as_str()
-                            .map(str::to_owned)
-                    })
-                    .flatten();
+                let title = update.subtask_title();
                 self.open.insert(
                     update.tool_call_id.clone(),
                     (self.nodes.len(), Instant::now()),

@@ -7,7 +7,7 @@ use cairn_protocol::ToolSpec;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-pub const RUN_SUBTASK: &str = "run_subtask";
+pub use cairn_protocol::RUN_SUBTASK;
 pub const FINISH_SUBTASK: &str = "finish_subtask";
 
 /// Names the engine answers itself; no toolbelt tool may take them.

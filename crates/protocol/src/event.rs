@@ -90,6 +90,21 @@ pub struct ToolCallUpdate {
     pub duration_ms: Option<u64>,
 }
 
+/// The engine's tool that starts a subtask; its calls carry `{title, instructions, …}`.
+pub const RUN_SUBTASK: &str = "run_subtask";
+
+impl ToolCallUpdate {
+    /// The title a `run_subtask` call gave its subtask, if this is one and it has one:
+    /// what the execution tree and every front end label the call with.
+    pub fn subtask_title(&self) -> Option<String> {
+        if self.name != RUN_SUBTASK {
+            return None;
+        }
+        let title = self.args.as_ref()?.get("title")?.as_str()?;
+        Some(title.to_owned())
+    }
+}
+
 /// The loop is waiting for the user to allow or deny a call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolApprovalRequest {

@@ -20,8 +20,8 @@ pub use chat::{ChatMessage, ToolCall, ToolSpec};
 pub use client::{ApprovalResponse, ClientMessage};
 pub use event::{
     AgentState, AgentStateKind, BudgetExceeded, BudgetReason, Chunk, Done, ErrorEvent, ErrorKind,
-    Event, PlanReady, Reasoning, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TurnStatus,
-    Usage,
+    Event, PlanReady, RUN_SUBTASK, Reasoning, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate,
+    TurnStatus, Usage,
 };
 pub use permission::{ApprovalDecision, PermissionMode, ToolCategory};
 pub use thread::{MessageStatus, MessageView, Role, SearchHit, ThreadInfo};

@@ -271,3 +271,32 @@ fn modes_parse_and_reject_unknown_names() {
         "unknown permission mode `yolo`: use plan, default or auto"
     );
 }
+
+#[test]
+fn only_a_run_subtask_start_has_a_subtask_title() {
+    let call = |name: &str, args| ToolCallUpdate {
+        tool_call_id: "c".into(),
+        name: name.into(),
+        args,
+        result: None,
+        is_error: None,
+        parent_id: None,
+        depth: 0,
+        status: ToolCallStatus::Start,
+        duration_ms: None,
+    };
+    let titled = call(
+        RUN_SUBTASK,
+        Some(json!({"title": "Survey", "instructions": "x"})),
+    );
+    assert_eq!(titled.subtask_title().as_deref(), Some("Survey"));
+    assert_eq!(
+        call(RUN_SUBTASK, Some(json!({"instructions": "x"}))).subtask_title(),
+        None
+    );
+    assert_eq!(call(RUN_SUBTASK, None).subtask_title(), None);
+    assert_eq!(
+        call("read_file", Some(json!({"title": "x"}))).subtask_title(),
+        None
+    );
+}
