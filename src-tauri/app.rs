@@ -114,7 +114,8 @@ impl Shell for DesktopShell {
     }
 }
 
-pub fn run() {
+/// Runs the app with its generated context (the embedded UI and the config).
+pub fn run(context: tauri::Context) {
     init_logging();
     let app = tauri::Builder::default()
         // First, so a second launch is stopped before it opens anything.
@@ -145,7 +146,7 @@ pub fn run() {
                 window::close_requested(window, api);
             }
         })
-        .build(tauri::generate_context!());
+        .build(context);
     let app = match app {
         Ok(app) => app,
         Err(err) => {

@@ -33,6 +33,20 @@ ensure_wasm_target() {
     fi
 }
 
+# binaryen's wasm-opt from npm (Debian's binaryen 108 cannot read the wasm today's rustc
+# emits), kept in the user's cache and put on PATH for trunk, which checks its version
+# against ui/Trunk.toml.
+BINARYEN_VERSION=132.0.0
+ensure_wasm_opt() {
+    local dir="${XDG_CACHE_HOME:-$HOME/.cache}/cairn/binaryen-$BINARYEN_VERSION"
+    if [ ! -x "$dir/node_modules/.bin/wasm-opt" ]; then
+        command -v npm >/dev/null || ensure_packages nodejs npm
+        echo "installing binaryen $BINARYEN_VERSION" >&2
+        npm install --prefix "$dir" --no-save --no-audit --no-fund "binaryen@$BINARYEN_VERSION" >&2
+    fi
+    export PATH="$dir/node_modules/.bin:$PATH"
+}
+
 # The wasm-bindgen version Cargo.lock pins: wasm-bindgen-cli must match it exactly.
 locked_wasm_bindgen_version() {
     awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock
