@@ -207,6 +207,12 @@ fn a_link_swapped_in_under_a_running_writer_is_never_followed() {
                 let _ = std::fs::rename(root.join("swap"), root.join("swap_real"));
                 let _ = symlink(&outside, root.join("swap"));
                 let _ = std::fs::remove_file(root.join("swap"));
+                // The writer creates missing parents, so it may have made a fresh
+                // `swap` while the real one was away; without clearing it the
+                // real one could never come back and the race would stop.
+                if std::fs::symlink_metadata(root.join("swap")).is_ok_and(|m| m.is_dir()) {
+                    let _ = std::fs::remove_dir_all(root.join("swap"));
+                }
                 let _ = std::fs::rename(root.join("swap_real"), root.join("swap"));
                 swaps += 1;
             }
