@@ -115,7 +115,11 @@ impl App {
             .env("CAIRN_MCP_CONFIG", home.mcp_config())
             .env("CAIRN_BASE_URL", base_url)
             .env("CAIRN_MODEL", "test-model")
-            .env("CAIRN_LOG", "warn")
+            // E2E_APP_LOG=debug shows what the app did when a wait times out.
+            .env(
+                "CAIRN_LOG",
+                std::env::var("E2E_APP_LOG").unwrap_or_else(|_| "warn".into()),
+            )
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
