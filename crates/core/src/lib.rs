@@ -31,6 +31,8 @@ pub use events::{EventSink, TreeBuilder};
 pub use gate::{Gate, GateDecision, GateRequest, SessionGrants};
 pub use limits::{Limits, LimitsError};
 pub use rules::{Rule, RuleError, RuleList, RuleSet};
-pub use session::{Journal, LiveTurn, NoPersistence, SessionError, Sessions, TurnPersistence};
+pub use session::{
+    Claim, Journal, LiveTurn, NoPersistence, SessionError, Sessions, TurnPersistence,
+};
 pub use toolbelt::{Toolbelt, ToolbeltError};
 pub use turn::{Engine, TurnControl, TurnOutcome, TurnRequest};

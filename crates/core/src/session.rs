@@ -6,7 +6,7 @@
 //! first gets what already streamed, then the live events; approvals are answered by
 //! id whichever turn asked. Front ends never own turn state.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
@@ -64,7 +64,23 @@ pub enum SessionError {
 /// All running turns.
 #[derive(Debug, Default)]
 pub struct Sessions {
-    turns: Mutex<HashMap<String, Arc<LiveTurn>>>,
+    slots: Mutex<Slots>,
+}
+
+#[derive(Debug, Default)]
+struct Slots {
+    turns: HashMap<String, Arc<LiveTurn>>,
+    /// Threads whose next turn is being prepared (see [`Claim`]).
+    claimed: HashSet<String>,
+}
+
+/// A thread held for a turn that is still being prepared: no other turn can claim or
+/// start in it until this one is started or dropped. Taken before anything is
+/// stored, so two sends racing on one thread cannot both write their messages.
+#[derive(Debug)]
+pub struct Claim {
+    sessions: Arc<Sessions>,
+    thread_id: String,
 }
 
 /// One running turn, shared by the task that runs it and every front end watching.
@@ -89,6 +105,19 @@ impl Sessions {
         Arc::new(Self::default())
     }
 
+    /// Holds `thread_id` for a turn about to start. Fails if a turn runs there or
+    /// another is being prepared.
+    pub fn claim(self: &Arc<Self>, thread_id: &str) -> Result<Claim, SessionError> {
+        let mut slots = self.lock();
+        if slots.turns.contains_key(thread_id) || !slots.claimed.insert(thread_id.to_owned()) {
+            return Err(SessionError::AlreadyRunning);
+        }
+        Ok(Claim {
+            sessions: Arc::clone(self),
+            thread_id: thread_id.to_owned(),
+        })
+    }
+
     /// Starts a turn in its own task. Fails if the thread already has one running.
     pub fn start(
         self: &Arc<Self>,
@@ -97,6 +126,24 @@ impl Sessions {
         grants: Arc<SessionGrants>,
         persistence: Arc<dyn TurnPersistence>,
     ) -> Result<Arc<LiveTurn>, SessionError> {
+        let claim = self.claim(&request.thread_id)?;
+        Ok(claim.start(engine, request, grants, persistence))
+    }
+}
+
+impl Claim {
+    /// Starts the turn in its own task; `request` is for the claimed thread.
+    pub fn start(
+        mut self,
+        engine: Engine,
+        request: TurnRequest,
+        grants: Arc<SessionGrants>,
+        persistence: Arc<dyn TurnPersistence>,
+    ) -> Arc<LiveTurn> {
+        debug_assert_eq!(
+            request.thread_id, self.thread_id,
+            "a turn for another thread"
+        );
         let journal: Arc<dyn Journal> = persistence.clone();
         let control = TurnControl {
             grants,
@@ -112,13 +159,15 @@ impl Sessions {
             outcome,
         });
         {
-            let mut turns = self.lock();
-            if turns.contains_key(&turn.thread_id) {
-                return Err(SessionError::AlreadyRunning);
-            }
-            turns.insert(turn.thread_id.clone(), Arc::clone(&turn));
+            // One lock: the claim turns into the running turn with no gap between.
+            let mut slots = self.sessions.lock();
+            // Taken, so dropping the spent claim cannot free a later claim's hold.
+            slots.claimed.remove(&std::mem::take(&mut self.thread_id));
+            slots
+                .turns
+                .insert(turn.thread_id.clone(), Arc::clone(&turn));
         }
-        let sessions = Arc::clone(self);
+        let sessions = Arc::clone(&self.sessions);
         let running = Arc::clone(&turn);
         tokio::spawn(async move {
             let sink = Arc::new(Outlet {
@@ -134,20 +183,31 @@ impl Sessions {
                 }));
             }
             sink.emit(outcome.done_event());
-            sessions.lock().remove(&running.thread_id);
+            sessions.lock().turns.remove(&running.thread_id);
             running.outcome.send_replace(Some(outcome));
         });
-        Ok(turn)
+        turn
     }
+}
 
+impl Drop for Claim {
+    fn drop(&mut self) {
+        // A claim given up before its turn started frees the thread.
+        if !self.thread_id.is_empty() {
+            self.sessions.lock().claimed.remove(&self.thread_id);
+        }
+    }
+}
+
+impl Sessions {
     /// The running turn of a thread.
     pub fn get(&self, thread_id: &str) -> Option<Arc<LiveTurn>> {
-        self.lock().get(thread_id).cloned()
+        self.lock().turns.get(thread_id).cloned()
     }
 
     /// The threads with a running turn.
     pub fn running(&self) -> Vec<String> {
-        let mut threads: Vec<_> = self.lock().keys().cloned().collect();
+        let mut threads: Vec<_> = self.lock().turns.keys().cloned().collect();
         threads.sort();
         threads
     }
@@ -167,7 +227,7 @@ impl Sessions {
         approval_id: &str,
         decision: ApprovalDecision,
     ) -> Result<(), ApprovalError> {
-        let turns: Vec<_> = self.lock().values().cloned().collect();
+        let turns: Vec<_> = self.lock().turns.values().cloned().collect();
         for turn in turns {
             match turn.control.approvals.answer(approval_id, decision) {
                 Err(ApprovalError::Unknown(_)) => continue,
@@ -179,7 +239,7 @@ impl Sessions {
 
     /// Every approval waiting for the user, with its thread.
     pub fn pending(&self) -> Vec<(String, ToolApprovalRequest)> {
-        let turns: Vec<_> = self.lock().values().cloned().collect();
+        let turns: Vec<_> = self.lock().turns.values().cloned().collect();
         turns
             .iter()
             .flat_map(|turn| {
@@ -192,8 +252,8 @@ impl Sessions {
             .collect()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<LiveTurn>>> {
-        self.turns.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
+        self.slots.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

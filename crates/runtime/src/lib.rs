@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cairn_core::{
-    Engine, Limits, LiveTurn, SessionError, SessionGrants, Sessions, Toolbelt, TurnRequest,
+    Claim, Engine, Limits, LiveTurn, SessionError, SessionGrants, Sessions, Toolbelt, TurnRequest,
 };
 use cairn_protocol::{ChatMessage, PermissionMode, ThreadInfo};
 use cairn_providers::{ModelClient, Sampling};
@@ -151,8 +151,10 @@ impl Runtime {
         if mode == PermissionMode::Plan {
             return Err(RuntimeError::Plan);
         }
+        // Claimed first: a thread that is busy keeps its mode.
+        let claim = self.sessions.claim(thread_id)?;
         self.store.set_mode(thread_id, mode).await?;
-        self.send(thread_id, "Carry out the plan above.", choice)
+        self.send_claimed(claim, thread_id, "Carry out the plan above.", choice)
             .await
     }
 
@@ -191,9 +193,19 @@ impl Runtime {
         if prompt.trim().is_empty() {
             return Err(RuntimeError::EmptyPrompt);
         }
-        if self.sessions.get(thread_id).is_some() {
-            return Err(SessionError::AlreadyRunning.into());
-        }
+        // Held from before anything is stored until the turn runs: a second send to
+        // this thread meanwhile is refused instead of storing a message no turn answers.
+        let claim = self.sessions.claim(thread_id)?;
+        self.send_claimed(claim, thread_id, prompt, choice).await
+    }
+
+    async fn send_claimed(
+        &self,
+        claim: Claim,
+        thread_id: &str,
+        prompt: &str,
+        choice: ModelChoice,
+    ) -> Result<Arc<LiveTurn>, RuntimeError> {
         let thread = self.store.thread(thread_id).await?;
         let workspace = thread
             .workspace
@@ -228,9 +240,7 @@ impl Runtime {
             instructions,
         };
         let engine = Engine::new(choice.client, self.limits);
-        Ok(self
-            .sessions
-            .start(engine, request, self.grants(thread_id), recorder)?)
+        Ok(claim.start(engine, request, self.grants(thread_id), recorder))
     }
 
     /// A thread's tools: the web, memory and the todo list always; files and commands

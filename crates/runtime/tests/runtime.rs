@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use cairn_core::Limits;
-use cairn_protocol::{Event, PermissionMode, TurnStatus};
+use cairn_protocol::{Event, PermissionMode, ThreadInfo, TurnStatus};
 use cairn_providers::{Sampling, ScriptedModel, ScriptedTurn};
 use cairn_runtime::{ModelChoice, Runtime, RuntimeError};
 use cairn_store::Store;
@@ -26,6 +26,14 @@ async fn runtime() -> (tempfile::TempDir, Arc<Runtime>) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("cairn.db")).await.unwrap();
     (dir, Runtime::new(store, Limits::default()))
+}
+
+/// A thread in Default mode, with no workspace.
+async fn default_thread(runtime: &Runtime) -> ThreadInfo {
+    runtime
+        .new_thread("x", PermissionMode::Default)
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -82,10 +90,7 @@ async fn a_thread_runs_in_its_own_mode_with_its_workspace() {
 #[tokio::test]
 async fn bad_requests_are_refused_before_anything_is_stored() {
     let (dir, runtime) = runtime().await;
-    let thread = runtime
-        .new_thread("x", PermissionMode::Default)
-        .await
-        .unwrap();
+    let thread = default_thread(&runtime).await;
     let model = ScriptedModel::new();
     assert!(matches!(
         runtime.send(&thread.id, "  ", choice(&model)).await,
@@ -119,12 +124,64 @@ async fn bad_requests_are_refused_before_anything_is_stored() {
 }
 
 #[tokio::test]
-async fn a_front_end_can_leave_and_come_back_to_a_running_turn() {
+async fn two_sends_racing_on_one_thread_store_one_message() {
     let (_dir, runtime) = runtime().await;
-    let thread = runtime
-        .new_thread("x", PermissionMode::Default)
+    let thread = default_thread(&runtime).await;
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("first")]);
+    // Both are polled before either has stored anything: the store's awaits let the
+    // second run its checks while the first is still preparing.
+    let (first, second) = tokio::join!(
+        runtime.send(&thread.id, "one", choice(&model)),
+        runtime.send(&thread.id, "two", choice(&model)),
+    );
+    let live = first.unwrap();
+    assert!(
+        matches!(
+            second,
+            Err(RuntimeError::Session(
+                cairn_core::SessionError::AlreadyRunning
+            ))
+        ),
+        "{:?}",
+        second.map(|_| ())
+    );
+    live.finished().await.unwrap();
+    let messages = runtime.store().messages(&thread.id).await.unwrap();
+    assert_eq!(
+        messages.len(),
+        2,
+        "one question and its answer: {messages:?}"
+    );
+
+    // A plan run refused for a busy thread leaves its mode alone.
+    model.root([ScriptedTurn::text("second")]);
+    let live = runtime
+        .send(&thread.id, "three", choice(&model))
         .await
         .unwrap();
+    assert!(
+        runtime
+            .run_plan(&thread.id, PermissionMode::Auto, choice(&model))
+            .await
+            .is_err()
+    );
+    live.finished().await.unwrap();
+    let stored = runtime.store().thread(&thread.id).await.unwrap();
+    assert_eq!(stored.mode, PermissionMode::Default);
+    // And once the thread is free it can be claimed again.
+    model.root([ScriptedTurn::text("third")]);
+    let live = runtime
+        .send(&thread.id, "four", choice(&model))
+        .await
+        .unwrap();
+    live.finished().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_front_end_can_leave_and_come_back_to_a_running_turn() {
+    let (_dir, runtime) = runtime().await;
+    let thread = default_thread(&runtime).await;
     let model = ScriptedModel::new();
     model.root([ScriptedTurn::new()
         .say("first half ")
@@ -166,10 +223,7 @@ async fn the_workspace_agents_md_guides_the_model() {
         "Always run `cargo fmt` before committing.",
     )
     .unwrap();
-    let thread = runtime
-        .new_thread("x", PermissionMode::Default)
-        .await
-        .unwrap();
+    let thread = default_thread(&runtime).await;
     runtime
         .store()
         .set_workspace(&thread.id, Some(dir.path()))

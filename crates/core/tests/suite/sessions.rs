@@ -141,6 +141,40 @@ async fn a_late_front_end_gets_what_streamed_then_the_rest() {
 }
 
 #[tokio::test]
+async fn a_claimed_thread_is_held_until_its_turn_starts_or_the_claim_is_dropped() {
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("done")]);
+    let sessions = Sessions::new();
+    let claim = sessions.claim("t1").unwrap();
+    assert_eq!(
+        sessions.claim("t1").err(),
+        Some(SessionError::AlreadyRunning)
+    );
+    assert!(sessions.claim("t2").is_ok(), "other threads are free");
+    assert!(
+        sessions.running().is_empty(),
+        "a claim is not a running turn"
+    );
+    drop(claim);
+    let claim = sessions
+        .claim("t1")
+        .expect("a dropped claim frees its thread");
+    let turn = claim.start(
+        Engine::new(Arc::new(model), Limits::default()),
+        request("t1", vec![]),
+        Arc::new(SessionGrants::new()),
+        Arc::new(Recorded::default()),
+    );
+    assert_eq!(
+        sessions.claim("t1").err(),
+        Some(SessionError::AlreadyRunning),
+        "the started turn holds it now"
+    );
+    turn.finished().await.unwrap();
+    assert!(sessions.claim("t1").is_ok(), "a finished turn frees it");
+}
+
+#[tokio::test]
 async fn approvals_are_answered_by_id_whichever_thread_asked() {
     let sessions = Sessions::new();
     let writer: Arc<dyn Tool> = Arc::new(Probe::new("writer").category(ToolCategory::Write));
