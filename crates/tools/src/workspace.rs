@@ -277,8 +277,8 @@ impl Workspace {
             return Err(WorkspaceError::IsDirectory { path: rel.text });
         };
         let parent = self.dir.walk(&rel, parents, true)?;
-        let existing = parent.kind_of(&rel, name)?;
-        match existing {
+        let existing = parent.stat(&rel, name)?;
+        match existing.map(|(kind, _)| kind) {
             Some(EntryKind::Directory) => {
                 return Err(WorkspaceError::IsDirectory { path: rel.text });
             }
@@ -286,10 +286,15 @@ impl Workspace {
             Some(EntryKind::File | EntryKind::Other) | None => {}
         }
         let (temp_name, mut temp) = parent.create_temp(&rel, name)?;
-        let written = temp
-            .write_all(contents)
-            .and_then(|()| temp.sync_data())
-            .map_err(|source| io_err("writing", &rel, source));
+        // The new file replaces the old one: it keeps the old one's permissions (an
+        // edited script stays executable).
+        let written = match existing {
+            Some((EntryKind::File, mode)) => imp::set_permissions(&temp, mode),
+            _ => Ok(()),
+        }
+        .and_then(|()| temp.write_all(contents))
+        .and_then(|()| temp.sync_data())
+        .map_err(|source| io_err("writing", &rel, source));
         drop(temp);
         if let Err(err) = written.and_then(|()| parent.rename(&rel, &temp_name, name)) {
             parent.remove_quietly(&temp_name);
@@ -440,13 +445,17 @@ mod imp {
                 .map_err(|e| walk_error(&self.0, name, rel, e))
         }
 
-        pub(super) fn kind_of(
+        /// What `name` is and its mode bits, without following a link.
+        pub(super) fn stat(
             &self,
             rel: &RelPath,
             name: &str,
-        ) -> Result<Option<EntryKind>, WorkspaceError> {
+        ) -> Result<Option<(EntryKind, Mode)>, WorkspaceError> {
             match rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(stat) => Ok(Some(kind(FileType::from_raw_mode(stat.st_mode)))),
+                Ok(stat) => Ok(Some((
+                    kind(FileType::from_raw_mode(stat.st_mode)),
+                    Mode::from_raw_mode(stat.st_mode),
+                ))),
                 Err(Errno::NOENT) => Ok(None),
                 Err(e) => Err(io_err("inspecting", rel, e.into())),
             }
@@ -463,7 +472,9 @@ mod imp {
                     continue;
                 }
                 let kind = match entry.file_type() {
-                    FileType::Unknown => self.kind_of(rel, &name)?.unwrap_or(EntryKind::Other),
+                    FileType::Unknown => self
+                        .stat(rel, &name)?
+                        .map_or(EntryKind::Other, |(kind, _)| kind),
                     known => kind(known),
                 };
                 entries.push(DirEntry { name, kind });
@@ -504,6 +515,13 @@ mod imp {
             // Best effort: the temp file is ours and harmless if it survives a failure.
             let _ = rustix::fs::unlinkat(&self.0, name, AtFlags::empty());
         }
+    }
+
+    /// Gives `file` the read, write and execute bits of `mode` (set-id and sticky
+    /// bits are not carried over to a file the model wrote).
+    pub(super) fn set_permissions(file: &File, mode: Mode) -> std::io::Result<()> {
+        let bits = mode & (Mode::RWXU | Mode::RWXG | Mode::RWXO);
+        Ok(rustix::fs::fchmod(file, bits)?)
     }
 
     fn kind(file_type: FileType) -> EntryKind {

@@ -79,6 +79,33 @@ fn reads_lists_and_writes_inside_the_root() {
 }
 
 #[test]
+fn a_replaced_file_keeps_its_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    let mode_of = |path: &str| {
+        std::fs::metadata(f.ws.root().join(path))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    let script = f.ws.root().join("run.sh");
+    std::fs::write(&script, "#!/bin/sh\necho old\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o750)).unwrap();
+    f.ws.write("run.sh", b"#!/bin/sh\necho new\n").unwrap();
+    assert_eq!(std::fs::read(&script).unwrap(), b"#!/bin/sh\necho new\n");
+    assert_eq!(mode_of("run.sh"), 0o750, "still executable, still private");
+
+    // A read-only file stays read-only; a set-id bit is not handed to new contents.
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    f.ws.write("run.sh", b"#!/bin/sh\n").unwrap();
+    assert_eq!(mode_of("run.sh"), 0o755);
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o444)).unwrap();
+    f.ws.write("run.sh", b"#!/bin/sh\necho again\n").unwrap();
+    assert_eq!(mode_of("run.sh"), 0o444);
+}
+
+#[test]
 fn refuses_paths_that_leave_the_root() {
     let f = fixture();
     let secret = f.outside.path().join("secret.txt");
