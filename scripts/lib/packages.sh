@@ -34,15 +34,20 @@ ensure_wasm_target() {
 }
 
 # binaryen's wasm-opt from npm (Debian's binaryen 108 cannot read the wasm today's rustc
-# emits), kept in the user's cache and put on PATH for trunk, which checks its version
-# against ui/Trunk.toml.
-BINARYEN_VERSION=132.0.0
+# emits), kept in the user's cache and put on PATH for trunk. The version is the one
+# ui/Trunk.toml makes trunk insist on (`wasm_opt = "version_132"`).
 ensure_wasm_opt() {
-    local dir="${XDG_CACHE_HOME:-$HOME/.cache}/cairn/binaryen-$BINARYEN_VERSION"
+    local major
+    major=$(sed -n 's/^wasm_opt = "version_\([0-9]*\)"$/\1/p' ui/Trunk.toml)
+    if [ -z "$major" ]; then
+        echo "ui/Trunk.toml names no wasm_opt version" >&2
+        return 1
+    fi
+    local dir="${XDG_CACHE_HOME:-$HOME/.cache}/cairn/binaryen-$major.0.0"
     if [ ! -x "$dir/node_modules/.bin/wasm-opt" ]; then
         command -v npm >/dev/null || ensure_packages nodejs npm
-        echo "installing binaryen $BINARYEN_VERSION" >&2
-        npm install --prefix "$dir" --no-save --no-audit --no-fund "binaryen@$BINARYEN_VERSION" >&2
+        echo "installing binaryen $major.0.0" >&2
+        npm install --prefix "$dir" --no-save --no-audit --no-fund "binaryen@$major.0.0" >&2
     fi
     export PATH="$dir/node_modules/.bin:$PATH"
 }
