@@ -23,6 +23,7 @@ fn main() {
         "get_settings",
         "save_settings",
         "set_zoom",
+        "open_link",
         "detect_providers",
         "list_models",
         "pull_model",

@@ -46,6 +46,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         get_settings,
         save_settings,
         set_zoom,
+        open_link,
         detect_providers,
         list_models,
         pull_model,
@@ -320,6 +321,12 @@ async fn set_zoom(app: AppHandle, state: State<'_, AppState>, percent: u16) -> R
     let settings = desk(&state)?.set_zoom(percent).await.map_err(fail)?;
     window::apply_zoom(&app, settings.zoom_percent);
     Ok(settings.zoom_percent)
+}
+
+/// Opens a link from an answer in the user's browser or mail client.
+#[tauri::command]
+fn open_link(url: String) -> Reply<()> {
+    crate::links::open(&url)
 }
 
 #[tauri::command]

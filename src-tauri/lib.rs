@@ -9,6 +9,7 @@ pub mod desk;
 
 mod app;
 mod commands;
+mod links;
 mod notify;
 mod shortcut;
 mod tray;

@@ -34,6 +34,29 @@ impl Home {
         self.dir.path().join("mcp.json")
     }
 
+    /// The "browser" the app's links open in: a script that writes down each address
+    /// it is given, in [`Home::opened_links`]. (`xdg-open` falls back to `$BROWSER`
+    /// on a desktop with no handlers; no test ever starts a real browser.)
+    pub fn browser(&self) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.dir.path().join("browser.sh");
+        let log = self.dir.path().join("opened-links.txt");
+        let script = format!("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n", log.display());
+        std::fs::write(&path, script).expect("the browser script");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .expect("an executable browser script");
+        path
+    }
+
+    /// The addresses the app handed to the browser so far.
+    pub fn opened_links(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.path().join("opened-links.txt"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// A folder for a chat's workspace.
     pub fn workspace(&self) -> PathBuf {
         let path = self.dir.path().join("project");
@@ -115,6 +138,7 @@ impl App {
             .env("CAIRN_MCP_CONFIG", home.mcp_config())
             .env("CAIRN_BASE_URL", base_url)
             .env("CAIRN_MODEL", "test-model")
+            .env("BROWSER", home.browser())
             // E2E_APP_LOG=debug shows what the app did when a wait times out.
             .env(
                 "CAIRN_LOG",

@@ -423,6 +423,45 @@ async fn an_allowed_mcp_server_that_fails_to_start_is_reported() {
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_link_in_an_answer_opens_in_the_browser_and_only_web_links_do() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&[
+            "Read [the guide](https://example.com/guide?page=2) ",
+            "but not [this](file:///etc/passwd).",
+        ])),
+    );
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Where are the docs?").await;
+    app.wait_for_text(".md a.link", "the guide")
+        .await
+        .click()
+        .await
+        .unwrap();
+    let start = std::time::Instant::now();
+    while home.opened_links().is_empty() && start.elapsed() < harness::PATIENCE {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(home.opened_links(), ["https://example.com/guide?page=2"]);
+    assert_eq!(
+        app.count(".composer-input").await,
+        1,
+        "the app's page stays"
+    );
+
+    app.wait_for_text(".md a.link", "this").await;
+    app.js("Array.from(document.querySelectorAll('.md a.link')).find(a => a.textContent === 'this').click();")
+        .await;
+    app.wait_for_text(".toast", "only web and mail links are opened")
+        .await;
+    assert_eq!(home.opened_links().len(), 1, "the file link was not opened");
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn at_200_percent_zoom_the_chat_stays_usable_and_the_zoom_is_kept() {
     let server = FakeServer::start().await;
     server.push(CHAT, Reply::sse(sse::text(&["Big enough to read."])));

@@ -1,5 +1,6 @@
 //! Markdown to HTML for answers. Whatever the model writes, the result is safe to
-//! put in the page: raw HTML is shown as text, links never navigate the app, images
+//! put in the page: raw HTML is shown as text, links never navigate the app (a click
+//! opens them in the browser), images
 //! are replaced by their description (the app loads nothing remote).
 
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
@@ -26,10 +27,16 @@ pub fn to_html(markdown: &str) -> String {
     html
 }
 
-/// A link the user can see and copy: its address in the tooltip, no `href`.
+/// A link that never navigates the app: no `href`, its address in the tooltip and in
+/// `data-href`, which a click hands to the system's browser (the app decides which
+/// addresses it opens).
 fn link_open(url: &str, title: &str) -> String {
     let shown = if title.is_empty() { url } else { title };
-    format!("<a class=\"link\" title=\"{}\">", escape_attribute(shown))
+    format!(
+        "<a class=\"link\" title=\"{}\" data-href=\"{}\">",
+        escape_attribute(shown),
+        escape_attribute(url)
+    )
 }
 
 fn escape_attribute(text: &str) -> String {
@@ -84,11 +91,15 @@ mod tests {
         let html = to_html(
             "[docs](https://example.com/\"x) and [x](javascript:alert(1)) ![a cat](http://cats/cat.png)",
         );
-        assert!(!html.contains("href"), "{html}");
+        assert!(!html.contains(" href="), "{html}");
         assert!(
-            html.contains("title=\"https://example.com/&quot;x\""),
+            html.contains(
+                "title=\"https://example.com/&quot;x\" data-href=\"https://example.com/&quot;x\""
+            ),
             "{html}"
         );
+        // Handed to the app on a click, which opens web and mail links only.
+        assert!(html.contains("data-href=\"javascript:alert(1)\""), "{html}");
         assert!(!html.contains("<img"), "{html}");
         assert!(
             html.contains("<span class=\"image-alt\">a cat</span>"),

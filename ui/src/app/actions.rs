@@ -312,6 +312,15 @@ pub fn set_workspace(ctx: Ctx, folder: Option<String>) {
     });
 }
 
+/// Opens a link from an answer in the system's browser; a refused one is explained.
+pub fn open_link(ctx: Ctx, url: String) {
+    leptos::task::spawn_local(async move {
+        if let Err(err) = ipc::call::<()>("open_link", &json!({ "url": url })).await {
+            ctx.say(err.message);
+        }
+    });
+}
+
 pub fn export(ctx: Ctx, thread_id: String, format: &'static str) {
     leptos::task::spawn_local(async move {
         let args = json!({"threadId": thread_id, "format": format});

@@ -39,7 +39,7 @@ pub fn ChatScreen() -> impl IntoView {
                 <button class="ghost icon-button" aria-label="Settings" title="Settings"
                     on:click=move |_| ctx.screen.set(Screen::Settings)>"⚙"</button>
             </header>
-            <div class="messages" node_ref=scroller>
+            <div class="messages" node_ref=scroller on:click=move |event| open_clicked_link(ctx, &event)>
                 <Show when=move || ctx.entries.with(Vec::is_empty)>
                     <Welcome />
                 </Show>
@@ -96,5 +96,19 @@ fn toggle_sidebar(ctx: Ctx) {
         ctx.narrow_sidebar.update(|shown| *shown = !*shown);
     } else {
         ctx.sidebar_open.update(|open| *open = !*open);
+    }
+}
+
+/// A click on a link in an answer opens it (answers are HTML from markdown, so one
+/// listener here rather than one per link).
+fn open_clicked_link(ctx: Ctx, event: &leptos::ev::MouseEvent) {
+    use wasm_bindgen::JsCast;
+    let link = event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        .and_then(|element| element.closest(".md a.link[data-href]").ok().flatten());
+    if let Some(url) = link.and_then(|link| link.get_attribute("data-href")) {
+        event.prevent_default();
+        super::actions::open_link(ctx, url);
     }
 }
