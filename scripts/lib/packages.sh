@@ -60,9 +60,11 @@ locked_wasm_bindgen_version() {
 # What building the CLI needs: the Secret Service backend of the keychain links libdbus.
 BUILD_PACKAGES=(build-essential pkg-config libdbus-1-dev)
 
-# What building the desktop app needs on top (Tauri v2 on WebKitGTK 4.1).
+# What building the desktop app needs on top (Tauri v2 on WebKitGTK 4.1), and xdg-open
+# for the links in answers.
 DESKTOP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev
-    libjavascriptcoregtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev)
+    libjavascriptcoregtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev
+    xdg-utils)
 
 # What the tests need: a headless display, WebDriver for WebKitGTK, a private D-Bus with a
 # keychain and a notification server, and fonts for screenshots.
