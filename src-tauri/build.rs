@@ -24,6 +24,7 @@ fn main() {
         "save_settings",
         "set_zoom",
         "open_link",
+        "retry_turn",
         "detect_providers",
         "list_models",
         "pull_model",

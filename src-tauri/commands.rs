@@ -47,6 +47,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         save_settings,
         set_zoom,
         open_link,
+        retry_turn,
         detect_providers,
         list_models,
         pull_model,
@@ -423,6 +424,20 @@ async fn run_plan(
 ) -> Reply<Sent> {
     let desk = desk(&state)?;
     let live = desk.run_plan(&thread_id, mode).await.map_err(fail)?;
+    stream_to(on_event, &live);
+    Ok(desk::sent(&live))
+}
+
+/// Answers a thread's last question again after its answer failed; the failed
+/// answer gives way to the new one.
+#[tauri::command]
+async fn retry_turn(
+    state: State<'_, AppState>,
+    thread_id: String,
+    on_event: Channel<Event>,
+) -> Reply<Sent> {
+    let desk = desk(&state)?;
+    let live = desk.retry(&thread_id).await.map_err(fail)?;
     stream_to(on_event, &live);
     Ok(desk::sent(&live))
 }

@@ -60,6 +60,15 @@ impl Desk {
         Ok(live)
     }
 
+    /// Answers a thread's last question again after its answer failed.
+    pub async fn retry(self: &Arc<Self>, thread_id: &str) -> Result<Arc<LiveTurn>, DeskError> {
+        let thread = self.store().thread(thread_id).await?;
+        let choice = self.model_choice(Some(&thread), None)?;
+        let live = self.runtime.retry(thread_id, choice).await?;
+        self.watch(&live, thread.title);
+        Ok(live)
+    }
+
     /// The running turn of a thread, if it has one.
     pub fn live_turn(&self, thread_id: &str) -> Option<Arc<LiveTurn>> {
         self.runtime.sessions().get(thread_id)

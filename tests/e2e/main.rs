@@ -423,6 +423,37 @@ async fn an_allowed_mcp_server_that_fails_to_start_is_reported() {
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn retry_answers_the_failed_question_again_in_its_place() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::json(400, r#"{"error":{"message":"the model is warming up"}}"#),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["It is 4."])));
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("What is 2 + 2?").await;
+    app.wait_for_text(".notice.error", "warming up").await;
+    app.js("document.querySelector('.notice.error button').click();")
+        .await;
+    app.wait_for_text(".message.assistant .md", "It is 4.")
+        .await;
+    assert_eq!(app.count(".notice.error").await, 0, "the failure gave way");
+    assert_eq!(app.count(".message.user").await, 1, "asked once");
+
+    // So it is stored: the reopened chat has the question once and the new answer.
+    app.quit().await;
+    let app = App::launch(&home, &server.url()).await;
+    app.click(".thread-open").await;
+    app.wait_for_text(".message.assistant .md", "It is 4.")
+        .await;
+    assert_eq!(app.count(".message.user").await, 1);
+    assert_eq!(app.count(".notice.error").await, 0);
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_link_in_an_answer_opens_in_the_browser_and_only_web_links_do() {
     let server = FakeServer::start().await;
     server.push(

@@ -154,8 +154,13 @@ impl Runtime {
         // Claimed first: a thread that is busy keeps its mode.
         let claim = self.sessions.claim(thread_id)?;
         self.store.set_mode(thread_id, mode).await?;
-        self.send_claimed(claim, thread_id, "Carry out the plan above.", choice)
-            .await
+        self.start_claimed(
+            claim,
+            thread_id,
+            Opening::Ask("Carry out the plan above."),
+            choice,
+        )
+        .await
     }
 
     pub fn store(&self) -> &Store {
@@ -196,14 +201,27 @@ impl Runtime {
         // Held from before anything is stored until the turn runs: a second send to
         // this thread meanwhile is refused instead of storing a message no turn answers.
         let claim = self.sessions.claim(thread_id)?;
-        self.send_claimed(claim, thread_id, prompt, choice).await
+        self.start_claimed(claim, thread_id, Opening::Ask(prompt), choice)
+            .await
     }
 
-    async fn send_claimed(
+    /// Answers a thread's last question again after its answer failed: the failed
+    /// answer is replaced, the question is not repeated.
+    pub async fn retry(
+        &self,
+        thread_id: &str,
+        choice: ModelChoice,
+    ) -> Result<Arc<LiveTurn>, RuntimeError> {
+        let claim = self.sessions.claim(thread_id)?;
+        self.start_claimed(claim, thread_id, Opening::Retry, choice)
+            .await
+    }
+
+    async fn start_claimed(
         &self,
         claim: Claim,
         thread_id: &str,
-        prompt: &str,
+        opening: Opening<'_>,
         choice: ModelChoice,
     ) -> Result<Arc<LiveTurn>, RuntimeError> {
         let thread = self.store.thread(thread_id).await?;
@@ -219,9 +237,19 @@ impl Runtime {
         let instructions = workspace.as_deref().and_then(project_instructions);
         let tools = self.toolbelt(workspace.is_some())?;
         let rules = Arc::new(self.store.rule_set().await?);
-        let mut history = self.store.history(thread_id).await?;
-        history.push(ChatMessage::user(prompt));
-        let start = self.store.begin_turn(thread_id, prompt).await?;
+        let (history, start) = match opening {
+            Opening::Ask(prompt) => {
+                let mut history = self.store.history(thread_id).await?;
+                history.push(ChatMessage::user(prompt));
+                (history, self.store.begin_turn(thread_id, prompt).await?)
+            }
+            // The question is already the history's last message once the failed
+            // answer is gone.
+            Opening::Retry => {
+                let start = self.store.retry_turn(thread_id).await?;
+                (self.store.history(thread_id).await?, start)
+            }
+        };
         let recorder = Recorder::start(
             self.store.clone(),
             thread_id.to_owned(),
@@ -273,4 +301,10 @@ fn project_instructions(workspace: &Workspace) -> Option<String> {
     String::from_utf8(bytes)
         .ok()
         .filter(|text| !text.trim().is_empty())
+}
+
+/// How a turn's messages begin: a new question, or the last one asked again.
+enum Opening<'a> {
+    Ask(&'a str),
+    Retry,
 }

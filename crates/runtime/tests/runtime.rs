@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use cairn_core::Limits;
-use cairn_protocol::{Event, PermissionMode, ThreadInfo, TurnStatus};
-use cairn_providers::{Sampling, ScriptedModel, ScriptedTurn};
+use cairn_protocol::{Event, MessageStatus, PermissionMode, Role, ThreadInfo, TurnStatus};
+use cairn_providers::{ProviderError, Sampling, ScriptedModel, ScriptedTurn};
 use cairn_runtime::{ModelChoice, Runtime, RuntimeError};
 use cairn_store::Store;
 use serde_json::json;
@@ -120,6 +120,52 @@ async fn bad_requests_are_refused_before_anything_is_stored() {
             .await
             .unwrap()
             .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn a_failed_answer_is_retried_in_place_without_repeating_the_question() {
+    let (_dir, runtime) = runtime().await;
+    let thread = default_thread(&runtime).await;
+    let model = ScriptedModel::new();
+    assert!(
+        runtime.retry(&thread.id, choice(&model)).await.is_err(),
+        "nothing to retry in an empty chat"
+    );
+    model.root([ScriptedTurn::new().fail(ProviderError::Script("the server fell over".into()))]);
+    let live = runtime
+        .send(&thread.id, "What is 2 + 2?", choice(&model))
+        .await
+        .unwrap();
+    assert_eq!(live.finished().await.unwrap().status, TurnStatus::Failed);
+
+    model.root([ScriptedTurn::text("4")]);
+    let live = runtime.retry(&thread.id, choice(&model)).await.unwrap();
+    assert_eq!(live.finished().await.unwrap().status, TurnStatus::Completed);
+    let messages = runtime.store().messages(&thread.id).await.unwrap();
+    let shown: Vec<_> = messages
+        .iter()
+        .map(|m| (m.role, m.content.as_str(), m.status))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (Role::User, "What is 2 + 2?", MessageStatus::Complete),
+            (Role::Assistant, "4", MessageStatus::Complete),
+        ]
+    );
+    let asked = &model.requests()[1].messages;
+    assert_eq!(
+        asked
+            .iter()
+            .filter(|m| m.content() == "What is 2 + 2?")
+            .count(),
+        1,
+        "the model saw the question once: {asked:?}"
+    );
+    assert!(
+        runtime.retry(&thread.id, choice(&model)).await.is_err(),
+        "a good answer is not retried"
     );
 }
 

@@ -103,19 +103,74 @@ impl Store {
         }
         tx.commit().await.map_err(|err| self.err(err))?;
         Ok(TurnStart {
-            user: MessageView {
-                id: user_id,
-                thread_id: thread_id.to_owned(),
-                role: Role::User,
-                content: prompt.to_owned(),
-                reasoning: None,
-                execution_tree: None,
-                usage: None,
-                status: MessageStatus::Complete,
-                error: None,
-                created_at: now,
-                updated_at: now,
-            },
+            user: user_message(user_id, thread_id, prompt.to_owned(), now, now),
+            assistant_id,
+        })
+    }
+
+    /// Starts a failed turn over: the failed answer at the end of the thread gives way
+    /// to a fresh one to the same question (the question is not stored again).
+    pub async fn retry_turn(&self, thread_id: &str) -> Result<TurnStart, StoreError> {
+        let now = now_ms();
+        let mut tx = self.write().await?;
+        let last: Vec<LastRow> = sqlx::query_as(
+            "SELECT id, seq, role, status, content, created_at, updated_at FROM messages \
+             WHERE thread_id = ? ORDER BY seq DESC LIMIT 2",
+        )
+        .bind(thread_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(|err| self.err(err))?;
+        let (failed, question) = match last.as_slice() {
+            [failed, question]
+                if failed.role == Role::Assistant.as_str()
+                    && failed.status == MessageStatus::Failed.as_str()
+                    && question.role == Role::User.as_str() =>
+            {
+                (failed, question)
+            }
+            _ => {
+                return Err(StoreError::Invalid(
+                    "only a failed answer at the end of a chat can be retried".into(),
+                ));
+            }
+        };
+        let assistant_id = new_id();
+        sqlx::query("DELETE FROM messages WHERE id = ?")
+            .bind(&failed.id)
+            .execute(&mut *tx)
+            .await
+            .map_err(|err| self.err(err))?;
+        sqlx::query(
+            "INSERT INTO messages (id, thread_id, seq, role, content, status, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, '', ?, ?, ?)",
+        )
+        .bind(&assistant_id)
+        .bind(thread_id)
+        .bind(failed.seq)
+        .bind(Role::Assistant.as_str())
+        .bind(MessageStatus::Partial.as_str())
+        .bind(now)
+        .bind(now)
+        .execute(&mut *tx)
+        .await
+        .map_err(|err| self.err(err))?;
+        sqlx::query("UPDATE threads SET updated_at = ? WHERE id = ?")
+            .bind(now)
+            .bind(thread_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(|err| self.err(err))?;
+        tx.commit().await.map_err(|err| self.err(err))?;
+        let (id, content) = (question.id.clone(), question.content.clone());
+        Ok(TurnStart {
+            user: user_message(
+                id,
+                thread_id,
+                content,
+                question.created_at,
+                question.updated_at,
+            ),
             assistant_id,
         })
     }
@@ -141,6 +196,41 @@ impl Store {
     /// prompt.
     pub async fn history(&self, thread_id: &str) -> Result<Vec<ChatMessage>, StoreError> {
         self.reader.history(thread_id).await
+    }
+}
+
+/// One of the last messages of a thread, as `retry_turn` checks them.
+#[derive(sqlx::FromRow)]
+struct LastRow {
+    id: String,
+    seq: i64,
+    role: String,
+    status: String,
+    content: String,
+    created_at: i64,
+    updated_at: i64,
+}
+
+/// A user's message as stored: complete from the start.
+fn user_message(
+    id: String,
+    thread_id: &str,
+    content: String,
+    created_at: i64,
+    updated_at: i64,
+) -> MessageView {
+    MessageView {
+        id,
+        thread_id: thread_id.to_owned(),
+        role: Role::User,
+        content,
+        reasoning: None,
+        execution_tree: None,
+        usage: None,
+        status: MessageStatus::Complete,
+        error: None,
+        created_at,
+        updated_at,
     }
 }
 

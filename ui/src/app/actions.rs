@@ -201,11 +201,7 @@ fn start_turn(ctx: Ctx, cmd: &'static str, args: serde_json::Value, prompt: Stri
             ipc::call_streaming(cmd, &args, "onEvent", &channel).await;
         match sent {
             Ok(sent) => {
-                ctx.running.update(|running| {
-                    if !running.contains(&sent.thread_id) {
-                        running.push(sent.thread_id.clone());
-                    }
-                });
+                mark_running(ctx, sent.thread_id.clone());
                 if ctx.generation.get_untracked() == generation && ctx.current_id().is_none() {
                     adopt_new_thread(ctx, sent.thread_id);
                 } else {
@@ -223,6 +219,49 @@ fn start_turn(ctx: Ctx, cmd: &'static str, args: serde_json::Value, prompt: Stri
                 }
                 ctx.say(err.message);
             }
+        }
+    });
+}
+
+/// Answers the open thread's last question again after its answer (`entry_id`)
+/// failed. The new answer takes the failed one's place once the core starts it; if it
+/// cannot, the failed answer stays and the reason is shown.
+pub fn retry(ctx: Ctx, entry_id: String) {
+    let Some(thread_id) = ctx.current_id() else {
+        return;
+    };
+    if ctx.is_running(&thread_id) {
+        return ctx.say("This chat is still answering: wait for it or press Stop.");
+    }
+    let turn = ArcRwSignal::new(TurnView::new());
+    let channel = turn_channel(ctx, turn.clone());
+    let generation = ctx.generation.get_untracked();
+    leptos::task::spawn_local(async move {
+        let args = json!({"threadId": thread_id});
+        match ipc::call_streaming::<Sent>("retry_turn", &args, "onEvent", &channel).await {
+            Ok(sent) => {
+                mark_running(ctx, sent.thread_id);
+                if ctx.generation.get_untracked() != generation {
+                    return;
+                }
+                ctx.entries.update(|entries| {
+                    if let Some(entry) = entries.iter_mut().find(|e| e.id() == entry_id) {
+                        *entry = EntryView::Assistant {
+                            id: local_id("turn"),
+                            turn,
+                        };
+                    }
+                });
+            }
+            Err(err) => ctx.say(err.message),
+        }
+    });
+}
+
+fn mark_running(ctx: Ctx, thread_id: String) {
+    ctx.running.update(|running| {
+        if !running.contains(&thread_id) {
+            running.push(thread_id);
         }
     });
 }

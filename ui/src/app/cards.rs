@@ -307,13 +307,6 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
             .entries
             .with(|entries| entries.last().map(EntryView::id))
             == Some(entry_id.clone());
-        let retry_prompt = ctx.entries.with(|entries| {
-            let at = entries.iter().position(|entry| entry.id() == entry_id)?;
-            entries[..at].iter().rev().find_map(|entry| match entry {
-                EntryView::User { text, .. } => Some(text.clone()),
-                _ => None,
-            })
-        });
         let plan_mode = ctx.current.with(|thread| {
             thread
                 .as_ref()
@@ -326,8 +319,11 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
             {ending.error.map(|message| view! {
                 <div class="notice error" role="alert">
                     <span>{message}</span>
-                    {(is_last).then(|| retry_prompt.clone()).flatten().map(|prompt| view! {
-                        <button on:click=move |_| actions::send(ctx, prompt.clone())>"Retry"</button>
+                    {is_last.then(|| {
+                        let entry_id = entry_id.clone();
+                        view! {
+                            <button on:click=move |_| actions::retry(ctx, entry_id.clone())>"Retry"</button>
+                        }
                     })}
                 </div>
             })}
