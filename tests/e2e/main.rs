@@ -533,6 +533,19 @@ async fn at_200_percent_zoom_the_chat_stays_usable_and_the_zoom_is_kept() {
         "return getComputedStyle(document.querySelector('.sidebar')).display === 'none';",
     )
     .await;
+    // A click beside the chats, on the dimmed thread, closes them too.
+    app.js("document.querySelector('.sidebar-toggle').click();")
+        .await;
+    app.wait_for_js(
+        "return getComputedStyle(document.querySelector('.backdrop')).display === 'block';",
+    )
+    .await;
+    app.js("document.querySelector('.backdrop').click();").await;
+    app.wait_for_js(
+        "return getComputedStyle(document.querySelector('.sidebar')).display === 'none' \
+         && getComputedStyle(document.querySelector('.backdrop')).display === 'none';",
+    )
+    .await;
     app.quit().await;
 
     // The zoom is a setting: the next start has it.

@@ -165,6 +165,8 @@ fn App() -> impl IntoView {
                 Screen::Settings => view! { <sidebar::Sidebar /> <settings::SettingsScreen /> }.into_any(),
                 Screen::Chat => view! { <sidebar::Sidebar /> <thread_view::ChatScreen /> }.into_any(),
             }}
+            // Behind the chats while they cover a narrow window: a click beside them closes them.
+            <div class="backdrop" on:click=move |_| ctx.narrow_sidebar.set(false)></div>
             <Toast />
         </div>
     }
