@@ -129,6 +129,62 @@ impl Sessions {
         let claim = self.claim(&request.thread_id)?;
         Ok(claim.start(engine, request, grants, persistence))
     }
+
+    /// The running turn of a thread.
+    pub fn get(&self, thread_id: &str) -> Option<Arc<LiveTurn>> {
+        self.lock().turns.get(thread_id).cloned()
+    }
+
+    /// The threads with a running turn.
+    pub fn running(&self) -> Vec<String> {
+        let mut threads: Vec<_> = self.lock().turns.keys().cloned().collect();
+        threads.sort();
+        threads
+    }
+
+    /// Stops a thread's turn; its partial answer is kept.
+    pub fn stop(&self, thread_id: &str) -> Result<(), SessionError> {
+        let turn = self
+            .get(thread_id)
+            .ok_or_else(|| SessionError::NotRunning(thread_id.to_owned()))?;
+        turn.control.cancel.cancel();
+        Ok(())
+    }
+
+    /// Answers an approval, whichever turn asked for it.
+    pub fn answer(
+        &self,
+        approval_id: &str,
+        decision: ApprovalDecision,
+    ) -> Result<(), ApprovalError> {
+        let turns: Vec<_> = self.lock().turns.values().cloned().collect();
+        for turn in turns {
+            match turn.control.approvals.answer(approval_id, decision) {
+                Err(ApprovalError::Unknown(_)) => continue,
+                other => return other,
+            }
+        }
+        Err(ApprovalError::Unknown(approval_id.to_owned()))
+    }
+
+    /// Every approval waiting for the user, with its thread.
+    pub fn pending(&self) -> Vec<(String, ToolApprovalRequest)> {
+        let turns: Vec<_> = self.lock().turns.values().cloned().collect();
+        turns
+            .iter()
+            .flat_map(|turn| {
+                turn.control
+                    .approvals
+                    .pending()
+                    .into_iter()
+                    .map(|request| (turn.thread_id.clone(), request))
+            })
+            .collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
+        self.slots.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl Claim {
@@ -196,64 +252,6 @@ impl Drop for Claim {
         if !self.thread_id.is_empty() {
             self.sessions.lock().claimed.remove(&self.thread_id);
         }
-    }
-}
-
-impl Sessions {
-    /// The running turn of a thread.
-    pub fn get(&self, thread_id: &str) -> Option<Arc<LiveTurn>> {
-        self.lock().turns.get(thread_id).cloned()
-    }
-
-    /// The threads with a running turn.
-    pub fn running(&self) -> Vec<String> {
-        let mut threads: Vec<_> = self.lock().turns.keys().cloned().collect();
-        threads.sort();
-        threads
-    }
-
-    /// Stops a thread's turn; its partial answer is kept.
-    pub fn stop(&self, thread_id: &str) -> Result<(), SessionError> {
-        let turn = self
-            .get(thread_id)
-            .ok_or_else(|| SessionError::NotRunning(thread_id.to_owned()))?;
-        turn.control.cancel.cancel();
-        Ok(())
-    }
-
-    /// Answers an approval, whichever turn asked for it.
-    pub fn answer(
-        &self,
-        approval_id: &str,
-        decision: ApprovalDecision,
-    ) -> Result<(), ApprovalError> {
-        let turns: Vec<_> = self.lock().turns.values().cloned().collect();
-        for turn in turns {
-            match turn.control.approvals.answer(approval_id, decision) {
-                Err(ApprovalError::Unknown(_)) => continue,
-                other => return other,
-            }
-        }
-        Err(ApprovalError::Unknown(approval_id.to_owned()))
-    }
-
-    /// Every approval waiting for the user, with its thread.
-    pub fn pending(&self) -> Vec<(String, ToolApprovalRequest)> {
-        let turns: Vec<_> = self.lock().turns.values().cloned().collect();
-        turns
-            .iter()
-            .flat_map(|turn| {
-                turn.control
-                    .approvals
-                    .pending()
-                    .into_iter()
-                    .map(|request| (turn.thread_id.clone(), request))
-            })
-            .collect()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
-        self.slots.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
