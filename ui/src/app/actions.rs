@@ -2,6 +2,8 @@
 //! talks to the core and updates the shared signals; failures become a toast and
 //! lose nothing (an unsent message goes back into the composer).
 
+use std::cell::Cell;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cairn_protocol::desktop::{CommandError, CommandErrorKind, Sent, ThreadDetail};
@@ -101,7 +103,7 @@ pub fn open_thread(ctx: Ctx, thread_id: String) {
 
 /// Streams a command's turn events into `turn`.
 fn follow(ctx: Ctx, cmd: &'static str, args: serde_json::Value, turn: ArcRwSignal<TurnView>) {
-    let channel = turn_channel(ctx, turn);
+    let (channel, _) = turn_channel(ctx, turn);
     leptos::task::spawn_local(async move {
         if let Err(err) = ipc::call_streaming::<bool>(cmd, &args, "onEvent", &channel).await {
             ctx.say(err.message);
@@ -109,22 +111,29 @@ fn follow(ctx: Ctx, cmd: &'static str, args: serde_json::Value, turn: ArcRwSigna
     });
 }
 
-/// A channel that applies a turn's events to `turn` and lets go of it at `done`.
-fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> ipc::Channel {
+/// A channel that applies a turn's events to `turn` and lets go of it at `done`, and
+/// whether `done` came. A quick turn can end before the command that started it
+/// returns (channel messages and the command's answer are not ordered): marking the
+/// thread running after that would leave it "answering" for good.
+fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell<bool>>) {
     let mut target = Some(turn);
-    ipc::channel(move |event: Event| {
+    let done = Rc::new(Cell::new(false));
+    let seen_done = Rc::clone(&done);
+    let channel = ipc::channel(move |event: Event| {
         let Some(turn) = &target else {
             return;
         };
         turn.update(|view| view.apply(&event, now_ms()));
         ctx.stream_tick.update(|tick| *tick += 1);
         if let Event::Done(done) = &event {
+            seen_done.set(true);
             ctx.running
                 .update(|running| running.retain(|id| *id != done.thread_id));
             refresh_threads(ctx);
             target = None;
         }
-    })
+    });
+    (channel, done)
 }
 
 /// What the composer's Send does: a slash command, or a message.
@@ -195,13 +204,15 @@ fn start_turn(ctx: Ctx, cmd: &'static str, args: serde_json::Value, prompt: Stri
         });
     });
     let generation = ctx.generation.get_untracked();
-    let channel = turn_channel(ctx, turn);
+    let (channel, done) = turn_channel(ctx, turn);
     leptos::task::spawn_local(async move {
         let sent: Result<Sent, CommandError> =
             ipc::call_streaming(cmd, &args, "onEvent", &channel).await;
         match sent {
             Ok(sent) => {
-                mark_running(ctx, sent.thread_id.clone());
+                if !done.get() {
+                    mark_running(ctx, sent.thread_id.clone());
+                }
                 if ctx.generation.get_untracked() == generation && ctx.current_id().is_none() {
                     adopt_new_thread(ctx, sent.thread_id);
                 } else {
@@ -234,13 +245,15 @@ pub fn retry(ctx: Ctx, entry_id: String) {
         return ctx.say("This chat is still answering: wait for it or press Stop.");
     }
     let turn = ArcRwSignal::new(TurnView::new());
-    let channel = turn_channel(ctx, turn.clone());
+    let (channel, done) = turn_channel(ctx, turn.clone());
     let generation = ctx.generation.get_untracked();
     leptos::task::spawn_local(async move {
         let args = json!({"threadId": thread_id});
         match ipc::call_streaming::<Sent>("retry_turn", &args, "onEvent", &channel).await {
             Ok(sent) => {
-                mark_running(ctx, sent.thread_id);
+                if !done.get() {
+                    mark_running(ctx, sent.thread_id);
+                }
                 if ctx.generation.get_untracked() != generation {
                     return;
                 }
