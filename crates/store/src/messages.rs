@@ -57,50 +57,22 @@ impl Store {
                 .fetch_one(&mut *tx)
                 .await
                 .map_err(|err| self.err(err))?;
-        let touched = sqlx::query("UPDATE threads SET updated_at = ? WHERE id = ?")
-            .bind(now)
-            .bind(thread_id)
-            .execute(&mut *tx)
-            .await
-            .map_err(|err| self.err(err))?;
-        if touched.rows_affected() == 0 {
+        if !touch_thread(self, &mut tx, thread_id, now).await? {
             return Err(StoreError::NotFound {
                 kind: "thread",
                 id: thread_id.to_owned(),
             });
         }
-        for (id, seq, role, content, status) in [
-            (
-                &user_id,
-                seq + 1,
-                Role::User,
-                prompt,
-                MessageStatus::Complete,
-            ),
-            (
-                &assistant_id,
-                seq + 2,
-                Role::Assistant,
-                "",
-                MessageStatus::Partial,
-            ),
-        ] {
-            sqlx::query(
-                "INSERT INTO messages (id, thread_id, seq, role, content, status, created_at, updated_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(id)
-            .bind(thread_id)
-            .bind(seq)
-            .bind(role.as_str())
-            .bind(content)
-            .bind(status.as_str())
-            .bind(now)
-            .bind(now)
-            .execute(&mut *tx)
-            .await
-            .map_err(|err| self.err(err))?;
-        }
+        let question = NewMessage {
+            id: &user_id,
+            seq: seq + 1,
+            role: Role::User,
+            content: prompt,
+            status: MessageStatus::Complete,
+        };
+        insert_message(self, &mut tx, thread_id, question, now).await?;
+        let answer = NewMessage::opening_answer(&assistant_id, seq + 2);
+        insert_message(self, &mut tx, thread_id, answer, now).await?;
         tx.commit().await.map_err(|err| self.err(err))?;
         Ok(TurnStart {
             user: user_message(user_id, thread_id, prompt.to_owned(), now, now),
@@ -141,26 +113,9 @@ impl Store {
             .execute(&mut *tx)
             .await
             .map_err(|err| self.err(err))?;
-        sqlx::query(
-            "INSERT INTO messages (id, thread_id, seq, role, content, status, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, '', ?, ?, ?)",
-        )
-        .bind(&assistant_id)
-        .bind(thread_id)
-        .bind(failed.seq)
-        .bind(Role::Assistant.as_str())
-        .bind(MessageStatus::Partial.as_str())
-        .bind(now)
-        .bind(now)
-        .execute(&mut *tx)
-        .await
-        .map_err(|err| self.err(err))?;
-        sqlx::query("UPDATE threads SET updated_at = ? WHERE id = ?")
-            .bind(now)
-            .bind(thread_id)
-            .execute(&mut *tx)
-            .await
-            .map_err(|err| self.err(err))?;
+        let answer = NewMessage::opening_answer(&assistant_id, failed.seq);
+        insert_message(self, &mut tx, thread_id, answer, now).await?;
+        touch_thread(self, &mut tx, thread_id, now).await?;
         tx.commit().await.map_err(|err| self.err(err))?;
         let (id, content) = (question.id.clone(), question.content.clone());
         Ok(TurnStart {
@@ -268,12 +223,70 @@ pub(crate) async fn update_assistant(
     .execute(&mut **tx)
     .await
     .map_err(|err| store.err(err))?;
-    sqlx::query("UPDATE threads SET updated_at = ? WHERE id = ?")
+    touch_thread(store, tx, thread_id, now).await?;
+    Ok(())
+}
+
+/// Marks a thread changed at `now`; `false` when there is no such thread.
+async fn touch_thread(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    thread_id: &str,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let touched = sqlx::query("UPDATE threads SET updated_at = ? WHERE id = ?")
         .bind(now)
         .bind(thread_id)
         .execute(&mut **tx)
         .await
         .map_err(|err| store.err(err))?;
+    Ok(touched.rows_affected() > 0)
+}
+
+/// A message row about to be stored.
+struct NewMessage<'a> {
+    id: &'a str,
+    seq: i64,
+    role: Role,
+    content: &'a str,
+    status: MessageStatus,
+}
+
+impl<'a> NewMessage<'a> {
+    /// The empty assistant message a turn fills in as it runs.
+    fn opening_answer(id: &'a str, seq: i64) -> Self {
+        Self {
+            id,
+            seq,
+            role: Role::Assistant,
+            content: "",
+            status: MessageStatus::Partial,
+        }
+    }
+}
+
+async fn insert_message(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    thread_id: &str,
+    message: NewMessage<'_>,
+    now: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO messages (id, thread_id, seq, role, content, status, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(message.id)
+    .bind(thread_id)
+    .bind(message.seq)
+    .bind(message.role.as_str())
+    .bind(message.content)
+    .bind(message.status.as_str())
+    .bind(now)
+    .bind(now)
+    .execute(&mut **tx)
+    .await
+    .map_err(|err| store.err(err))?;
     Ok(())
 }
 
