@@ -210,9 +210,7 @@ fn start_turn(ctx: Ctx, cmd: &'static str, args: serde_json::Value, prompt: Stri
             ipc::call_streaming(cmd, &args, "onEvent", &channel).await;
         match sent {
             Ok(sent) => {
-                if !done.get() {
-                    mark_running(ctx, sent.thread_id.clone());
-                }
+                mark_running(ctx, sent.thread_id.clone(), &done);
                 if ctx.generation.get_untracked() == generation && ctx.current_id().is_none() {
                     adopt_new_thread(ctx, sent.thread_id);
                 } else {
@@ -251,9 +249,7 @@ pub fn retry(ctx: Ctx, entry_id: String) {
         let args = json!({"threadId": thread_id});
         match ipc::call_streaming::<Sent>("retry_turn", &args, "onEvent", &channel).await {
             Ok(sent) => {
-                if !done.get() {
-                    mark_running(ctx, sent.thread_id);
-                }
+                mark_running(ctx, sent.thread_id, &done);
                 if ctx.generation.get_untracked() != generation {
                     return;
                 }
@@ -271,7 +267,12 @@ pub fn retry(ctx: Ctx, entry_id: String) {
     });
 }
 
-fn mark_running(ctx: Ctx, thread_id: String) {
+/// Shows a thread as running once the command that started its turn returned, unless
+/// the turn's `done` already came on its channel.
+fn mark_running(ctx: Ctx, thread_id: String, done: &Cell<bool>) {
+    if done.get() {
+        return;
+    }
     ctx.running.update(|running| {
         if !running.contains(&thread_id) {
             running.push(thread_id);
