@@ -11,6 +11,8 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, RunEvent, WindowEvent};
 
 use crate::desk::{Desk, Overrides, Shell};
+#[cfg(target_os = "linux")]
+use crate::single_instance;
 use crate::{commands, notify, shortcut, tray, window};
 
 /// What every command and handler shares.
@@ -117,11 +119,15 @@ impl Shell for DesktopShell {
 /// Runs the app with its generated context (the embedded UI and the config).
 pub fn run(context: tauri::Context) {
     init_logging();
-    let app = tauri::Builder::default()
-        // First, so a second launch is stopped before it opens anything.
-        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
-            window::summon(app);
-        }))
+    let builder = tauri::Builder::default();
+    // First, so a second launch is stopped before it opens anything.
+    #[cfg(target_os = "linux")]
+    let builder = builder.plugin(single_instance::plugin());
+    #[cfg(not(target_os = "linux"))]
+    let builder = builder.plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
+        window::summon(app);
+    }));
+    let app = builder
         .plugin(tauri_plugin_dialog::init())
         .plugin(shortcut::plugin())
         .manage(AppState::new())

@@ -12,6 +12,8 @@ mod commands;
 mod links;
 mod notify;
 mod shortcut;
+#[cfg(target_os = "linux")]
+mod single_instance;
 mod tray;
 mod window;
 

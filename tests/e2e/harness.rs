@@ -108,6 +108,27 @@ pub fn children_of(parent: u32) -> Vec<u32> {
         .collect()
 }
 
+/// What the app runs with: a home of its own, the test's database and model server.
+pub fn app_env(home: &Home, base_url: &str) -> Vec<(&'static str, std::ffi::OsString)> {
+    let user_home = home.dir.path().join("home");
+    std::fs::create_dir_all(&user_home).expect("a home folder");
+    vec![
+        ("XDG_CONFIG_HOME", user_home.join(".config").into()),
+        ("XDG_DATA_HOME", user_home.join(".local/share").into()),
+        ("HOME", user_home.into()),
+        ("CAIRN_DB", home.db().into()),
+        ("CAIRN_MCP_CONFIG", home.mcp_config().into()),
+        ("CAIRN_BASE_URL", base_url.into()),
+        ("CAIRN_MODEL", "test-model".into()),
+        ("BROWSER", home.browser().into()),
+        // E2E_APP_LOG=debug shows what the app did when a wait times out.
+        (
+            "CAIRN_LOG",
+            std::env::var_os("E2E_APP_LOG").unwrap_or_else(|| "warn".into()),
+        ),
+    ]
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
@@ -122,8 +143,6 @@ impl App {
         // thirtyfour's HTTP client needs rustls' crypto provider installed.
         drop(cairn_providers::http::client_builder());
         let (port, native_port) = (free_port(), free_port());
-        let user_home = home.dir.path().join("home");
-        std::fs::create_dir_all(&user_home).expect("a home folder");
         let tauri_driver = Command::new("tauri-driver")
             .args([
                 "--port",
@@ -131,19 +150,7 @@ impl App {
                 "--native-port",
                 &native_port.to_string(),
             ])
-            .env("HOME", &user_home)
-            .env("XDG_CONFIG_HOME", user_home.join(".config"))
-            .env("XDG_DATA_HOME", user_home.join(".local/share"))
-            .env("CAIRN_DB", home.db())
-            .env("CAIRN_MCP_CONFIG", home.mcp_config())
-            .env("CAIRN_BASE_URL", base_url)
-            .env("CAIRN_MODEL", "test-model")
-            .env("BROWSER", home.browser())
-            // E2E_APP_LOG=debug shows what the app did when a wait times out.
-            .env(
-                "CAIRN_LOG",
-                std::env::var("E2E_APP_LOG").unwrap_or_else(|_| "warn".into()),
-            )
+            .envs(app_env(home, base_url))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
@@ -162,6 +169,29 @@ impl App {
         // The session starts before the wasm app mounts.
         app.wait_for(".composer-input").await;
         app
+    }
+
+    /// Starts the app binary again over the same home, as a user launching it a second
+    /// time would, and waits for that launch to end.
+    pub async fn launch_again(home: &Home, base_url: &str) -> std::process::ExitStatus {
+        let mut second = Command::new(APP)
+            .envs(app_env(home, base_url))
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the app binary starts");
+        let start = Instant::now();
+        loop {
+            if let Some(status) = second.try_wait().expect("the second launch's status") {
+                return status;
+            }
+            if start.elapsed() > PATIENCE {
+                let _ = second.kill();
+                let _ = second.wait();
+                panic!("a second launch kept running beside the first");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     pub async fn quit(self) {
@@ -402,7 +432,7 @@ fn kill_strays() {
     }
 }
 
-/// The bus name the single-instance plugin holds (the app's identifier + suffix).
+/// The bus name the first instance holds (the app's identifier + suffix).
 const SINGLE_INSTANCE_NAME: &str = "dev.cairn.desktop.SingleInstance";
 
 /// A killed app's bus name goes when the bus daemon notices, which a busy machine can

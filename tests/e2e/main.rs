@@ -334,6 +334,36 @@ async fn the_summon_shortcut_brings_back_the_composer() {
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_second_launch_brings_the_first_forward_and_ends() {
+    let server = FakeServer::start().await;
+    server.push(CHAT, Reply::sse(sse::text(&["Yes."])));
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Still here?").await;
+    app.wait_for_text(".thread-title", "Still here?").await;
+    app.click(".search").await;
+    app.wait_for_js("return document.activeElement.classList.contains('search');")
+        .await;
+    app.unfocus_window().await;
+
+    let status = App::launch_again(&home, &server.url()).await;
+    assert!(status.success(), "the second launch ended with {status}");
+    app.wait_for_js("return document.activeElement.classList.contains('composer-input');")
+        .await;
+    assert!(
+        session::app_has_focus(),
+        "the first window came to the front"
+    );
+    let exe = std::path::Path::new(harness::APP).canonicalize().unwrap();
+    let apps = harness::processes_running(&exe);
+    assert_eq!(apps.len(), 1, "one app runs: {apps:?}");
+    // The first instance is the one the user had: its chat is still open.
+    app.wait_for_text(".thread-title", "Still here?").await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn at_the_smallest_window_size_everything_stays_reachable() {
     let server = FakeServer::start().await;
     server.push(
