@@ -24,6 +24,7 @@ mod harness;
 #[path = "../tests/e2e/session.rs"]
 mod session;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -67,30 +68,71 @@ async fn main() {
         list(&renders)
     );
 
-    let env = app_env(&home, &server.url());
+    let env = harness::app_env(&home, &server.url());
     let Some(baseline) = std::env::var_os("CAIRN_BASELINE_APP") else {
         let cairn = idle_pss(Path::new(APP), &env);
         println!(
             "idle PSS, app + WebKit: Cairn {:.0} MiB (set CAIRN_BASELINE_APP to compare \
              with an empty window)",
-            cairn / 1024.0
+            cairn.kib / 1024.0
         );
         return;
     };
-    // Shared pages are split among the processes that map them, so the two apps take
-    // turns, each measured with the same neighbours.
-    let (mut cairn, mut empty) = (Vec::new(), Vec::new());
+    idle_memory(Path::new(&baseline), &env);
+}
+
+/// Idle memory against the yardstick. Cairn chooses how WebKit paints
+/// (src-tauri/rendering.rs), so the yardstick is measured painting the same way; both
+/// are also measured on WebKit's GPU path, its default. Shared pages are split among
+/// the processes that map them, so the apps take turns, each with the same neighbours.
+fn idle_memory(baseline: &Path, env: &[(&'static str, OsString)]) {
+    let gpu_path: Vec<_> = env
+        .iter()
+        .cloned()
+        .chain([(CPU_RENDERING, OsString::from("0"))])
+        .collect();
+    let (mut shipped, mut empty_same, mut cairn_gpu, mut empty_gpu) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut cpu_rendering = false;
     for _ in 0..5 {
-        cairn.push(idle_pss(Path::new(APP), &env));
-        empty.push(idle_pss(Path::new(&baseline), &env));
+        let cairn = idle_pss(Path::new(APP), env);
+        cpu_rendering = cairn.cpu_rendering;
+        shipped.push(cairn.kib);
+        let same: Vec<_> = env
+            .iter()
+            .cloned()
+            .chain(cpu_rendering.then(|| (CPU_RENDERING, OsString::from("1"))))
+            .collect();
+        empty_same.push(idle_pss(baseline, &same).kib);
+        cairn_gpu.push(idle_pss(Path::new(APP), &gpu_path).kib);
+        empty_gpu.push(idle_pss(baseline, &gpu_path).kib);
     }
-    let (cairn, empty) = (median(cairn), median(empty));
+    let mib = |samples: Vec<f64>| median(samples) / 1024.0;
+    let (shipped, empty_same, cairn_gpu, empty_gpu) = (
+        mib(shipped),
+        mib(empty_same),
+        mib(cairn_gpu),
+        mib(empty_gpu),
+    );
+    let painting = if cpu_rendering {
+        "on the CPU"
+    } else {
+        "on the GPU"
+    };
     println!(
-        "idle PSS, app + WebKit: Cairn {:.0} MiB, empty Tauri + Leptos window {:.0} MiB, \
+        "idle PSS, app + WebKit, both painting as Cairn does here ({painting}): Cairn \
+         {shipped:.0} MiB, empty Tauri + Leptos window {empty_same:.0} MiB, ratio {:.2}×",
+        shipped / empty_same
+    );
+    println!(
+        "idle PSS, both on WebKit's GPU path: Cairn {cairn_gpu:.0} MiB, empty window \
+         {empty_gpu:.0} MiB, ratio {:.2}×",
+        cairn_gpu / empty_gpu
+    );
+    println!(
+        "idle PSS, Cairn as it runs here against the empty window as WebKit sets it up: \
          ratio {:.2}×",
-        cairn / 1024.0,
-        empty / 1024.0,
-        cairn / empty
+        shipped / empty_gpu
     );
 }
 
@@ -155,36 +197,42 @@ async fn render_big_thread(home: &Home, base_url: &str) -> Vec<f64> {
     samples
 }
 
-/// The PSS (KiB) of `program` and every process under it, after 10 s of idling.
-fn idle_pss(program: &Path, env: &[(String, PathBuf)]) -> f64 {
+/// WebKitGTK's switch to Skia's CPU rasterizer (see src-tauri/rendering.rs).
+const CPU_RENDERING: &str = "WEBKIT_SKIA_ENABLE_CPU_RENDERING";
+
+/// One idle launch.
+struct Idle {
+    /// The PSS (KiB) of the program and every process under it.
+    kib: f64,
+    /// Whether its web process was started with CPU rendering on.
+    cpu_rendering: bool,
+}
+
+/// Launches `program` and measures it after 10 s of idling.
+fn idle_pss(program: &Path, env: &[(&'static str, OsString)]) -> Idle {
     let mut child = Command::new(program)
-        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env_remove(CPU_RENDERING)
+        .envs(env.iter().cloned())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("the app starts");
     std::thread::sleep(Duration::from_secs(10));
-    let pss = tree_of(child.id())
-        .iter()
-        .map(|pid| pss_kib(*pid))
-        .sum::<u64>();
+    let tree = tree_of(child.id());
+    let kib = tree.iter().map(|pid| pss_kib(*pid)).sum::<u64>() as f64;
+    let cpu_rendering = tree.iter().any(|pid| {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        comm.starts_with("WebKitWebProces")
+            && environ
+                .split(|byte| *byte == 0)
+                .any(|var| var.starts_with(CPU_RENDERING.as_bytes()) && !var.ends_with(b"=0"))
+    });
     let _ = child.kill();
     let _ = child.wait();
     // WebKit's helpers outlive a killed parent for a moment.
     std::thread::sleep(Duration::from_secs(1));
-    pss as f64
-}
-
-fn app_env(home: &Home, base_url: &str) -> Vec<(String, PathBuf)> {
-    let user_home = home.dir.path().join("home");
-    vec![
-        ("HOME".into(), user_home.clone()),
-        ("XDG_CONFIG_HOME".into(), user_home.join(".config")),
-        ("XDG_DATA_HOME".into(), user_home.join(".local/share")),
-        ("CAIRN_DB".into(), home.db()),
-        ("CAIRN_BASE_URL".into(), base_url.into()),
-        ("CAIRN_MODEL".into(), "test-model".into()),
-    ]
+    Idle { kib, cpu_rendering }
 }
 
 /// `pid` and all its descendants.

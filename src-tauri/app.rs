@@ -116,8 +116,11 @@ impl Shell for DesktopShell {
     }
 }
 
-/// Runs the app with its generated context (the embedded UI and the config).
+/// Runs the app with its generated context (the embedded UI and the config). Call it
+/// first in `main`: it sets up the environment the web processes inherit while the
+/// process still has one thread.
 pub fn run(context: tauri::Context) {
+    crate::rendering::prefer_cpu_without_gpu();
     init_logging();
     let builder = tauri::Builder::default();
     // First, so a second launch is stopped before it opens anything.

@@ -11,6 +11,7 @@ mod app;
 mod commands;
 mod links;
 mod notify;
+mod rendering;
 mod shortcut;
 #[cfg(target_os = "linux")]
 mod single_instance;
