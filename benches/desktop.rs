@@ -9,7 +9,8 @@
 //!   in the sidebar to the frame after all 500 cards are in the page;
 //! - idle memory: the PSS of the app and its WebKit processes, 10 s after launch,
 //!   against the same figure for an empty Tauri + Leptos window
-//!   (`bench/empty-window`, path in `CAIRN_BASELINE_APP`).
+//!   (`bench/empty-window`, path in `CAIRN_BASELINE_APP`) painting the way Cairn
+//!   paints on this machine; both on WebKit's GPU path as well.
 
 #![allow(
     clippy::unwrap_used,

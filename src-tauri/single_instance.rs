@@ -3,8 +3,8 @@
 //! running turns and window stay where they are.
 //!
 //! This rides on the GDBus connection GTK already holds: the single-instance plugin
-//! opened a second connection through zbus, with its own executor threads and half a
-//! megabyte of code in the binary (README "Benchmarks → The desktop app").
+//! opened a second connection through zbus, with its own executor threads and 0.8 MB
+//! of code in the binary (README "Benchmarks → The desktop app").
 
 use gio::glib::{self, ToVariant};
 use gio::{BusType, DBusCallFlags, DBusConnection, DBusNodeInfo};
