@@ -11,14 +11,17 @@ const OPENABLE: [&str; 3] = ["http", "https", "mailto"];
 
 /// Checks `url` and hands it to the system's opener (`xdg-open`, `open`).
 pub fn open(url: &str) -> Result<(), CommandError> {
+    open_with(opener(), url)
+}
+
+fn open_with(mut opener: Command, url: &str) -> Result<(), CommandError> {
     let url = openable(url)?;
-    let mut opener = opener();
     let child = opener.arg(url).spawn().map_err(|err| CommandError {
         message: format!(
             "the link could not be opened: {} failed ({err})",
             opener.get_program().to_string_lossy()
         ),
-        kind: CommandErrorKind::Invalid,
+        kind: CommandErrorKind::System,
     })?;
     // The opener hands the link over and exits: reap it off the caller's thread.
     std::thread::spawn(move || {
@@ -68,7 +71,30 @@ fn opener() -> Command {
 
 #[cfg(test)]
 mod tests {
-    use super::openable;
+    use std::process::Command;
+
+    use cairn_protocol::desktop::CommandErrorKind;
+
+    use super::{open_with, openable};
+
+    #[test]
+    fn a_missing_opener_is_the_systems_failure_named() {
+        let err =
+            open_with(Command::new("/nonexistent/xdg-open"), "https://example.com").unwrap_err();
+        assert_eq!(err.kind, CommandErrorKind::System);
+        assert!(
+            err.message.contains("/nonexistent/xdg-open"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn a_refused_link_never_reaches_the_opener() {
+        let err =
+            open_with(Command::new("/nonexistent/xdg-open"), "file:///etc/passwd").unwrap_err();
+        assert_eq!(err.kind, CommandErrorKind::Invalid);
+    }
 
     #[test]
     fn web_and_mail_links_are_opened_and_nothing_else() {

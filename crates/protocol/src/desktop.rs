@@ -196,4 +196,7 @@ pub enum CommandErrorKind {
     Keychain,
     /// The database could not be read or written.
     Storage,
+    /// A program of the system Cairn hands work to (`xdg-open` for links) is missing
+    /// or failed.
+    System,
 }

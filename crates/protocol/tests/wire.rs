@@ -300,3 +300,29 @@ fn only_a_run_subtask_start_has_a_subtask_title() {
         None
     );
 }
+
+#[test]
+fn every_command_error_kind_has_its_wire_name() {
+    use cairn_protocol::desktop::{CommandError, CommandErrorKind as Kind};
+    for (kind, name) in [
+        (Kind::Invalid, "invalid"),
+        (Kind::NotFound, "not_found"),
+        (Kind::Busy, "busy"),
+        (Kind::NoModel, "no_model"),
+        (Kind::Provider, "provider"),
+        (Kind::Keychain, "keychain"),
+        (Kind::Storage, "storage"),
+        (Kind::System, "system"),
+    ] {
+        let error = CommandError {
+            message: "m".into(),
+            kind,
+        };
+        let encoded = serde_json::to_value(&error).unwrap();
+        assert_eq!(encoded, json!({"message": "m", "kind": name}));
+        assert_eq!(
+            serde_json::from_value::<CommandError>(encoded).unwrap(),
+            error
+        );
+    }
+}
