@@ -22,6 +22,8 @@ pub struct AppState {
     shell: Mutex<ShellLink>,
     /// Why the summon shortcut is not registered, if it is not.
     pub shortcut_problem: Mutex<Option<String>>,
+    /// Why closing the window cannot hide it to the tray, if it cannot.
+    pub tray_problem: Mutex<Option<String>>,
     /// Set when the user confirmed Quit, so the exit is not asked about twice.
     pub quitting: std::sync::atomic::AtomicBool,
 }
@@ -32,6 +34,7 @@ impl AppState {
             desk: OnceLock::new(),
             shell: Mutex::default(),
             shortcut_problem: Mutex::default(),
+            tray_problem: Mutex::default(),
             quitting: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -52,6 +55,15 @@ impl AppState {
             send(&channel, event);
         }
         link.channel = Some(channel);
+    }
+
+    /// Whether a webview listens for [`ShellEvent`]s.
+    pub fn is_listening(&self) -> bool {
+        self.shell
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .channel
+            .is_some()
     }
 
     /// Tells the webview something. Before a webview listens, notices wait for it
@@ -144,6 +156,10 @@ pub fn run(context: tauri::Context) {
                 return Err("the app was set up twice".into());
             }
             tray::create(&handle)?;
+            *state
+                .tray_problem
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = crate::tray_host::problem();
             shortcut::register(&handle, None, &settings.summon_shortcut);
             window::restore(&handle, &desk);
             window::apply_zoom(&handle, settings.zoom_percent);
@@ -220,5 +236,6 @@ fn init_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }

@@ -2,41 +2,9 @@
 //! (listed here, granted in capabilities/), so the webview can call only those.
 
 fn main() {
-    let commands = &[
-        "ui_ready",
-        "send_message",
-        "attach",
-        "stop_turn",
-        "answer_approval",
-        "pending_approvals",
-        "running_turns",
-        "list_threads",
-        "search_threads",
-        "load_thread",
-        "rename_thread",
-        "delete_thread",
-        "export_thread",
-        "set_mode",
-        "pick_workspace",
-        "check_workspace",
-        "set_workspace",
-        "get_settings",
-        "save_settings",
-        "set_zoom",
-        "open_link",
-        "retry_turn",
-        "detect_providers",
-        "list_models",
-        "pull_model",
-        "set_api_key",
-        "delete_api_key",
-        "has_api_key",
-        "list_rules",
-        "add_rule",
-        "remove_rule",
-        "list_tools",
-        "run_plan",
-    ];
+    // Every command defined for the webview gets its permission; the capability in
+    // capabilities/ grants them (a test holds the two together).
+    let commands = cairn_protocol::desktop::commands::ALL;
     // The built UI is embedded: a new build of it must rebuild the app.
     println!("cargo:rerun-if-changed=ui/dist");
     ensure_ui_dist();

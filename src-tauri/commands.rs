@@ -2,15 +2,17 @@
 //! `src-tauri/capabilities/` grants exactly these). Each one is a thin adapter: the
 //! logic and the input checks live in [`crate::desk`].
 //!
-//! All are async so none runs on the event loop's thread.
+//! Each handler takes its command's definition from `cairn_protocol::desktop::commands`
+//! as its arguments and returns its reply. All are async so none runs on the event
+//! loop's thread, but `quit_app`, which must.
 
 use std::sync::{Arc, PoisonError};
 
+use cairn_protocol::Event;
+use cairn_protocol::desktop::commands::*;
 use cairn_protocol::desktop::{
-    CommandError, CommandErrorKind, DetectedServer, NewThreadOptions, PendingApproval, PullStep,
-    RuleInfo, Sent, Settings, SettingsSaved, ShellEvent, Startup, ThreadDetail, ToolInfo,
+    CommandError, CommandErrorKind, PullStep, SettingsSaved, ShellEvent, Startup,
 };
-use cairn_protocol::{ApprovalDecision, Event, PermissionMode, SearchHit, ThreadInfo};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
@@ -24,42 +26,59 @@ type Reply<T> = Result<T, CommandError>;
 /// The first page of the sidebar.
 const FIRST_PAGE: u32 = 100;
 
-pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
-    tauri::generate_handler![
-        ui_ready,
-        send_message,
-        attach,
-        stop_turn,
-        answer_approval,
-        pending_approvals,
-        running_turns,
-        list_threads,
-        search_threads,
-        load_thread,
-        rename_thread,
-        delete_thread,
-        export_thread,
-        set_mode,
-        pick_workspace,
-        check_workspace,
-        set_workspace,
-        get_settings,
-        save_settings,
-        set_zoom,
-        open_link,
-        retry_turn,
-        detect_providers,
-        list_models,
-        pull_model,
-        set_api_key,
-        delete_api_key,
-        has_api_key,
-        list_rules,
-        add_rule,
-        remove_rule,
-        list_tools,
-        run_plan,
-    ]
+/// Registers every handler, and lists each with the command it claims to be (a test
+/// holds the two to the definitions in `cairn_protocol::desktop::commands`).
+macro_rules! registered {
+    ($($handler:ident => $command:ty),* $(,)?) => {
+        pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
+            tauri::generate_handler![$($handler),*]
+        }
+
+        /// `(handler, the name its command is defined under)`, for every handler.
+        #[cfg(test)]
+        pub const REGISTERED: &[(&str, &str)] =
+            &[$((stringify!($handler), <$command as Command>::NAME)),*];
+    };
+}
+
+registered! {
+    ui_ready => UiReady,
+    send_message => SendMessage,
+    attach => Attach,
+    stop_turn => StopTurn,
+    answer_approval => AnswerApproval,
+    pending_approvals => PendingApprovals,
+    running_turns => RunningTurns,
+    list_threads => ListThreads,
+    search_threads => SearchThreads,
+    load_thread => LoadThread,
+    rename_thread => RenameThread,
+    delete_thread => DeleteThread,
+    export_thread => ExportThread,
+    set_mode => SetMode,
+    pick_workspace => PickWorkspace,
+    check_workspace => CheckWorkspace,
+    set_workspace => SetWorkspace,
+    get_settings => GetSettings,
+    save_settings => SaveSettings,
+    set_zoom => SetZoom,
+    open_link => OpenLink,
+    detect_providers => DetectProviders,
+    list_models => ListModels,
+    check_server => CheckServer,
+    pull_model => PullModel,
+    set_api_key => SetApiKey,
+    delete_api_key => DeleteApiKey,
+    has_api_key => HasApiKey,
+    list_rules => ListRules,
+    add_rule => AddRule,
+    remove_rule => RemoveRule,
+    list_tools => ListTools,
+    list_mcp_servers => ListMcpServers,
+    set_mcp_server => SetMcpServer,
+    run_plan => RunPlan,
+    quit_app => QuitApp,
+    retry_turn => RetryTurn,
 }
 
 fn desk(state: &State<'_, AppState>) -> Reply<Arc<Desk>> {
@@ -79,12 +98,22 @@ fn stream_to(channel: Channel<Event>, live: &cairn_core::LiveTurn) {
 /// The webview started: it gets everything it needs to draw, and a channel for
 /// what the shell has to tell it later.
 #[tauri::command]
-async fn ui_ready(state: State<'_, AppState>, on_shell: Channel<ShellEvent>) -> Reply<Startup> {
+async fn ui_ready(
+    state: State<'_, AppState>,
+    args: UiReady,
+    on_shell: Channel<ShellEvent>,
+) -> Reply<<UiReady as Command>::Reply> {
+    let UiReady {} = args;
     let desk = desk(&state)?;
     state.set_shell_channel(on_shell);
     let threads = desk.list_threads(0, FIRST_PAGE).await.map_err(fail)?;
     let shortcut_problem = state
         .shortcut_problem
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let tray_problem = state
+        .tray_problem
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
@@ -95,18 +124,24 @@ async fn ui_ready(state: State<'_, AppState>, on_shell: Channel<ShellEvent>) -> 
         running: desk.running(),
         pending: desk.pending_approvals(),
         shortcut_problem,
+        tray_problem,
+        last_workspace: desk.last_workspace().await.map_err(fail)?,
+        env_overrides: desk.env_overrides(),
     })
 }
 
 #[tauri::command]
 async fn send_message(
     state: State<'_, AppState>,
-    thread_id: Option<String>,
-    prompt: String,
-    options: Option<NewThreadOptions>,
-    model: Option<String>,
+    args: SendMessage,
     on_event: Channel<Event>,
-) -> Reply<Sent> {
+) -> Reply<<SendMessage as Command>::Reply> {
+    let SendMessage {
+        thread_id,
+        prompt,
+        options,
+        model,
+    } = args;
     let desk = desk(&state)?;
     let live = desk
         .send_message(
@@ -125,9 +160,10 @@ async fn send_message(
 #[tauri::command]
 async fn attach(
     state: State<'_, AppState>,
-    thread_id: String,
+    args: Attach,
     on_event: Channel<Event>,
-) -> Reply<bool> {
+) -> Reply<<Attach as Command>::Reply> {
+    let Attach { thread_id } = args;
     let desk = desk(&state)?;
     Ok(match desk.live_turn(&thread_id) {
         Some(live) => {
@@ -139,16 +175,23 @@ async fn attach(
 }
 
 #[tauri::command]
-async fn stop_turn(state: State<'_, AppState>, thread_id: String) -> Reply<()> {
+async fn stop_turn(
+    state: State<'_, AppState>,
+    args: StopTurn,
+) -> Reply<<StopTurn as Command>::Reply> {
+    let StopTurn { thread_id } = args;
     desk(&state)?.stop_turn(&thread_id).map_err(fail)
 }
 
 #[tauri::command]
 async fn answer_approval(
     state: State<'_, AppState>,
-    approval_id: String,
-    decision: ApprovalDecision,
-) -> Reply<()> {
+    args: AnswerApproval,
+) -> Reply<<AnswerApproval as Command>::Reply> {
+    let AnswerApproval {
+        approval_id,
+        decision,
+    } = args;
     let desk = desk(&state)?;
     desk.answer_approval(&approval_id, decision).map_err(fail)?;
     state.tell(ShellEvent::Pending {
@@ -158,21 +201,29 @@ async fn answer_approval(
 }
 
 #[tauri::command]
-async fn pending_approvals(state: State<'_, AppState>) -> Reply<Vec<PendingApproval>> {
+async fn pending_approvals(
+    state: State<'_, AppState>,
+    args: PendingApprovals,
+) -> Reply<<PendingApprovals as Command>::Reply> {
+    let PendingApprovals {} = args;
     Ok(desk(&state)?.pending_approvals())
 }
 
 #[tauri::command]
-async fn running_turns(state: State<'_, AppState>) -> Reply<Vec<String>> {
+async fn running_turns(
+    state: State<'_, AppState>,
+    args: RunningTurns,
+) -> Reply<<RunningTurns as Command>::Reply> {
+    let RunningTurns {} = args;
     Ok(desk(&state)?.running())
 }
 
 #[tauri::command]
 async fn list_threads(
     state: State<'_, AppState>,
-    offset: Option<u32>,
-    limit: Option<u32>,
-) -> Reply<Vec<ThreadInfo>> {
+    args: ListThreads,
+) -> Reply<<ListThreads as Command>::Reply> {
+    let ListThreads { offset, limit } = args;
     desk(&state)?
         .list_threads(offset.unwrap_or(0), limit.unwrap_or(FIRST_PAGE))
         .await
@@ -180,21 +231,29 @@ async fn list_threads(
 }
 
 #[tauri::command]
-async fn search_threads(state: State<'_, AppState>, query: String) -> Reply<Vec<SearchHit>> {
+async fn search_threads(
+    state: State<'_, AppState>,
+    args: SearchThreads,
+) -> Reply<<SearchThreads as Command>::Reply> {
+    let SearchThreads { query } = args;
     desk(&state)?.search_threads(&query).await.map_err(fail)
 }
 
 #[tauri::command]
-async fn load_thread(state: State<'_, AppState>, thread_id: String) -> Reply<ThreadDetail> {
+async fn load_thread(
+    state: State<'_, AppState>,
+    args: LoadThread,
+) -> Reply<<LoadThread as Command>::Reply> {
+    let LoadThread { thread_id } = args;
     desk(&state)?.load_thread(&thread_id).await.map_err(fail)
 }
 
 #[tauri::command]
 async fn rename_thread(
     state: State<'_, AppState>,
-    thread_id: String,
-    title: String,
-) -> Reply<ThreadInfo> {
+    args: RenameThread,
+) -> Reply<<RenameThread as Command>::Reply> {
+    let RenameThread { thread_id, title } = args;
     desk(&state)?
         .rename_thread(&thread_id, &title)
         .await
@@ -202,7 +261,11 @@ async fn rename_thread(
 }
 
 #[tauri::command]
-async fn delete_thread(state: State<'_, AppState>, thread_id: String) -> Reply<()> {
+async fn delete_thread(
+    state: State<'_, AppState>,
+    args: DeleteThread,
+) -> Reply<<DeleteThread as Command>::Reply> {
+    let DeleteThread { thread_id } = args;
     desk(&state)?.delete_thread(&thread_id).await.map_err(fail)
 }
 
@@ -211,11 +274,11 @@ async fn delete_thread(state: State<'_, AppState>, thread_id: String) -> Reply<(
 async fn export_thread(
     app: AppHandle,
     state: State<'_, AppState>,
-    thread_id: String,
-    format: String,
-) -> Reply<Option<String>> {
+    args: ExportThread,
+) -> Reply<<ExportThread as Command>::Reply> {
+    let ExportThread { thread_id, format } = args;
     let export = desk(&state)?
-        .export_thread(&thread_id, &format)
+        .export_thread(&thread_id, format)
         .await
         .map_err(fail)?;
     let (sender, receiver) = tokio::sync::oneshot::channel();
@@ -239,17 +302,18 @@ async fn export_thread(
 }
 
 #[tauri::command]
-async fn set_mode(
-    state: State<'_, AppState>,
-    thread_id: String,
-    mode: PermissionMode,
-) -> Reply<ThreadInfo> {
+async fn set_mode(state: State<'_, AppState>, args: SetMode) -> Reply<<SetMode as Command>::Reply> {
+    let SetMode { thread_id, mode } = args;
     desk(&state)?.set_mode(&thread_id, mode).await.map_err(fail)
 }
 
 /// The system's folder picker. `None` if the user cancelled.
 #[tauri::command]
-async fn pick_workspace(app: AppHandle) -> Reply<Option<String>> {
+async fn pick_workspace(
+    app: AppHandle,
+    args: PickWorkspace,
+) -> Reply<<PickWorkspace as Command>::Reply> {
+    let PickWorkspace {} = args;
     let (sender, receiver) = tokio::sync::oneshot::channel();
     app.dialog()
         .file()
@@ -268,7 +332,8 @@ async fn pick_workspace(app: AppHandle) -> Reply<Option<String>> {
 
 /// Whether a folder can be a workspace (for a chat not started yet).
 #[tauri::command]
-async fn check_workspace(folder: String) -> Reply<String> {
+async fn check_workspace(args: CheckWorkspace) -> Reply<<CheckWorkspace as Command>::Reply> {
+    let CheckWorkspace { folder } = args;
     desk::check_workspace(&folder).map_err(fail)
 }
 
@@ -276,9 +341,9 @@ async fn check_workspace(folder: String) -> Reply<String> {
 #[tauri::command]
 async fn set_workspace(
     state: State<'_, AppState>,
-    thread_id: String,
-    folder: Option<String>,
-) -> Reply<ThreadInfo> {
+    args: SetWorkspace,
+) -> Reply<<SetWorkspace as Command>::Reply> {
+    let SetWorkspace { thread_id, folder } = args;
     desk(&state)?
         .set_workspace(&thread_id, folder.as_deref())
         .await
@@ -286,7 +351,11 @@ async fn set_workspace(
 }
 
 #[tauri::command]
-async fn get_settings(state: State<'_, AppState>) -> Reply<Settings> {
+async fn get_settings(
+    state: State<'_, AppState>,
+    args: GetSettings,
+) -> Reply<<GetSettings as Command>::Reply> {
+    let GetSettings {} = args;
     Ok(desk(&state)?.settings())
 }
 
@@ -295,8 +364,9 @@ async fn get_settings(state: State<'_, AppState>) -> Reply<Settings> {
 async fn save_settings(
     app: AppHandle,
     state: State<'_, AppState>,
-    settings: Settings,
-) -> Reply<SettingsSaved> {
+    args: SaveSettings,
+) -> Reply<<SaveSettings as Command>::Reply> {
+    let SaveSettings { settings } = args;
     let desk = desk(&state)?;
     shortcut::parse(settings.summon_shortcut.trim()).map_err(invalid)?;
     let old = desk.settings().summon_shortcut;
@@ -318,7 +388,12 @@ async fn save_settings(
 
 /// Sets and keeps the page zoom; returns the zoom now in effect.
 #[tauri::command]
-async fn set_zoom(app: AppHandle, state: State<'_, AppState>, percent: u16) -> Reply<u16> {
+async fn set_zoom(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    args: SetZoom,
+) -> Reply<<SetZoom as Command>::Reply> {
+    let SetZoom { percent } = args;
     let settings = desk(&state)?.set_zoom(percent).await.map_err(fail)?;
     window::apply_zoom(&app, settings.zoom_percent);
     Ok(settings.zoom_percent)
@@ -326,12 +401,17 @@ async fn set_zoom(app: AppHandle, state: State<'_, AppState>, percent: u16) -> R
 
 /// Opens a link from an answer in the user's browser or mail client.
 #[tauri::command]
-fn open_link(url: String) -> Reply<()> {
-    crate::links::open(&url)
+async fn open_link(args: OpenLink) -> Reply<<OpenLink as Command>::Reply> {
+    let OpenLink { url } = args;
+    crate::links::open(&url).await
 }
 
 #[tauri::command]
-async fn detect_providers(state: State<'_, AppState>) -> Reply<Vec<DetectedServer>> {
+async fn detect_providers(
+    state: State<'_, AppState>,
+    args: DetectProviders,
+) -> Reply<<DetectProviders as Command>::Reply> {
+    let DetectProviders {} = args;
     Ok(desk(&state)?.detect_servers().await)
 }
 
@@ -339,11 +419,22 @@ async fn detect_providers(state: State<'_, AppState>) -> Reply<Vec<DetectedServe
 #[tauri::command]
 async fn list_models(
     state: State<'_, AppState>,
-    dialect: Option<String>,
-    base_url: Option<String>,
-) -> Reply<Vec<String>> {
+    args: ListModels,
+) -> Reply<<ListModels as Command>::Reply> {
+    let ListModels { dialect, base_url } = args;
     let server = dialect.zip(base_url);
     desk(&state)?.list_models(server).await.map_err(fail)
+}
+
+/// Whether a server answers, what it offers, and a hint when its address looks like
+/// the other dialect.
+#[tauri::command]
+async fn check_server(
+    state: State<'_, AppState>,
+    args: CheckServer,
+) -> Reply<<CheckServer as Command>::Reply> {
+    let CheckServer { dialect, base_url } = args;
+    Ok(desk(&state)?.check_server(dialect, &base_url).await)
 }
 
 /// Downloads a model; progress arrives on `on_progress`, the last step says how
@@ -351,9 +442,10 @@ async fn list_models(
 #[tauri::command]
 async fn pull_model(
     state: State<'_, AppState>,
-    model: String,
+    args: PullModel,
     on_progress: Channel<PullStep>,
-) -> Reply<()> {
+) -> Reply<<PullModel as Command>::Reply> {
+    let PullModel { model } = args;
     let desk = desk(&state)?;
     desk.pull_model(&model, |step| {
         let _ = on_progress.send(step);
@@ -363,19 +455,31 @@ async fn pull_model(
 }
 
 #[tauri::command]
-async fn set_api_key(state: State<'_, AppState>, base_url: String, key: String) -> Reply<()> {
+async fn set_api_key(
+    state: State<'_, AppState>,
+    args: SetApiKey,
+) -> Reply<<SetApiKey as Command>::Reply> {
+    let SetApiKey { base_url, key } = args;
     let desk = desk(&state)?;
     keychain(move || desk.set_api_key(&base_url, &key)).await
 }
 
 #[tauri::command]
-async fn delete_api_key(state: State<'_, AppState>, base_url: String) -> Reply<bool> {
+async fn delete_api_key(
+    state: State<'_, AppState>,
+    args: DeleteApiKey,
+) -> Reply<<DeleteApiKey as Command>::Reply> {
+    let DeleteApiKey { base_url } = args;
     let desk = desk(&state)?;
     keychain(move || desk.delete_api_key(&base_url)).await
 }
 
 #[tauri::command]
-async fn has_api_key(state: State<'_, AppState>, base_url: String) -> Reply<bool> {
+async fn has_api_key(
+    state: State<'_, AppState>,
+    args: HasApiKey,
+) -> Reply<<HasApiKey as Command>::Reply> {
+    let HasApiKey { base_url } = args;
     let desk = desk(&state)?;
     keychain(move || desk.has_api_key(&base_url)).await
 }
@@ -392,24 +496,70 @@ async fn keychain<T: Send + 'static>(
 }
 
 #[tauri::command]
-async fn list_rules(state: State<'_, AppState>) -> Reply<Vec<RuleInfo>> {
+async fn list_rules(
+    state: State<'_, AppState>,
+    args: ListRules,
+) -> Reply<<ListRules as Command>::Reply> {
+    let ListRules {} = args;
     desk(&state)?.list_rules().await.map_err(fail)
 }
 
 #[tauri::command]
-async fn add_rule(state: State<'_, AppState>, list: String, rule: String) -> Reply<RuleInfo> {
-    desk(&state)?.add_rule(&list, &rule).await.map_err(fail)
+async fn add_rule(state: State<'_, AppState>, args: AddRule) -> Reply<<AddRule as Command>::Reply> {
+    let AddRule { list, rule } = args;
+    desk(&state)?.add_rule(list, &rule).await.map_err(fail)
 }
 
 #[tauri::command]
-async fn remove_rule(state: State<'_, AppState>, id: i64) -> Reply<()> {
+async fn remove_rule(
+    state: State<'_, AppState>,
+    args: RemoveRule,
+) -> Reply<<RemoveRule as Command>::Reply> {
+    let RemoveRule { id } = args;
     desk(&state)?.remove_rule(id).await.map_err(fail)
 }
 
 #[tauri::command]
-async fn list_tools(state: State<'_, AppState>, thread_id: Option<String>) -> Reply<Vec<ToolInfo>> {
+async fn list_tools(
+    state: State<'_, AppState>,
+    args: ListTools,
+) -> Reply<<ListTools as Command>::Reply> {
+    let ListTools { thread_id } = args;
     desk(&state)?
         .list_tools(thread_id.as_deref())
+        .await
+        .map_err(fail)
+}
+
+/// The MCP servers file the app reads, or why there is none.
+fn mcp_path() -> Reply<std::path::PathBuf> {
+    crate::desk::mcp::config_path()
+        .ok_or_else(|| invalid("no data folder for the MCP servers file: set HOME".into()))
+}
+
+#[tauri::command]
+async fn list_mcp_servers(
+    state: State<'_, AppState>,
+    args: ListMcpServers,
+) -> Reply<<ListMcpServers as Command>::Reply> {
+    let ListMcpServers {} = args;
+    desk(&state)?.mcp_servers(&mcp_path()?).await.map_err(fail)
+}
+
+/// Allows or disallows a configured MCP server (it starts or stops at once), or
+/// trusts its read-only marks or not.
+#[tauri::command]
+async fn set_mcp_server(
+    state: State<'_, AppState>,
+    args: SetMcpServer,
+) -> Reply<<SetMcpServer as Command>::Reply> {
+    let SetMcpServer {
+        name,
+        allowed,
+        trusted,
+    } = args;
+    desk(&state)?
+        .set_mcp_server(&mcp_path()?, &name, allowed, trusted)
         .await
         .map_err(fail)
 }
@@ -418,14 +568,22 @@ async fn list_tools(state: State<'_, AppState>, thread_id: Option<String>) -> Re
 #[tauri::command]
 async fn run_plan(
     state: State<'_, AppState>,
-    thread_id: String,
-    mode: PermissionMode,
+    args: RunPlan,
     on_event: Channel<Event>,
-) -> Reply<Sent> {
+) -> Reply<<RunPlan as Command>::Reply> {
+    let RunPlan { thread_id, mode } = args;
     let desk = desk(&state)?;
     let live = desk.run_plan(&thread_id, mode).await.map_err(fail)?;
     stream_to(on_event, &live);
     Ok(desk::sent(&live))
+}
+
+/// The user confirmed Quit in the window: running turns stop, what they wrote is
+/// kept. (Not async: it runs on the main thread, which may wait for the commits.)
+#[tauri::command]
+fn quit_app(app: tauri::AppHandle, args: QuitApp) {
+    let QuitApp {} = args;
+    crate::window::exit(&app);
 }
 
 /// Answers a thread's last question again after its answer failed; the failed
@@ -433,11 +591,12 @@ async fn run_plan(
 #[tauri::command]
 async fn retry_turn(
     state: State<'_, AppState>,
-    thread_id: String,
+    args: RetryTurn,
     on_event: Channel<Event>,
-) -> Reply<Sent> {
+) -> Reply<<RetryTurn as Command>::Reply> {
+    let RetryTurn { thread_id, model } = args;
     let desk = desk(&state)?;
-    let live = desk.retry(&thread_id).await.map_err(fail)?;
+    let live = desk.retry(&thread_id, model).await.map_err(fail)?;
     stream_to(on_event, &live);
     Ok(desk::sent(&live))
 }
@@ -446,5 +605,51 @@ fn invalid(message: String) -> CommandError {
     CommandError {
         message,
         kind: CommandErrorKind::Invalid,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::REGISTERED;
+
+    #[test]
+    fn every_registered_handler_is_a_defined_command_and_every_command_is_registered() {
+        for (handler, defined) in REGISTERED {
+            assert_eq!(
+                handler, defined,
+                "a handler registered under another command's name"
+            );
+        }
+        let registered: BTreeSet<&str> = REGISTERED.iter().map(|(handler, _)| *handler).collect();
+        let defined: BTreeSet<&str> = cairn_protocol::desktop::commands::ALL
+            .iter()
+            .copied()
+            .collect();
+        assert_eq!(registered, defined);
+        assert_eq!(
+            registered.len(),
+            REGISTERED.len(),
+            "a handler registered twice"
+        );
+    }
+
+    #[test]
+    fn the_window_may_call_exactly_the_defined_commands() {
+        let capability: serde_json::Value =
+            serde_json::from_str(include_str!("capabilities/main.json")).unwrap_or_default();
+        let granted: BTreeSet<String> = capability["permissions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|permission| permission.as_str())
+            .map(str::to_owned)
+            .collect();
+        let defined: BTreeSet<String> = cairn_protocol::desktop::commands::ALL
+            .iter()
+            .map(|name| format!("allow-{}", name.replace('_', "-")))
+            .collect();
+        assert_eq!(granted, defined);
     }
 }

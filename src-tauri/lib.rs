@@ -16,6 +16,7 @@ mod shortcut;
 #[cfg(target_os = "linux")]
 mod single_instance;
 mod tray;
+mod tray_host;
 mod window;
 
 pub use app::run;

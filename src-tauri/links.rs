@@ -3,36 +3,59 @@
 //! and `file:` or a custom scheme would run whatever handler the system has for it.
 
 use std::process::Command;
+use std::time::Duration;
 
 use cairn_protocol::desktop::{CommandError, CommandErrorKind};
 
 /// The schemes a link may have to be opened.
 const OPENABLE: [&str; 3] = ["http", "https", "mailto"];
 
-/// Checks `url` and hands it to the system's opener (`xdg-open`, `open`).
-pub fn open(url: &str) -> Result<(), CommandError> {
-    open_with(opener(), url)
+/// How long the opener gets to say it failed. Most hand the link over and exit at
+/// once; one still running after this has started a browser, which is success.
+const OPENER_VERDICT: Duration = Duration::from_secs(5);
+
+/// Checks `url` and hands it to the system's opener (`xdg-open`, `open`); a refusal
+/// by the opener (no browser set up, say) comes back as an error to show.
+pub async fn open(url: &str) -> Result<(), CommandError> {
+    open_with(opener(), url, OPENER_VERDICT).await
 }
 
-fn open_with(mut opener: Command, url: &str) -> Result<(), CommandError> {
+async fn open_with(opener: Command, url: &str, verdict: Duration) -> Result<(), CommandError> {
     let url = openable(url)?;
-    let child = opener.arg(url).spawn().map_err(|err| CommandError {
-        message: format!(
-            "the link could not be opened: {} failed ({err})",
-            opener.get_program().to_string_lossy()
-        ),
-        kind: CommandErrorKind::System,
-    })?;
-    // The opener hands the link over and exits: reap it off the caller's thread.
-    std::thread::spawn(move || {
-        let mut child = child;
-        if let Ok(status) = child.wait()
-            && !status.success()
-        {
-            tracing::warn!(%status, "the system's opener refused a link");
+    let program = opener.get_program().to_string_lossy().into_owned();
+    let mut opener = tokio::process::Command::from(opener);
+    let mut child = opener
+        .arg(url)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|err| CommandError {
+            message: format!("the link could not be opened: {program} failed ({err})"),
+            kind: CommandErrorKind::System,
+        })?;
+    match tokio::time::timeout(verdict, child.wait()).await {
+        Ok(Ok(status)) if !status.success() => Err(CommandError {
+            message: format!(
+                "the system could not open the link ({program} {}); is a web browser set \
+                 up? The address: {url}",
+                describe_exit(status)
+            ),
+            kind: CommandErrorKind::System,
+        }),
+        Ok(_) => Ok(()),
+        // Still running: it is the browser, or waits for one. Reap it later.
+        Err(_) => {
+            tokio::spawn(async move { child.wait().await });
+            Ok(())
         }
-    });
-    Ok(())
+    }
+}
+
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    match status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => "was stopped by a signal".to_owned(),
+    }
 }
 
 /// `url` trimmed, if it is an address Cairn opens.
@@ -75,12 +98,21 @@ mod tests {
 
     use cairn_protocol::desktop::CommandErrorKind;
 
+    use std::time::Duration;
+
     use super::{open_with, openable};
 
-    #[test]
-    fn a_missing_opener_is_the_systems_failure_named() {
-        let err =
-            open_with(Command::new("/nonexistent/xdg-open"), "https://example.com").unwrap_err();
+    const SOON: Duration = Duration::from_secs(5);
+
+    #[tokio::test]
+    async fn a_missing_opener_is_the_systems_failure_named() {
+        let err = open_with(
+            Command::new("/nonexistent/xdg-open"),
+            "https://example.com",
+            SOON,
+        )
+        .await
+        .unwrap_err();
         assert_eq!(err.kind, CommandErrorKind::System);
         assert!(
             err.message.contains("/nonexistent/xdg-open"),
@@ -89,11 +121,46 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_refused_link_never_reaches_the_opener() {
-        let err =
-            open_with(Command::new("/nonexistent/xdg-open"), "file:///etc/passwd").unwrap_err();
+    #[tokio::test]
+    async fn a_refused_link_never_reaches_the_opener() {
+        let err = open_with(
+            Command::new("/nonexistent/xdg-open"),
+            "file:///etc/passwd",
+            SOON,
+        )
+        .await
+        .unwrap_err();
         assert_eq!(err.kind, CommandErrorKind::Invalid);
+    }
+
+    #[tokio::test]
+    async fn an_opener_that_fails_is_told_to_the_user() {
+        let err = open_with(Command::new("false"), "https://example.com", SOON)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind, CommandErrorKind::System);
+        assert!(
+            err.message.contains("could not open the link")
+                && err.message.contains("exited with status 1")
+                && err.message.contains("https://example.com"),
+            "{}",
+            err.message
+        );
+        open_with(Command::new("true"), "https://example.com", SOON)
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_opener_still_running_has_started_a_browser() {
+        // The link becomes $1 of a script that stays, as a browser would.
+        let mut browser = Command::new("sh");
+        browser.args(["-c", "sleep 30", "browser"]);
+        let started = std::time::Instant::now();
+        open_with(browser, "https://example.com", Duration::from_millis(200))
+            .await
+            .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
     }
 
     #[test]

@@ -113,7 +113,8 @@ pub fn save_geometry(app: &AppHandle) {
 }
 
 /// Closing the window hides it to the tray (turns keep running), unless the user
-/// turned that off: then it quits, asking first if turns are running.
+/// turned that off or the desktop shows no tray (the app would vanish): then it quits,
+/// asking first if turns are running.
 pub fn close_requested(window: &Window, api: &CloseRequestApi) {
     let app = window.app_handle();
     let state = app.state::<AppState>();
@@ -125,7 +126,15 @@ pub fn close_requested(window: &Window, api: &CloseRequestApi) {
         .desk()
         .map(|desk| desk.settings().close_to_tray)
         .unwrap_or(true);
-    if close_to_tray {
+    // Asked again now: a panel may have started (or stopped) since the app did.
+    let tray_problem = crate::tray_host::problem();
+    let tray_shown = tray_problem.is_none();
+    *state
+        .tray_problem
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = tray_problem;
+    tracing::debug!(close_to_tray, tray_shown, "the window was asked to close");
+    if close_to_tray && tray_shown {
         hide(app);
     } else {
         quit(app);
@@ -142,6 +151,15 @@ pub fn quit(app: &AppHandle) {
         .unwrap_or(0);
     if running == 0 {
         return exit(app);
+    }
+    // Asked in the window, which keeps the count live: a reply that finishes while the
+    // user reads no longer stands in the way.
+    let state = app.state::<AppState>();
+    tracing::debug!(running, listening = state.is_listening(), "quit asked for");
+    if state.is_listening() {
+        summon(app);
+        state.tell(ShellEvent::ConfirmQuit);
+        return;
     }
     let turns = if running == 1 {
         "A reply is"
@@ -170,7 +188,8 @@ pub fn quit(app: &AppHandle) {
         });
 }
 
-fn exit(app: &AppHandle) {
+/// Quits now: running turns are stopped, their partial answers kept.
+pub fn exit(app: &AppHandle) {
     save_geometry(app);
     let state = app.state::<AppState>();
     state.quitting.store(true, Ordering::SeqCst);

@@ -8,8 +8,12 @@ use std::time::Duration;
 
 use cairn_core::Limits;
 use cairn_desktop::desk::{Desk, DeskError, Overrides, Shell, forward};
-use cairn_protocol::desktop::{CommandError, CommandErrorKind, NewThreadOptions, Settings};
+use cairn_protocol::desktop::commands::{AddRule, ExportThread};
+use cairn_protocol::desktop::{
+    CommandError, CommandErrorKind, ExportFormat, NewThreadOptions, Settings,
+};
 use cairn_protocol::{ApprovalDecision, Event, PermissionMode, TurnStatus};
+use cairn_protocol::{Dialect, RuleList};
 use cairn_secrets::{MemoryStore, SecretStore};
 use cairn_store::Store;
 use cairn_testkit::{FakeServer, Reply, sse};
@@ -332,16 +336,15 @@ async fn threads_are_renamed_exported_and_deleted() {
     let renamed = s.desk.rename_thread(&id, " Tables: a / b ").await.unwrap();
     assert_eq!(renamed.title, "Tables: a / b");
 
-    let md = s.desk.export_thread(&id, "md").await.unwrap();
+    let md = s.desk.export_thread(&id, ExportFormat::Md).await.unwrap();
     assert_eq!(md.file_name, "tables-a-b.md");
     assert!(md.contents.contains("| 1 | 2 |"), "{}", md.contents);
-    let export = s.desk.export_thread(&id, "json").await.unwrap();
+    let export = s.desk.export_thread(&id, ExportFormat::Json).await.unwrap();
     let value: serde_json::Value = serde_json::from_str(&export.contents).unwrap();
     assert_eq!(value["thread"]["title"], "Tables: a / b");
-    assert_eq!(
-        kind(s.desk.export_thread(&id, "pdf").await.unwrap_err()),
-        CommandErrorKind::Invalid
-    );
+    // An unknown format never reaches the desk: the command's arguments refuse it.
+    let refused = serde_json::from_value::<ExportThread>(json!({"threadId": id, "format": "pdf"}));
+    assert!(refused.is_err());
 
     let hits = s.desk.search_threads("table").await.unwrap();
     assert!(hits.iter().any(|hit| hit.thread_id == id));
@@ -455,21 +458,23 @@ async fn models_rules_tools_and_modes() {
     );
     let err = s
         .desk
-        .list_models(Some(("openai".into(), "http://127.0.0.1:9".into())))
+        .list_models(Some((Dialect::Openai, "http://127.0.0.1:9".into())))
         .await
         .unwrap_err();
     assert_eq!(kind(err), CommandErrorKind::Provider);
 
-    let rule = s.desk.add_rule("deny", "run_command(rm *)").await.unwrap();
-    assert_eq!(rule.list, "deny");
-    assert_eq!(
-        kind(s.desk.add_rule("maybe", "x").await.unwrap_err()),
-        CommandErrorKind::Invalid
-    );
+    let rule = s
+        .desk
+        .add_rule(RuleList::Deny, "run_command(rm *)")
+        .await
+        .unwrap();
+    assert_eq!(rule.list, RuleList::Deny);
+    let refused = serde_json::from_value::<AddRule>(json!({"list": "maybe", "rule": "x"}));
+    assert!(refused.is_err(), "no such list");
     assert_eq!(
         kind(
             s.desk
-                .add_rule("allow", "no such syntax(")
+                .add_rule(RuleList::Allow, "no such syntax(")
                 .await
                 .unwrap_err()
         ),
@@ -570,4 +575,115 @@ async fn allowed_mcp_servers_start_and_the_ones_that_fail_are_reported() {
         problems[0].contains(&path.display().to_string()),
         "the file is named: {problems:?}"
     );
+}
+
+#[tokio::test]
+async fn retry_uses_the_server_as_settings_have_it_now() {
+    let s = setup(Some("test-model")).await;
+    let right = s.desk.settings();
+    // A server address nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let wrong = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let mut settings = right.clone();
+    settings.base_url = wrong;
+    s.desk.save_settings(settings).await.unwrap();
+    let thread = chat_to_the_end(&s.desk, "What is 2 + 2?").await;
+    let messages = s.desk.store().messages(&thread).await.unwrap();
+    assert_eq!(
+        messages.last().unwrap().status,
+        cairn_protocol::MessageStatus::Failed
+    );
+
+    // The user fixes the server in Settings, then presses Retry.
+    s.desk.save_settings(right).await.unwrap();
+    s.server.push(CHAT, Reply::sse(sse::text(&["It is 4."])));
+    let live = s.desk.retry(&thread, None).await.unwrap();
+    let events = collect(&live).await;
+    assert_eq!(text_of(&events), "It is 4.");
+    assert_eq!(s.server.requests().len(), 1, "asked at the fixed address");
+    let stored = s.desk.store().thread(&thread).await.unwrap();
+    assert_eq!(stored.base_url.as_deref(), Some(s.server.url().as_str()));
+}
+
+#[tokio::test]
+async fn an_mcp_server_that_keeps_dying_shows_in_settings_until_started_again() {
+    let s = setup(Some("test-model")).await;
+    let path = s.dir.path().join("mcp.json");
+    std::fs::write(
+        &path,
+        json!({"mcpServers": {"fragile": {"command": cairn_testkit::mcp::stdio_fixture()}}})
+            .to_string(),
+    )
+    .unwrap();
+    let listed = s
+        .desk
+        .set_mcp_server(&path, "fragile", Some(true), Some(false))
+        .await
+        .unwrap();
+    assert_eq!((listed[0].tools.is_some(), &listed[0].error), (true, &None));
+
+    // One turn: the server dies on every call, is started again three times, then
+    // is off for the session.
+    for n in 0..5 {
+        s.server.push(
+            CHAT,
+            Reply::sse(sse::tool_calls(&[(
+                &format!("c{n}"),
+                "mcp__fragile__crash",
+                json!({}),
+            )])),
+        );
+    }
+    s.server
+        .push(CHAT, Reply::sse(sse::text(&["It keeps dying."])));
+    let live = s
+        .desk
+        .send_message(
+            None,
+            "Use the fragile tool",
+            NewThreadOptions {
+                mode: PermissionMode::Auto,
+                workspace: None,
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    let events = collect(&live).await;
+    let results: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolCallUpdate(update) => update
+                .result
+                .as_ref()
+                .map(|result| result.as_str().unwrap_or_default().to_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 5, "{results:?}");
+    assert!(
+        results[4].contains("is off for this session"),
+        "{results:?}"
+    );
+    let listed = s.desk.mcp_servers(&path).await.unwrap();
+    assert!(
+        listed[0]
+            .error
+            .as_deref()
+            .is_some_and(|error| error.contains("off for this session")),
+        "Settings shows why: {listed:?}"
+    );
+
+    // Switched off and on in Settings: started afresh.
+    s.desk
+        .set_mcp_server(&path, "fragile", Some(false), None)
+        .await
+        .unwrap();
+    let listed = s
+        .desk
+        .set_mcp_server(&path, "fragile", Some(true), None)
+        .await
+        .unwrap();
+    assert_eq!((listed[0].tools.is_some(), &listed[0].error), (true, &None));
 }

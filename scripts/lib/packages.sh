@@ -67,6 +67,6 @@ DESKTOP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev
     xdg-utils)
 
 # What the tests need: a headless display, WebDriver for WebKitGTK, a private D-Bus with a
-# keychain and a notification server, and fonts for screenshots.
+# keychain and a notification server, fonts for screenshots, and OCR to read them back.
 TEST_PACKAGES=(xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools
-    dunst libnotify-bin xdotool imagemagick fonts-dejavu-core)
+    dunst libnotify-bin xdotool imagemagick fonts-dejavu-core tesseract-ocr tesseract-ocr-eng)

@@ -4,9 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use cairn_protocol::desktop::McpServerInfo;
 use cairn_tools::mcp::McpConfig;
 
-use super::Desk;
+use super::{Desk, DeskError};
 
 /// The servers file the app reads: `CAIRN_MCP_CONFIG`, else the CLI's default.
 pub fn config_path() -> Option<PathBuf> {
@@ -34,5 +35,57 @@ impl Desk {
                 .collect(),
             Err(err) => vec![format!("MCP servers not started: {err}")],
         }
+    }
+}
+
+impl Desk {
+    /// The configured servers: allowed, trusted, running or why not.
+    pub async fn mcp_servers(&self, path: &Path) -> Result<Vec<McpServerInfo>, DeskError> {
+        let config = McpConfig::load(path).map_err(|err| DeskError::Invalid(err.to_string()))?;
+        let status = self.runtime().mcp_status(&config).await?;
+        Ok(status
+            .into_iter()
+            .map(|server| McpServerInfo {
+                name: server.name,
+                target: server.target,
+                allowed: server.allowed,
+                trusted: server.trusted,
+                tools: server.tools,
+                error: server.error,
+            })
+            .collect())
+    }
+
+    /// Allows (and starts) or disallows (and stops) a configured server, or trusts its
+    /// read-only marks or not; returns every server as it stands then.
+    pub async fn set_mcp_server(
+        &self,
+        path: &Path,
+        name: &str,
+        allowed: Option<bool>,
+        trusted: Option<bool>,
+    ) -> Result<Vec<McpServerInfo>, DeskError> {
+        let config = McpConfig::load(path).map_err(|err| DeskError::Invalid(err.to_string()))?;
+        if !config.servers.contains_key(name) {
+            return Err(DeskError::Invalid(format!(
+                "no MCP server `{name}` is configured in {}",
+                path.display()
+            )));
+        }
+        if let Some(trusted) = trusted {
+            self.runtime().trust_mcp_server(name, trusted).await?;
+        }
+        match allowed {
+            Some(true) => {
+                self.runtime().allow_mcp_server(name, true).await?;
+                self.runtime().start_mcp(&config).await?;
+            }
+            Some(false) => {
+                self.runtime().allow_mcp_server(name, false).await?;
+                self.runtime().stop_mcp_server(name).await;
+            }
+            None => {}
+        }
+        self.mcp_servers(path).await
     }
 }

@@ -37,6 +37,8 @@ pub trait Shell: Send + Sync + 'static {
 pub struct Desk {
     runtime: Arc<Runtime>,
     settings: RwLock<Settings>,
+    /// The `CAIRN_*` variables that overrode the saved server at start.
+    overrides: settings::Overrides,
     secrets: Arc<dyn SecretStore>,
     shell: Arc<dyn Shell>,
 }
@@ -64,6 +66,7 @@ impl Desk {
         Ok(Arc::new(Self {
             runtime: Runtime::new(store, limits),
             settings: RwLock::new(settings),
+            overrides: overrides.clone(),
             secrets,
             shell,
         }))
@@ -82,6 +85,11 @@ impl Desk {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The `CAIRN_*` variables that overrode the saved server at start, as `NAME=value`.
+    pub fn env_overrides(&self) -> Vec<String> {
+        self.overrides.named()
     }
 
     /// The threads with a running turn.

@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use cairn_protocol::ThreadInfo;
-use cairn_protocol::desktop::{DetectedServer, ProviderPreset, PullStep};
+use cairn_protocol::desktop::{
+    CommandError, DetectedServer, ProviderPreset, PullPhase, PullStep, ServerCheck,
+};
 use cairn_providers::ollama::{OllamaClient, OllamaConfig};
 use cairn_providers::{Dialect, Endpoint, PRESETS, Preset, Sampling, Server};
 use cairn_runtime::ModelChoice;
@@ -24,7 +26,7 @@ fn preset_view(preset: &Preset) -> ProviderPreset {
     ProviderPreset {
         id: preset.id.to_owned(),
         name: preset.name.to_owned(),
-        dialect: preset.dialect.to_string(),
+        dialect: preset.dialect,
         base_url: preset.base_url.to_owned(),
         needs_key: preset.needs_key,
         start_hint: preset.start_hint.to_owned(),
@@ -43,20 +45,27 @@ impl Desk {
         let chosen = chosen
             .map(|model| model.trim().to_owned())
             .filter(|model| !model.is_empty());
-        let used = thread.and_then(|thread| {
-            let model = thread.model.clone()?;
-            Some((thread.dialect.clone()?, thread.base_url.clone()?, model))
-        });
+        let used = match thread {
+            Some(thread) => match (&thread.dialect, &thread.base_url, &thread.model) {
+                (Some(dialect), Some(base_url), Some(model)) => Some((
+                    dialect.parse::<Dialect>().map_err(DeskError::Invalid)?,
+                    base_url.clone(),
+                    model.clone(),
+                )),
+                _ => None,
+            },
+            None => None,
+        };
         let (dialect, base_url, model) = match (chosen, used) {
-            (Some(model), _) => (settings.dialect.clone(), settings.base_url.clone(), model),
+            (Some(model), _) => (settings.dialect, settings.base_url.clone(), model),
             (None, Some(used)) => used,
             (None, None) => (
-                settings.dialect.clone(),
+                settings.dialect,
                 settings.base_url.clone(),
                 settings.model.clone().ok_or(DeskError::NoModel)?,
             ),
         };
-        let mut endpoint = self.endpoint(&dialect, &base_url)?;
+        let mut endpoint = self.endpoint(dialect, &base_url)?;
         endpoint.context_cap = settings.context_cap;
         let server = Server::connect(&endpoint)?;
         Ok(ModelChoice {
@@ -73,8 +82,7 @@ impl Desk {
     }
 
     /// An endpoint with its key from the keychain (OpenAI-compatible servers only).
-    fn endpoint(&self, dialect: &str, base_url: &str) -> Result<Endpoint, DeskError> {
-        let dialect: Dialect = dialect.parse().map_err(DeskError::Invalid)?;
+    fn endpoint(&self, dialect: Dialect, base_url: &str) -> Result<Endpoint, DeskError> {
         let mut endpoint = Endpoint::new(dialect, base_url);
         if dialect == Dialect::Openai {
             let name = key_name(&endpoint.normalized_base()?);
@@ -96,7 +104,7 @@ impl Desk {
     pub async fn detect_servers(&self) -> Vec<DetectedServer> {
         let settings = self.settings();
         let found = cairn_providers::detect(DETECT_TIMEOUT, |preset| {
-            if preset.id == "ollama" && settings.dialect == Dialect::Ollama.as_str() {
+            if preset.id == "ollama" && settings.dialect == Dialect::Ollama {
                 settings.base_url.clone()
             } else {
                 preset.base_url.to_owned()
@@ -116,14 +124,31 @@ impl Desk {
     /// The models a server offers; the server in Settings unless one is named.
     pub async fn list_models(
         &self,
-        server: Option<(String, String)>,
+        server: Option<(Dialect, String)>,
     ) -> Result<Vec<String>, DeskError> {
         let settings = self.settings();
         let (dialect, base_url) = server.unwrap_or((settings.dialect, settings.base_url));
-        let endpoint = self.endpoint(&dialect, &base_url)?;
+        let endpoint = self.endpoint(dialect, &base_url)?;
         let mut models = Server::connect(&endpoint)?.list_models().await?;
         models.sort();
         Ok(models)
+    }
+
+    /// Whether the server answers with `dialect` at `base_url`, and if not, why, and
+    /// which dialect the address looks like when it is not `dialect`.
+    pub async fn check_server(&self, dialect: Dialect, base_url: &str) -> ServerCheck {
+        match self.list_models(Some((dialect, base_url.to_owned()))).await {
+            Ok(models) => ServerCheck {
+                models,
+                problem: None,
+                suggested_dialect: None,
+            },
+            Err(err) => ServerCheck {
+                models: Vec::new(),
+                problem: Some(CommandError::from(err).message),
+                suggested_dialect: Endpoint::dialect_mismatch(dialect, base_url),
+            },
+        }
     }
 
     /// Downloads a model into the Ollama server in Settings, reporting each step.
@@ -132,6 +157,7 @@ impl Desk {
         let settings = self.settings();
         let model = model.trim();
         let fail = |message: String| PullStep {
+            phase: PullPhase::Failed,
             status: "error".into(),
             completed: None,
             total: None,
@@ -140,7 +166,7 @@ impl Desk {
         if model.is_empty() {
             return progress(fail("name the model to download, like `qwen3:8b`".into()));
         }
-        if settings.dialect != Dialect::Ollama.as_str() {
+        if settings.dialect != Dialect::Ollama {
             return progress(fail(
                 "only Ollama can download models; the server in Settings is not Ollama".into(),
             ));
@@ -156,6 +182,11 @@ impl Desk {
                 Ok(step) => {
                     last.clone_from(&step.status);
                     progress(PullStep {
+                        phase: if step.status == "success" {
+                            PullPhase::Done
+                        } else {
+                            PullPhase::Working
+                        },
                         status: step.status,
                         completed: step.completed,
                         total: step.total,

@@ -13,6 +13,9 @@ pub const SETTINGS_KEY: &str = "desktop.settings";
 /// The page zooms the app accepts.
 pub const ZOOM_PERCENT: std::ops::RangeInclusive<u16> = 50..=300;
 
+/// The store setting that holds the folder a chat was last given.
+pub const LAST_WORKSPACE_KEY: &str = "desktop.last_workspace";
+
 /// The store setting that holds the window's last size and place.
 pub const WINDOW_KEY: &str = "desktop.window";
 
@@ -45,13 +48,27 @@ impl Overrides {
         }
     }
 
+    /// The variables set, as `NAME=value`.
+    pub(super) fn named(&self) -> Vec<String> {
+        [
+            ("CAIRN_BASE_URL", &self.base_url),
+            ("CAIRN_DIALECT", &self.dialect),
+            ("CAIRN_MODEL", &self.model),
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| value.as_ref().map(|value| format!("{name}={value}")))
+        .collect()
+    }
+
     pub(super) fn apply(&self, settings: &mut Settings) -> Result<(), DeskError> {
         if let Some(base_url) = &self.base_url {
             settings.base_url.clone_from(base_url);
-            settings.dialect = Endpoint::guess_dialect(base_url).to_string();
+            settings.dialect = Endpoint::guess_dialect(base_url);
         }
         if let Some(dialect) = &self.dialect {
-            settings.dialect.clone_from(dialect);
+            settings.dialect = dialect.parse().map_err(|err: String| {
+                DeskError::Invalid(format!("the CAIRN_* environment variables: {err}"))
+            })?;
         }
         if let Some(model) = &self.model {
             settings.model = Some(model.clone());
@@ -107,7 +124,7 @@ fn tidy(settings: &mut Settings) {
 
 /// What is wrong with `settings`, said so the user can fix it.
 fn check(settings: &Settings) -> Result<(), String> {
-    check_server(&settings.dialect, &settings.base_url)?;
+    check_server(settings.dialect, &settings.base_url)?;
     if let Some(t) = settings.temperature
         && !(0.0..=2.0).contains(&t)
     {
@@ -152,13 +169,12 @@ fn check(settings: &Settings) -> Result<(), String> {
         if !names.insert(name.as_str()) {
             return Err(format!("two servers are named `{name}`"));
         }
-        check_server(dialect, base_url).map_err(|err| format!("server `{name}`: {err}"))?;
+        check_server(*dialect, base_url).map_err(|err| format!("server `{name}`: {err}"))?;
     }
     Ok(())
 }
 
-fn check_server(dialect: &str, base_url: &str) -> Result<(), String> {
-    let dialect: Dialect = dialect.parse()?;
+fn check_server(dialect: Dialect, base_url: &str) -> Result<(), String> {
     Endpoint::new(dialect, base_url)
         .normalized_base()
         .map(|_| ())
@@ -173,12 +189,11 @@ mod tests {
     fn defaults_pass_and_each_mistake_is_named() {
         assert_eq!(check(&Settings::default()), Ok(()));
         type Spoil = fn(&mut Settings);
-        let cases: [(Spoil, &str); 8] = [
+        let cases: [(Spoil, &str); 7] = [
             (
                 |s| s.zoom_percent = 400,
                 "zoom must be between 50% and 300%",
             ),
-            (|s| s.dialect = "grpc".into(), "unknown dialect `grpc`"),
             (
                 |s| s.base_url = "localhost 11434".into(),
                 "not a usable server address",
@@ -194,7 +209,7 @@ mod tests {
                 |s| {
                     let server = SavedEndpoint {
                         name: "box".into(),
-                        dialect: "openai".into(),
+                        dialect: Dialect::Openai,
                         base_url: "http://gpu:8000".into(),
                     };
                     s.endpoints = vec![server.clone(), server];
@@ -219,7 +234,7 @@ mod tests {
             model: Some("qwen3".into()),
         };
         assert!(overrides.apply(&mut settings).is_ok());
-        assert_eq!(settings.dialect, "openai");
+        assert_eq!(settings.dialect, Dialect::Openai);
         assert_eq!(settings.base_url, "http://127.0.0.1:9999/v1");
         assert_eq!(settings.model.as_deref(), Some("qwen3"));
         assert!(settings.first_run_done);

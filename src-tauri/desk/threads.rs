@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use cairn_core::RuleList;
-use cairn_protocol::desktop::{RuleInfo, ThreadDetail, ToolInfo};
+use cairn_protocol::desktop::{ExportFormat, RuleInfo, ThreadDetail, ToolInfo};
 use cairn_protocol::{PermissionMode, SearchHit, ThreadInfo};
 use cairn_store::{Page, StoredRule};
 use cairn_tools::Workspace;
@@ -42,7 +42,11 @@ impl Desk {
         if query.trim().is_empty() {
             return Ok(Vec::new());
         }
-        Ok(self.store().search(query, SEARCH_LIMIT).await?)
+        let mut hits = self.store().search(query, SEARCH_LIMIT).await?;
+        // One row per chat: its best hit (they come best first).
+        let mut seen = std::collections::HashSet::new();
+        hits.retain(|hit| seen.insert(hit.thread_id.clone()));
+        Ok(hits)
     }
 
     /// A thread with its messages and their execution trees.
@@ -91,25 +95,21 @@ impl Desk {
     }
 
     /// A thread as Markdown (`md`) or as Cairn's JSON export (`json`).
-    pub async fn export_thread(&self, thread_id: &str, format: &str) -> Result<Export, DeskError> {
+    pub async fn export_thread(
+        &self,
+        thread_id: &str,
+        format: ExportFormat,
+    ) -> Result<Export, DeskError> {
         let store = self.store();
         let export = store.export_json(thread_id).await?;
         let stem = file_stem(&export.thread.title);
-        let (contents, extension) = match format {
-            "md" | "markdown" => (cairn_store::markdown(&export), "md"),
-            "json" => (
-                serde_json::to_string_pretty(&export)
-                    .map_err(|err| DeskError::Invalid(format!("the export failed: {err}")))?,
-                "json",
-            ),
-            other => {
-                return Err(DeskError::Invalid(format!(
-                    "chats export as md or json, not `{other}`"
-                )));
-            }
+        let contents = match format {
+            ExportFormat::Md => cairn_store::markdown(&export),
+            ExportFormat::Json => serde_json::to_string_pretty(&export)
+                .map_err(|err| DeskError::Invalid(format!("the export failed: {err}")))?,
         };
         Ok(Export {
-            file_name: format!("{stem}.{extension}"),
+            file_name: format!("{stem}.{}", format.as_str()),
             contents,
         })
     }
@@ -134,10 +134,27 @@ impl Desk {
         if let Some(folder) = folder {
             check_workspace(folder)?;
         }
-        Ok(self
+        let thread = self
             .store()
             .set_workspace(thread_id, folder.map(Path::new))
-            .await?)
+            .await?;
+        if let Some(folder) = &thread.workspace {
+            // The next new chat starts here.
+            self.store()
+                .set_setting(super::settings::LAST_WORKSPACE_KEY, folder)
+                .await?;
+        }
+        Ok(thread)
+    }
+
+    /// The folder a chat was last given, if it is still a folder Cairn can use: a new
+    /// chat starts there.
+    pub async fn last_workspace(&self) -> Result<Option<String>, DeskError> {
+        let folder: Option<String> = self
+            .store()
+            .setting(super::settings::LAST_WORKSPACE_KEY)
+            .await?;
+        Ok(folder.filter(|folder| check_workspace(folder).is_ok()))
     }
 
     pub async fn list_rules(&self) -> Result<Vec<RuleInfo>, DeskError> {
@@ -150,8 +167,7 @@ impl Desk {
             .collect())
     }
 
-    pub async fn add_rule(&self, list: &str, rule: &str) -> Result<RuleInfo, DeskError> {
-        let list: RuleList = list.parse().map_err(DeskError::Invalid)?;
+    pub async fn add_rule(&self, list: RuleList, rule: &str) -> Result<RuleInfo, DeskError> {
         Ok(rule_info(self.store().add_rule(list, rule.trim()).await?))
     }
 
@@ -192,7 +208,7 @@ pub fn check_workspace(folder: &str) -> Result<String, DeskError> {
 fn rule_info(rule: StoredRule) -> RuleInfo {
     RuleInfo {
         id: rule.id,
-        list: rule.list.as_str().to_owned(),
+        list: rule.list,
         rule: rule.rule,
     }
 }

@@ -60,10 +60,17 @@ impl Desk {
         Ok(live)
     }
 
-    /// Answers a thread's last question again after its answer failed.
-    pub async fn retry(self: &Arc<Self>, thread_id: &str) -> Result<Arc<LiveTurn>, DeskError> {
+    /// Answers a thread's last question again after its answer failed, with the
+    /// server in Settings as it is now (the failure may have been a wrong address,
+    /// fixed since) and `model`, else the thread's.
+    pub async fn retry(
+        self: &Arc<Self>,
+        thread_id: &str,
+        model: Option<String>,
+    ) -> Result<Arc<LiveTurn>, DeskError> {
         let thread = self.store().thread(thread_id).await?;
-        let choice = self.model_choice(Some(&thread), None)?;
+        let model = model.or_else(|| thread.model.clone());
+        let choice = self.model_choice(Some(&thread), model)?;
         let live = self.runtime.retry(thread_id, choice).await?;
         self.watch(&live, thread.title);
         Ok(live)

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use thirtyfour::error::WebDriverErrorInner;
 use thirtyfour::prelude::*;
 
 pub const APP: &str = env!("CARGO_BIN_EXE_cairn-desktop");
@@ -253,8 +254,23 @@ impl App {
             .unwrap_or(0)
     }
 
+    /// Clicks the first element matching `css`. When the page replaced that node
+    /// between finding and clicking it (a re-render as an event lands), the click goes
+    /// to the node there now, as a user's would; any other failure is the test's.
     pub async fn click(&self, css: &str) {
-        self.wait_for(css).await.click().await.expect("a click");
+        let start = Instant::now();
+        loop {
+            match self.wait_for(css).await.click().await {
+                Ok(()) => return,
+                Err(error)
+                    if matches!(*error, WebDriverErrorInner::StaleElementReference(..))
+                        && start.elapsed() < PATIENCE =>
+                {
+                    continue;
+                }
+                Err(error) => panic!("clicking `{css}`: {error}"),
+            }
+        }
     }
 
     /// Types into the composer and sends with Enter.
@@ -293,6 +309,22 @@ impl App {
             .and_then(|n| n.to_str())
             .unwrap_or_default();
         self.wait_for_text(".workspace-button", name).await;
+    }
+
+    /// Picks `value` in the `<select>` at `css`, as its native popup would.
+    pub async fn choose_in(&self, css: &str, value: &str) {
+        let select = self.wait_for(css).await;
+        self.driver
+            .execute(
+                "arguments[0].value = arguments[1]; \
+                 arguments[0].dispatchEvent(new Event('change', {bubbles: true}));",
+                vec![
+                    select.to_json().expect("an element"),
+                    serde_json::json!(value),
+                ],
+            )
+            .await
+            .expect("choosing an option");
     }
 
     pub async fn choose_mode(&self, mode: &str) {
@@ -344,6 +376,26 @@ impl App {
         }
         self.screenshot("timeout").await;
         panic!("waited {PATIENCE:?} for `{script}`");
+    }
+
+    /// The last answer as a reader goes through it: each level's text (`depth text
+    /// …`) and cards (`depth card LABEL`) in the order shown, open cards' insides
+    /// under them.
+    pub async fn outline(&self) -> Vec<String> {
+        let lines = self
+            .js(
+                "const out = []; \
+                 const walk = (el, depth) => { for (const child of el.children) { \
+                   if (child.matches('.md')) { out.push(depth + ' text ' + child.innerText.trim()); } \
+                   else if (child.matches('.card')) { \
+                     out.push(depth + ' card ' + child.querySelector(':scope > .card-head .card-label').innerText.trim()); \
+                     const body = child.querySelector(':scope > .card-body'); \
+                     if (body) { walk(body, depth + 1); } } } }; \
+                 const turns = document.querySelectorAll('.message.assistant .turn'); \
+                 walk(turns[turns.length - 1], 0); return out;",
+            )
+            .await;
+        serde_json::from_value(lines).expect("the outline is a list of lines")
     }
 
     /// Saves what the window shows to `target/…/e2e-screenshots/NAME.png`.

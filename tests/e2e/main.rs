@@ -5,11 +5,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod harness;
+mod pixels;
 mod session;
 
 use std::time::Duration;
 
-use cairn_testkit::{FakeServer, Reply, sse};
+use cairn_testkit::{FakeServer, Piece, Reply, sse};
 use harness::{App, Home, text_of};
 use serde_json::json;
 use session::NotificationWatch;
@@ -67,28 +68,32 @@ async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
     let server = FakeServer::start().await;
     server.push(
         CHAT,
-        Reply::sse(sse::tool_calls(&[
-            (
-                "s1",
-                "run_subtask",
-                json!({"title": "Survey the files", "instructions": "List the files."}),
-            ),
-            (
-                "s2",
-                "run_subtask",
-                json!({"title": "Check the readme", "instructions": "List the files."}),
-            ),
-        ])),
+        Reply::sse(sse::say_and_call(
+            "I will look in two parts.",
+            &[
+                (
+                    "s1",
+                    "run_subtask",
+                    json!({"title": "Survey the files", "instructions": "List the files."}),
+                ),
+                (
+                    "s2",
+                    "run_subtask",
+                    json!({"title": "Check the readme", "instructions": "List the files."}),
+                ),
+            ],
+        )),
     );
     // Whichever subtask asks first gets the next reply: every order ends after four.
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[("l1", "list_dir", json!({"path": "."}))])),
-    );
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[("l2", "list_dir", json!({"path": "."}))])),
-    );
+    for id in ["l1", "l2"] {
+        server.push(
+            CHAT,
+            Reply::sse(sse::say_and_call(
+                "Looking around.",
+                &[(id, "list_dir", json!({"path": "."}))],
+            )),
+        );
+    }
     server.push(CHAT, Reply::sse(sse::text(&["Found the files."])));
     server.push(CHAT, Reply::sse(sse::text(&["Found the files."])));
     server.push(CHAT, Reply::sse(sse::text(&["Both subtasks are done."])));
@@ -105,6 +110,25 @@ async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
     app.wait_for_text(".card-label", "Check the readme").await;
     assert_nested_cards_start_collapsed(&app).await;
     app.screenshot("nested-subtasks").await;
+    let live = app.outline().await;
+    assert_eq!(
+        (
+            live.first().map(String::as_str),
+            live.last().map(String::as_str)
+        ),
+        (
+            Some("0 text I will look in two parts."),
+            Some("0 text Both subtasks are done.")
+        ),
+        "{live:#?}"
+    );
+    assert_eq!(
+        live.iter()
+            .filter(|line| *line == "1 text Looking around.")
+            .count(),
+        2,
+        "each subtask's own text sits in its card: {live:#?}"
+    );
     app.click(".card .card .card-head").await;
     app.wait_for(".card .card .card-body").await;
     app.screenshot("nested-subtasks-expanded").await;
@@ -123,6 +147,29 @@ async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
     app.wait_for_text(".card-label", "Check the readme").await;
     assert_nested_cards_start_collapsed(&app).await;
     app.screenshot("after-restart").await;
+    assert_eq!(
+        app.outline().await,
+        live,
+        "the stored answer reads as it did live"
+    );
+    // A stored card opened by the reader is painted.
+    app.click(".card .card .card-head").await;
+    app.wait_for(".card .card .card-body").await;
+    let read = pixels::readable_text(&app, ".card .card", "stored-card-opened").await;
+    pixels::assert_reads(&read, &["list_dir", "README"], "an opened stored card");
+    app.quit().await;
+
+    // And another chat and back: the same.
+    let app = App::launch(&home, &server.url()).await;
+    app.click(".thread-open").await;
+    app.wait_for_text(".message.assistant .md", "Both subtasks are done.")
+        .await;
+    app.click(".new-chat").await;
+    app.wait_for(".welcome").await;
+    app.click(".thread-open").await;
+    app.wait_for_text(".message.assistant .md", "Both subtasks are done.")
+        .await;
+    assert_eq!(app.outline().await, live);
     app.quit().await;
 }
 
@@ -201,6 +248,104 @@ async fn in_default_mode_a_write_waits_for_allow_or_deny() {
     app.wait_for(".card.failed").await;
     assert!(!notes.exists(), "a denied write writes nothing");
     app.screenshot("approval-denied").await;
+    app.quit().await;
+}
+
+/// How a test answers an approval: the way a user would.
+#[derive(Debug, Clone, Copy)]
+enum Answer {
+    /// A click on Allow.
+    ClickAllow,
+    /// The `A` key: allow for this chat.
+    KeyAllowForChat,
+    /// A click on Deny.
+    ClickDeny,
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn an_answered_approval_leaves_its_card_painted_and_readable() {
+    let server = FakeServer::start().await;
+    let answers = [
+        Answer::ClickAllow,
+        Answer::KeyAllowForChat,
+        Answer::ClickDeny,
+    ];
+    let mut turns = Vec::new();
+    for depth in [0, 1] {
+        for answer in answers {
+            let n = turns.len();
+            let write = (
+                format!("w{n}"),
+                "write_file",
+                json!({"path": format!("notes-{n}.md"), "content": "kept"}),
+            );
+            if depth == 1 {
+                server.push(
+                    CHAT,
+                    Reply::sse(sse::tool_calls(&[(
+                        &format!("s{n}"),
+                        "run_subtask",
+                        json!({"title": format!("Write part {n}"), "instructions": "Write it."}),
+                    )])),
+                );
+            }
+            server.push(
+                CHAT,
+                Reply::sse(sse::tool_calls(&[(&write.0, write.1, write.2.clone())])),
+            );
+            if depth == 1 {
+                server.push(
+                    CHAT,
+                    Reply::sse(sse::text(&[&format!("Part {n} handled.")])),
+                );
+            }
+            server.push(CHAT, Reply::sse(sse::text(&[&format!("Turn {n} over.")])));
+            turns.push((n, depth, answer));
+        }
+    }
+    let home = Home::new();
+    let workspace = home.workspace();
+    let app = App::launch(&home, &server.url()).await;
+    for (n, depth, answer) in turns {
+        app.click(".new-chat").await;
+        app.choose_workspace(&workspace).await;
+        app.send(&format!("Write notes {n}")).await;
+        app.wait_for_text(".approval", &format!("notes-{n}.md"))
+            .await;
+        match answer {
+            Answer::ClickAllow => app.click(".approval-buttons .primary").await,
+            Answer::KeyAllowForChat => {
+                // The question has the keyboard's focus (the composer is empty).
+                app.wait_for_js(
+                    "return document.activeElement.matches('.approval-buttons .primary');",
+                )
+                .await;
+                app.wait_for(".approval-buttons .primary")
+                    .await
+                    .send_keys("a")
+                    .await
+                    .expect("the A key");
+            }
+            Answer::ClickDeny => app.click(".approval-buttons .danger").await,
+        }
+        app.wait_for_text(".message.assistant .md", &format!("Turn {n} over."))
+            .await;
+        assert_eq!(app.count(".approval").await, 0, "the question went away");
+        let name = format!("answered-{answer:?}-depth-{depth}").to_lowercase();
+        app.screenshot(&name).await;
+        let card = format!(".card[data-card='w{n}']");
+        let read = pixels::readable_text(&app, &card, &format!("{name}-card")).await;
+        pixels::assert_reads(&read, &["write_file", &format!("notes-{n}")], &name);
+        if matches!(answer, Answer::ClickDeny) {
+            pixels::assert_reads(&read, &["denied"], &name);
+        }
+        if depth == 1 {
+            let subtask = format!(".card[data-card='s{n}'] > .card-head");
+            let read = pixels::readable_text(&app, &subtask, &format!("{name}-subtask")).await;
+            pixels::assert_reads(&read, &[&format!("Write part {n}")], &name);
+        }
+    }
     app.quit().await;
 }
 
@@ -386,6 +531,7 @@ async fn at_the_smallest_window_size_everything_stays_reachable() {
     app.wait_for(".approval").await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     app.screenshot("smallest-window").await;
+    assert_placeholder_fits(&app).await;
     assert_usable(
         &app,
         &[
@@ -427,6 +573,71 @@ async fn reopening_a_running_chat_shows_what_streamed_and_goes_on_live() {
     app.quit().await;
 }
 
+/// The misbehaving MCP server of `cairn-testkit`, built if this run has not.
+fn mcp_fixture() -> std::path::PathBuf {
+    cairn_testkit::mcp::stdio_fixture()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn an_mcp_servers_read_only_marks_count_only_once_the_user_trusts_it() {
+    let server = FakeServer::start().await;
+    for n in 0..2 {
+        server.push(
+            CHAT,
+            Reply::sse(sse::tool_calls(&[(
+                &format!("e{n}"),
+                "mcp__fixture__echo",
+                json!({"text": format!("echo {n}")}),
+            )])),
+        );
+        server.push(CHAT, Reply::sse(sse::text(&[&format!("Echoed {n}.")])));
+    }
+    let home = Home::new();
+    std::fs::write(
+        home.mcp_config(),
+        json!({"mcpServers": {"fixture": {"command": mcp_fixture()}}}).to_string(),
+    )
+    .unwrap();
+    let store = cairn_store::Store::open(home.db()).await.unwrap();
+    let runtime = cairn_runtime::Runtime::new(store, cairn_core::Limits::default());
+    runtime.allow_mcp_server("fixture", true).await.unwrap();
+    drop(runtime);
+
+    let app = App::launch(&home, &server.url()).await;
+    // Untrusted, the server's "read-only" is only its claim: the call asks.
+    app.send("Echo once").await;
+    app.wait_for_text(".approval", "mcp__fixture__echo").await;
+    app.click(".approval-buttons .primary").await;
+    app.wait_for_text(".message.assistant .md", "Echoed 0.")
+        .await;
+
+    app.click(".chat-head [aria-label='Settings']").await;
+    app.wait_for_text(".mcp-server[data-server='fixture'] .mcp-status", "running")
+        .await;
+    app.click(".mcp-server[data-server='fixture'] .mcp-trusted")
+        .await;
+    app.wait_for_js(
+        "return document.querySelector(\".mcp-server[data-server='fixture'] .mcp-trusted\").checked;",
+    )
+    .await;
+    app.screenshot("settings-mcp-trusted").await;
+    app.click(".back-to-chat").await;
+    app.click(".new-chat").await;
+    app.send("Echo again").await;
+    app.wait_for_text(".message.assistant .md", "Echoed 1.")
+        .await;
+    assert_eq!(
+        app.count(".approval").await,
+        0,
+        "trusted: it ran without asking"
+    );
+    let requests = server.requests();
+    let last = requests.last().unwrap().json();
+    assert!(last.to_string().contains("echo 1"), "the tool ran: {last}");
+    app.quit().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn an_allowed_mcp_server_that_fails_to_start_is_reported() {
@@ -464,7 +675,9 @@ async fn retry_answers_the_failed_question_again_in_its_place() {
     let app = App::launch(&home, &server.url()).await;
     app.send("What is 2 + 2?").await;
     app.wait_for_text(".notice.error", "warming up").await;
-    app.js("document.querySelector('.notice.error button').click();")
+    // Pressed the moment it shows, as an impatient user would.
+    app.wait_for(".notice.error .retry").await;
+    app.js("document.querySelector('.notice.error .retry').click();")
         .await;
     app.wait_for_text(".message.assistant .md", "It is 4.")
         .await;
@@ -533,9 +746,16 @@ async fn at_200_percent_zoom_the_chat_stays_usable_and_the_zoom_is_kept() {
         .await;
     app.wait_for(".send").await; // the turn is over
     let width = app.js("return window.innerWidth;").await.as_f64().unwrap();
-    for _ in 0..5 {
+    assert_placeholder_fits(&app).await;
+    for step in 0..5 {
         // 110, 125, 150, 175, 200%.
         app.press_chord("=").await;
+        let zoomed = [1.1, 1.25, 1.5, 1.75, 2.0][step];
+        app.wait_for_js(&format!(
+            "return Math.abs(window.innerWidth * {zoomed} - {width}) <= 2;"
+        ))
+        .await;
+        assert_placeholder_fits(&app).await;
     }
     app.wait_for_js(&format!(
         "return Math.abs(window.innerWidth * 2 - {width}) <= 2;"
@@ -592,6 +812,39 @@ async fn at_200_percent_zoom_the_chat_stays_usable_and_the_zoom_is_kept() {
     app.quit().await;
 }
 
+/// The composer's placeholder fits on its one line, whole.
+async fn assert_placeholder_fits(app: &App) {
+    let room = app
+        .js(
+            "const t = document.querySelector('.composer-input'), s = getComputedStyle(t); \
+             const c = document.createElement('canvas').getContext('2d'); c.font = s.font; \
+             return [c.measureText(t.placeholder).width, \
+                     t.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight)];",
+        )
+        .await;
+    let (needed, has) = (room[0].as_f64().unwrap(), room[1].as_f64().unwrap());
+    assert!(
+        needed <= has,
+        "the placeholder needs {needed} px and has {has}"
+    );
+}
+
+/// Every text field's placeholder under `scope` fits in its field, whole.
+async fn assert_placeholders_fit(app: &App, scope: &str) {
+    let cut = app
+        .js(&format!(
+            "const c = document.createElement('canvas').getContext('2d'); \
+             return [...document.querySelectorAll('{scope} input[placeholder], {scope} textarea[placeholder]')] \
+               .filter(e => e.offsetParent !== null && e.placeholder) \
+               .filter(e => {{ const s = getComputedStyle(e); c.font = s.font; \
+                 return c.measureText(e.placeholder).width > \
+                   e.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight); }}) \
+               .map(e => e.placeholder);"
+        ))
+        .await;
+    assert_eq!(cut, json!([]), "placeholders cut off");
+}
+
 /// Nothing sticks out sideways, and each of `controls` is inside the window.
 async fn assert_usable(app: &App, controls: &[&str]) {
     let overflow = app
@@ -631,4 +884,444 @@ fn first_chat_request(server: &FakeServer) -> serde_json::Value {
         .iter()
         .find(|request| request.path == "/v1/chat/completions");
     chat.expect("the app asked the model").json()
+}
+
+/// Waits until no app runs (it quit).
+async fn wait_for_the_app_to_end() {
+    let exe = std::path::Path::new(harness::APP).canonicalize().unwrap();
+    let start = std::time::Instant::now();
+    while !harness::processes_running(&exe).is_empty() {
+        assert!(
+            start.elapsed() < harness::PATIENCE,
+            "the app is still running"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn without_a_tray_closing_the_window_quits_and_settings_says_why() {
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.click(".chat-head [aria-label='Settings']").await;
+    app.wait_for_text(".tray-problem", "closing the window quits Cairn")
+        .await;
+    assert_eq!(
+        app.js("return document.querySelector('.close-to-tray').disabled;")
+            .await,
+        json!(true)
+    );
+    app.screenshot("settings-without-tray").await;
+    session::close_app_window();
+    wait_for_the_app_to_end().await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn with_a_tray_closing_the_window_hides_it_and_the_reply_goes_on() {
+    let _tray = session::SystemTray::own();
+    let server = FakeServer::start().await;
+    server.push(CHAT, slow_answer(&numbered("part", 8), 60));
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Keep going while hidden").await;
+    app.wait_for_text(".message.assistant .md", "part1").await;
+    session::close_app_window();
+    let start = std::time::Instant::now();
+    while session::app_window_shown() {
+        assert!(start.elapsed() < harness::PATIENCE, "the window stayed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let exe = std::path::Path::new(harness::APP).canonicalize().unwrap();
+    assert_eq!(harness::processes_running(&exe).len(), 1, "still running");
+    session::press_keys("ctrl+shift+space");
+    let done = text_of(&app.wait_for_text(".message.assistant .md", "part8").await).await;
+    assert!(done.starts_with("part1 part2"), "{done}");
+    assert!(session::app_window_shown());
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn quitting_while_a_reply_runs_asks_and_the_question_follows_the_reply() {
+    let server = FakeServer::start().await;
+    // The reply holds after its first words until the test lets it finish.
+    let mut parts = sse::answer_parts(&[], &["word1 ", "word2 ", "word12"]).into_iter();
+    let mut reply = Reply::new(200, "text/event-stream");
+    for part in parts.by_ref().take(2) {
+        reply = reply.then(Piece::Bytes(part));
+    }
+    reply = reply.then(Piece::Gate("finish".into()));
+    for part in parts {
+        reply = reply.then(Piece::Bytes(part));
+    }
+    server.push(CHAT, reply);
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Write for a few seconds").await;
+    app.wait_for_text(".message.assistant .md", "word1").await;
+    // No tray here: closing the window quits, and a reply is still being written.
+    session::close_app_window();
+    app.wait_for_text(".quit-text", "1 running").await;
+    app.screenshot("quit-while-running").await;
+    server.open_gate("finish");
+    app.wait_for_text(".quit-text", "The replies have finished")
+        .await;
+    app.screenshot("quit-after-the-reply").await;
+    // Clicked after the script returns: the app ends under WebDriver's feet.
+    app.js("setTimeout(() => document.querySelector('.quit-confirm').click(), 100);")
+        .await;
+    wait_for_the_app_to_end().await;
+    app.quit().await;
+
+    // The answer was kept whole: it finished before the quit.
+    let store = cairn_store::Store::open(home.db()).await.unwrap();
+    let threads = store
+        .list_threads(cairn_store::Page {
+            limit: 10,
+            offset: 0,
+        })
+        .await
+        .unwrap();
+    let messages = store.messages(&threads[0].id).await.unwrap();
+    assert!(messages[1].content.trim_end().ends_with("word12"));
+    assert_eq!(messages[1].status, cairn_protocol::MessageStatus::Complete);
+}
+
+/// The controls (buttons, fields, menus) a toast lies on top of, by class: the part
+/// of each that its scrolling containers leave visible, against the toast's box.
+async fn controls_under_the_toast(app: &App) -> serde_json::Value {
+    app.js(
+        "const t = document.querySelector('.toast').getBoundingClientRect(); \
+         const shown = e => { let r = e.getBoundingClientRect(); \
+           let box = {l: r.left, r: r.right, t: r.top, b: r.bottom}; \
+           for (let a = e.parentElement; a; a = a.parentElement) { \
+             if (getComputedStyle(a).overflowY === 'visible') continue; \
+             const c = a.getBoundingClientRect(); \
+             box = {l: Math.max(box.l, c.left), r: Math.min(box.r, c.right), \
+                    t: Math.max(box.t, c.top), b: Math.min(box.b, c.bottom)}; } \
+           return box; }; \
+         return [...document.querySelectorAll('button, select, input, textarea')] \
+           .filter(e => !e.closest('.toast')) \
+           .filter(e => { const v = shown(e); \
+             return v.r > v.l && v.b > v.t && v.l < t.right && v.r > t.left \
+               && v.t < t.bottom && v.b > t.top; }) \
+           .map(e => e.className || e.tagName);",
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn toasts_leave_by_themselves_and_never_cover_a_control() {
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("/export md").await;
+    app.wait_for_text(".toast", "Nothing to export yet").await;
+    app.screenshot("toast").await;
+    assert_eq!(controls_under_the_toast(&app).await, json!([]));
+    let shown = std::time::Instant::now();
+    app.wait_for_js("return document.querySelector('.toast') === null;")
+        .await;
+    assert!(
+        shown.elapsed() >= Duration::from_secs(3),
+        "long enough to read"
+    );
+
+    // In Settings too, above the save button rather than over it.
+    app.click(".chat-head [aria-label='Settings']").await;
+    app.click(".save-settings").await;
+    app.wait_for_text(".toast", "Settings saved").await;
+    assert_eq!(controls_under_the_toast(&app).await, json!([]));
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn the_chat_menu_closes_on_escape_or_a_click_elsewhere_and_rename_takes_the_keys() {
+    let server = FakeServer::start().await;
+    server.push(CHAT, Reply::sse(sse::text(&["Hi."])));
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Name me").await;
+    app.wait_for_text(".message.assistant .md", "Hi.").await;
+    // The head re-renders as the turn ends; a menu opened before that would close.
+    app.wait_for(".turn.finished").await;
+
+    app.click(".thread-menu").await;
+    app.wait_for(".menu").await;
+    app.press(thirtyfour::Key::Escape).await;
+    app.wait_for_js("return document.querySelector('.menu') === null;")
+        .await;
+
+    app.click(".thread-menu").await;
+    app.wait_for(".menu").await;
+    app.click(".chat-title").await;
+    app.wait_for_js("return document.querySelector('.menu') === null;")
+        .await;
+
+    app.click(".thread-menu").await;
+    app.wait_for_text(".menu button", "Rename").await;
+    app.js("[...document.querySelectorAll('.menu button')].find(b => b.textContent === 'Rename').click();")
+        .await;
+    app.wait_for_js(
+        "return document.activeElement && document.activeElement.classList.contains('rename');",
+    )
+    .await;
+    // Typed where the focus is, as a user would, without clicking into the field.
+    app.driver
+        .action_chain()
+        .send_keys("Named")
+        .send_keys(thirtyfour::Key::Enter)
+        .perform()
+        .await
+        .unwrap();
+    let title = text_of(&app.wait_for_text(".thread-title", "Named").await).await;
+    assert_eq!(
+        title.trim(),
+        "Named",
+        "the old name was selected, so typing replaced it"
+    );
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_streaming_answer_reads_as_it_is_written() {
+    let server = FakeServer::start().await;
+    // opening, reasoning | text 1 | text 2, close: the test opens each gate in turn.
+    let mut parts = sse::answer_parts(
+        &["Let me think about links."],
+        &["Read [the guide](https://exa", "mple.com/guide) today."],
+    )
+    .into_iter()
+    .map(Piece::Bytes);
+    let mut reply = Reply::new(200, "text/event-stream");
+    for (gate, taken) in [(None, 2), (Some("reasoned"), 1), (Some("half-link"), 2)] {
+        if let Some(gate) = gate {
+            reply = reply.then(Piece::Gate(gate.into()));
+        }
+        for piece in parts.by_ref().take(taken) {
+            reply = reply.then(piece);
+        }
+    }
+    server.push(CHAT, reply);
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Where is the guide?").await;
+    // The model reasons: its reasoning is open to read as it comes.
+    app.wait_for_text(".reasoning-text", "think about links")
+        .await;
+    assert_eq!(
+        app.js("return document.querySelector('.reasoning').open;")
+            .await,
+        json!(true),
+        "open while it streams"
+    );
+    server.open_gate("reasoned");
+    // Half a link streamed: its words, no raw brackets, and no "Thinking…" beside the text.
+    let shown = text_of(
+        &app.wait_for_text(".message.assistant .md", "the guide")
+            .await,
+    )
+    .await;
+    assert!(!shown.contains("]("), "no raw link syntax: {shown:?}");
+    assert_eq!(
+        app.count(".message.assistant .chip").await,
+        0,
+        "the text shows it is writing"
+    );
+    assert_eq!(
+        app.js("return document.querySelector('.reasoning').open;")
+            .await,
+        json!(false),
+        "folded once the answer starts"
+    );
+    app.screenshot("streaming-half-link").await;
+    server.open_gate("half-link");
+    app.wait_for_text(".message.assistant .md", "today.").await;
+    app.wait_for_text(".md a.link", "the guide").await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_new_chat_starts_in_the_last_folder_used() {
+    let server = FakeServer::start().await;
+    server.push(CHAT, Reply::sse(sse::text(&["Looked."])));
+    let home = Home::new();
+    let workspace = home.workspace();
+    let app = App::launch(&home, &server.url()).await;
+    app.wait_for_text(".welcome-folder", "Choose a folder")
+        .await;
+    app.choose_workspace(&workspace).await;
+    app.wait_for_text(".welcome-folder", "Cairn works in").await;
+    app.send("Look around").await;
+    app.wait_for_text(".message.assistant .md", "Looked.").await;
+
+    app.click(".new-chat").await;
+    app.wait_for_text(".workspace-button", "project").await;
+    app.wait_for_text(".welcome-folder", &workspace.display().to_string())
+        .await;
+    assert_eq!(
+        app.js("return document.querySelector('.mode-select').value;")
+            .await,
+        json!("default"),
+        "the folder carries over, the mode does not"
+    );
+    app.quit().await;
+
+    // And after a restart.
+    let app = App::launch(&home, &server.url()).await;
+    app.wait_for_text(".workspace-button", "project").await;
+    app.screenshot("new-chat-in-last-folder").await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_search_lists_each_chat_once_in_plain_words_with_the_hit_marked() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&[
+            "The **pebble** is in [the garden](https://example.com/a/b). It is a \
+             stoneandpebbleandstoneandpebbleandstoneandpebbleandstoneandpebbleandstone.",
+        ])),
+    );
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Where is the pebble?").await;
+    app.wait_for_text(".message.assistant .md", "garden").await;
+
+    app.wait_for(".search")
+        .await
+        .send_keys("pebble")
+        .await
+        .unwrap();
+    app.wait_for(".hit").await;
+    assert_eq!(
+        app.count(".hit").await,
+        1,
+        "the question and the answer: one chat"
+    );
+    let snippet = text_of(&app.wait_for(".hit-snippet").await).await;
+    for mark in ["**", "](", "[", "`"] {
+        assert!(!snippet.contains(mark), "{mark:?} in {snippet:?}");
+    }
+    assert_eq!(
+        text_of(&app.wait_for(".hit-snippet mark").await)
+            .await
+            .to_lowercase(),
+        "pebble"
+    );
+    assert_eq!(
+        app.js("const h = document.querySelector('.hits'); return h.scrollWidth - h.clientWidth;")
+            .await,
+        json!(0),
+        "nothing sticks out sideways"
+    );
+    app.screenshot("search-hits").await;
+
+    // A word only the answer has: its snippet comes from the Markdown.
+    let search = app.wait_for(".search").await;
+    search.clear().await.unwrap();
+    search.send_keys("garden").await.unwrap();
+    let snippet = text_of(&app.wait_for_text(".hit-snippet", "garden").await).await;
+    for mark in ["**", "](", "[", "https"] {
+        assert!(!snippet.contains(mark), "{mark:?} in {snippet:?}");
+    }
+    assert!(
+        snippet.contains("The pebble is in the garden"),
+        "{snippet:?}"
+    );
+    assert_eq!(
+        app.js("const h = document.querySelector('.hits'); return h.scrollWidth - h.clientWidth;")
+            .await,
+        json!(0),
+        "a long word wraps instead of sticking out"
+    );
+    app.screenshot("search-hits-answer").await;
+    let hit = app.wait_for(".hit").await;
+    hit.click().await.unwrap();
+    app.wait_for_text(".chat-title", "Where is the pebble?")
+        .await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn the_server_settings_say_what_is_wrong_and_how_to_fix_it() {
+    let server = FakeServer::start().await;
+    server.fallback(
+        "GET /v1/models",
+        Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"test-model","object":"model"}]}"#,
+        ),
+    );
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.click(".chat-head [aria-label='Settings']").await;
+    // The harness starts the app with CAIRN_BASE_URL: the window says so.
+    app.wait_for_text(".env-overrides", "CAIRN_BASE_URL=").await;
+    app.wait_for_text(".status", "Connected: 1 model.").await;
+    assert_placeholders_fit(&app, ".settings").await;
+
+    // An Ollama server at an OpenAI-style address: the error says so and offers the way out.
+    app.choose_in(".dialect", "ollama").await;
+    let address = app.wait_for(".base-url").await;
+    address.clear().await.unwrap();
+    address
+        .send_keys(format!("{}/v1", server.url()))
+        .await
+        .unwrap();
+    app.wait_for_text(".status", "Checked when you stop typing")
+        .await;
+    let failure = app.wait_for_text(".status.error-text", "404").await;
+    // In the theme's danger colour, not the muted grey of a hint.
+    let colours = app
+        .js("const probe = document.createElement('span'); document.body.append(probe); \
+             probe.style.color = 'var(--danger)'; const danger = getComputedStyle(probe).color; \
+             probe.style.color = 'var(--muted)'; const muted = getComputedStyle(probe).color; \
+             probe.remove(); \
+             return [getComputedStyle(document.querySelector('.status.error-text')).color, danger, muted];")
+        .await;
+    assert_eq!(colours[0], colours[1], "{colours}");
+    assert_ne!(colours[1], colours[2], "{colours}");
+    assert!(text_of(&failure).await.contains("OpenAI-compatible"));
+    app.screenshot("settings-dialect-hint").await;
+    app.click(".switch-dialect").await;
+    app.wait_for_text(".status", "Connected: 1 model.").await;
+    assert_eq!(
+        app.js("return document.querySelector('.dialect').value;")
+            .await,
+        json!("openai")
+    );
+
+    // A typo in the address is explained in words.
+    let address = app.wait_for(".base-url").await;
+    address.clear().await.unwrap();
+    address.send_keys("localhost:11434").await.unwrap();
+    let said = text_of(&app.wait_for_text(".status.error-text", "http://").await).await;
+    assert!(said.contains("needs http:// or https://"), "{said}");
+    assert!(!said.contains("relative URL"), "{said}");
+
+    // Saving an address nothing answers at: saved, and said to be unreachable.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nowhere = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let address = app.wait_for(".base-url").await;
+    address.clear().await.unwrap();
+    address.send_keys(&nowhere).await.unwrap();
+    app.wait_for_text(".status.error-text", "could not connect")
+        .await;
+    app.click(".save-settings").await;
+    app.wait_for_text(".toast", "Settings saved, but the server cannot be used")
+        .await;
+    app.quit().await;
 }

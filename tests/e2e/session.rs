@@ -86,11 +86,18 @@ fn app_windows() -> Vec<String> {
         .collect()
 }
 
+/// The app's main window: of the visible windows named Cairn (a tray icon's window
+/// can be one, and the search lists them in no fixed order), the largest.
+fn main_window() -> String {
+    app_windows()
+        .into_iter()
+        .max_by_key(|window| window_area(window))
+        .expect("the app's window is on the display")
+}
+
 /// Gives the X input focus to the app's window, as clicking into it would.
 pub fn focus_app_window() {
-    let windows = app_windows();
-    let window = windows.first().expect("the app's window is on the display");
-    run("xdotool", &["windowfocus", "--sync", window]);
+    run("xdotool", &["windowfocus", "--sync", &main_window()]);
 }
 
 /// Takes the X input focus away from every window (to the root), as switching to
@@ -133,4 +140,113 @@ fn run(program: &str, args: &[&str]) {
         .status()
         .unwrap_or_else(|err| panic!("{program} did not run: {err}"));
     assert!(status.success(), "{program} {args:?} failed: {status}");
+}
+
+/// Whether the app shows its main window on the display now (a tray icon's small
+/// window, also named Cairn, does not count).
+pub fn app_window_shown() -> bool {
+    let Ok(out) = Command::new("xdotool")
+        .args(["search", "--onlyvisible", "--name", "^Cairn$"])
+        .output()
+    else {
+        return false;
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .any(|window| window_area(window) > 200 * 200)
+}
+
+/// A window's width times its height, 0 if it cannot be asked.
+fn window_area(window: &str) -> u64 {
+    let Ok(out) = Command::new("xdotool")
+        .args(["getwindowgeometry", "--shell", window])
+        .output()
+    else {
+        return 0;
+    };
+    let geometry = String::from_utf8_lossy(&out.stdout);
+    let field = |name: &str| -> u64 {
+        geometry
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|value| value.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    field("WIDTH=") * field("HEIGHT=")
+}
+
+/// Asks the app's window to close, as a window manager's close button does: the
+/// `WM_DELETE_WINDOW` message of ICCCM (Xvfb has no window manager to send it).
+pub fn close_app_window() {
+    use x11rb::protocol::xproto::{ClientMessageEvent, ConnectionExt as _, EventMask};
+
+    let chosen = main_window();
+    let window: u32 = chosen.parse().expect("an X window id");
+    let (connection, _) = x11rb::connect(None).expect("the X display");
+    let atom = |name: &str| {
+        connection
+            .intern_atom(false, name.as_bytes())
+            .expect("an atom request")
+            .reply()
+            .expect("an atom")
+            .atom
+    };
+    let (protocols, delete) = (atom("WM_PROTOCOLS"), atom("WM_DELETE_WINDOW"));
+    let message = ClientMessageEvent::new(32, window, protocols, [delete, 0, 0, 0, 0]);
+    connection
+        .send_event(false, window, EventMask::NO_EVENT, message)
+        .expect("sending the close request");
+    // A round trip: once its reply is back, the server has delivered the message, so
+    // closing the connection cannot race it.
+    connection
+        .get_input_focus()
+        .expect("a focus request")
+        .reply()
+        .expect("the server's reply");
+}
+
+/// An XEmbed system tray on the display for as long as this lives: the owner of the
+/// `_NET_SYSTEM_TRAY_S0` selection, which is how a desktop says it shows tray icons.
+pub struct SystemTray {
+    _connection: x11rb::rust_connection::RustConnection,
+}
+
+impl SystemTray {
+    pub fn own() -> Self {
+        use x11rb::connection::Connection as _;
+        use x11rb::protocol::xproto::{ConnectionExt as _, CreateWindowAux, WindowClass};
+        use x11rb::wrapper::ConnectionExt as _;
+
+        let (connection, screen) = x11rb::connect(None).expect("the X display");
+        let root = connection.setup().roots[screen].root;
+        let window = connection.generate_id().expect("an X id");
+        connection
+            .create_window(
+                0,
+                window,
+                root,
+                0,
+                0,
+                1,
+                1,
+                0,
+                WindowClass::INPUT_ONLY,
+                0,
+                &CreateWindowAux::new(),
+            )
+            .expect("a window for the tray");
+        let selection = connection
+            .intern_atom(false, format!("_NET_SYSTEM_TRAY_S{screen}").as_bytes())
+            .expect("an atom request")
+            .reply()
+            .expect("the tray atom")
+            .atom;
+        connection
+            .set_selection_owner(window, selection, x11rb::CURRENT_TIME)
+            .expect("owning the tray selection");
+        connection.sync().expect("the X server took it");
+        Self {
+            _connection: connection,
+        }
+    }
 }

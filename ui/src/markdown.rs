@@ -27,6 +27,38 @@ pub fn to_html(markdown: &str) -> String {
     html
 }
 
+/// The text of an answer still being written, as it reads so far: a link whose
+/// address is still arriving (`[the guide](https://exa`) shows as its words, not as
+/// raw brackets, until it is complete. Untouched inside code.
+pub fn settle_streaming(markdown: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    // Links do not cross paragraphs; an open code fence or code span holds brackets
+    // as they are.
+    let paragraph = markdown.rfind("\n\n").map_or(0, |at| at + 2);
+    let tail = &markdown[paragraph..];
+    if markdown.matches("```").count() % 2 == 1 || tail.matches('`').count() % 2 == 1 {
+        return Cow::Borrowed(markdown);
+    }
+    // A bracket before the last code span is inside it or done with.
+    let after_code = tail.rfind('`').map_or(0, |at| at + 1);
+    let Some(open) = tail[after_code..].rfind('[').map(|at| after_code + at) else {
+        return Cow::Borrowed(markdown);
+    };
+    let rest = &tail[open + 1..];
+    let label = match rest.split_once(']') {
+        // `[label` or `[label]`: the link may be about to start.
+        None => rest,
+        Some((label, "")) => label,
+        // `[label](partial`, its address not yet closed.
+        Some((label, after)) if after.starts_with('(') && !after.contains(')') => label,
+        Some(_) => return Cow::Borrowed(markdown),
+    };
+    if label.contains('[') {
+        return Cow::Borrowed(markdown);
+    }
+    Cow::Owned(format!("{}{label}", &markdown[..paragraph + open]))
+}
+
 /// A link that never navigates the app: no `href`, its address in the tooltip and in
 /// `data-href`, which a click hands to the system's browser (the app decides which
 /// addresses it opens).
@@ -56,7 +88,28 @@ fn escape_attribute(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::to_html;
+    use super::{settle_streaming, to_html};
+
+    #[test]
+    fn a_link_still_arriving_reads_as_its_words() {
+        let cases = [
+            ("Read [the guide](https://exa", "Read the guide"),
+            ("Read [the guide]", "Read the guide"),
+            ("Read [the gu", "Read the gu"),
+            (
+                "Read [the guide](https://example.com) now",
+                "Read [the guide](https://example.com) now",
+            ),
+            ("Done [x] and [y](z)", "Done [x] and [y](z)"),
+            ("Code `a[0` here", "Code `a[0` here"),
+            ("```\nlet a = [1,", "```\nlet a = [1,"),
+            ("One.\n\nTwo [pa", "One.\n\nTwo pa"),
+            ("No links here.", "No links here."),
+        ];
+        for (streamed, shown) in cases {
+            assert_eq!(settle_streaming(streamed), shown, "{streamed:?}");
+        }
+    }
 
     #[test]
     fn code_lists_and_tables_render() {

@@ -1,6 +1,7 @@
 //! Slash commands typed in the composer: handled by the app, never sent to the model.
 
 use cairn_protocol::PermissionMode;
+pub use cairn_protocol::desktop::ExportFormat;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Slash {
@@ -12,21 +13,6 @@ pub enum Slash {
     /// A new thread.
     Clear,
     Export(ExportFormat),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExportFormat {
-    Markdown,
-    Json,
-}
-
-impl ExportFormat {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Markdown => "md",
-            Self::Json => "json",
-        }
-    }
 }
 
 /// What the composer should do with its text: a command, or a message. A line that
@@ -51,7 +37,7 @@ pub fn parse(input: &str) -> Option<Result<Slash, String>> {
             .map_err(|err: cairn_protocol::permission::UnknownMode| err.to_string()),
         ("model", name) => Ok(Slash::Model(name.map(str::to_owned))),
         ("clear" | "new", _) => Ok(Slash::Clear),
-        ("export", None | Some("md" | "markdown")) => Ok(Slash::Export(ExportFormat::Markdown)),
+        ("export", None | Some("md" | "markdown")) => Ok(Slash::Export(ExportFormat::Md)),
         ("export", Some("json")) => Ok(Slash::Export(ExportFormat::Json)),
         ("export", Some(other)) => Err(format!("/export takes md or json, not `{other}`")),
         (other, _) if other.contains('/') => return None,
@@ -83,10 +69,7 @@ mod tests {
             parse("/export json"),
             Some(Ok(Slash::Export(ExportFormat::Json)))
         );
-        assert_eq!(
-            parse("/export"),
-            Some(Ok(Slash::Export(ExportFormat::Markdown)))
-        );
+        assert_eq!(parse("/export"), Some(Ok(Slash::Export(ExportFormat::Md))));
         assert_eq!(
             parse("/mode yolo"),
             Some(Err(

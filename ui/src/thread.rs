@@ -37,6 +37,7 @@ pub fn entries(messages: &[MessageView]) -> Vec<Entry> {
                 if let Some(reasoning) = &message.reasoning {
                     view.reasoning.clone_from(reasoning);
                 }
+                view.thread_id = Some(message.thread_id.clone());
                 view.error = message.error.as_ref().map(|error| ErrorEvent {
                     message: error.clone(),
                     kind: ErrorKind::Provider,

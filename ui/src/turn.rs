@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 
 use cairn_protocol::{
-    AgentStateKind, BudgetExceeded, ErrorEvent, Event, ExecutionTree, MessageStatus,
-    ToolApprovalRequest, ToolCallStatus, TurnStatus,
+    AgentStateKind, BudgetExceeded, ErrorEvent, Event, ExecutionTree, MessageStatus, Piece,
+    ToolApprovalRequest, ToolCallStatus, TurnStatus, pieces,
 };
 use serde_json::Value;
 
@@ -68,6 +68,11 @@ pub struct TurnView {
     pub error: Option<ErrorEvent>,
     pub plan: Option<String>,
     pub finished: Option<TurnStatus>,
+    /// The thread the turn ran in, once its `done` told.
+    pub thread_id: Option<String>,
+    /// The answer's text is streaming at the root right now (then it shows itself:
+    /// no "Thinking…" beside it).
+    pub writing: bool,
 }
 
 impl TurnView {
@@ -84,46 +89,11 @@ impl TurnView {
         view
     }
 
-    /// A stored answer: its text and the cards its execution tree keeps (their child
-    /// text is not stored, their nesting is).
+    /// A stored answer as it was shown: its text and cards in their order at every
+    /// depth (an answer stored before timelines were kept: its cards, then its text).
     pub fn from_stored(content: &str, tree: Option<&ExecutionTree>, status: MessageStatus) -> Self {
         let mut view = Self::new();
-        if let Some(tree) = tree {
-            for node in &tree.nodes {
-                let card = Card {
-                    id: node.id.clone(),
-                    parent_id: node.parent_id.clone(),
-                    depth: 0,
-                    name: node.name.clone(),
-                    title: node.title.clone(),
-                    args: node.args_preview.as_deref().map(preview_value),
-                    result: node.result_preview.as_deref().map(preview_value),
-                    state: if node.is_error == Some(true) {
-                        CardState::Failed
-                    } else {
-                        CardState::Done
-                    },
-                    duration_ms: Some(node.duration_ms),
-                    started_at_ms: None,
-                    children: Vec::new(),
-                    approval: None,
-                    expanded: node.parent_id.is_none(),
-                };
-                view.place(card);
-            }
-            // Depth follows from the parent links.
-            let ids: Vec<String> = tree.nodes.iter().map(|node| node.id.clone()).collect();
-            for id in ids {
-                let depth = view.depth_of(&id);
-                if let Some(card) = view.cards.get_mut(&id) {
-                    card.depth = depth;
-                    card.expanded = depth == 0;
-                }
-            }
-        }
-        if !content.is_empty() {
-            view.segments.push(Segment::Text(content.to_owned()));
-        }
+        view.segments = view.stored_level(tree, content, None, 0);
         view.finished = Some(match status {
             MessageStatus::Complete => TurnStatus::Completed,
             MessageStatus::Partial => TurnStatus::BudgetExceeded,
@@ -133,23 +103,60 @@ impl TurnView {
         view
     }
 
-    fn depth_of(&self, id: &str) -> u32 {
-        let mut depth = 0;
-        let mut current = self.cards.get(id).and_then(|card| card.parent_id.clone());
-        while let Some(parent) = current {
-            depth += 1;
-            current = self
-                .cards
-                .get(&parent)
-                .and_then(|card| card.parent_id.clone());
+    /// One level of a stored answer: its segments, with its cards (and theirs) added.
+    fn stored_level(
+        &mut self,
+        tree: Option<&ExecutionTree>,
+        content: &str,
+        parent: Option<&str>,
+        depth: u32,
+    ) -> Vec<Segment> {
+        let mut segments = Vec::new();
+        for piece in pieces(tree, content, parent) {
+            match piece {
+                Piece::Text(text) => segments.push(Segment::Text(text.to_owned())),
+                Piece::Call(node) => {
+                    let children = self.stored_level(tree, content, Some(&node.id), depth + 1);
+                    self.cards.insert(
+                        node.id.clone(),
+                        Card {
+                            id: node.id.clone(),
+                            parent_id: node.parent_id.clone(),
+                            depth,
+                            name: node.name.clone(),
+                            title: node.title.clone(),
+                            args: node.args_preview.as_deref().map(preview_value),
+                            result: node.result_preview.as_deref().map(preview_value),
+                            state: if node.is_error == Some(true) {
+                                CardState::Failed
+                            } else {
+                                CardState::Done
+                            },
+                            duration_ms: Some(node.duration_ms),
+                            started_at_ms: None,
+                            children,
+                            approval: None,
+                            expanded: depth == 0,
+                        },
+                    );
+                    segments.push(Segment::Card(node.id.clone()));
+                }
+            }
         }
-        depth
+        segments
     }
 
     /// Takes one event in. `now_ms` is the view's clock, for durations.
     pub fn apply(&mut self, event: &Event, now_ms: f64) {
         match event {
-            Event::Chunk(chunk) => self.push_text(chunk.parent_id.as_deref(), &chunk.content),
+            Event::Chunk(_) | Event::Reasoning(_) | Event::Done(_) => {}
+            _ => self.writing = false,
+        }
+        match event {
+            Event::Chunk(chunk) => {
+                self.writing |= chunk.parent_id.is_none() && !chunk.content.is_empty();
+                self.push_text(chunk.parent_id.as_deref(), &chunk.content);
+            }
             Event::Reasoning(reasoning) if reasoning.parent_id.is_none() => {
                 self.reasoning.push_str(&reasoning.content);
             }
@@ -209,7 +216,10 @@ impl TurnView {
             Event::BudgetExceeded(exceeded) => self.budget = Some(*exceeded),
             Event::AgentState(state) => self.state = Some(state.state),
             Event::PlanReady(plan) => self.plan = Some(plan.plan.clone()),
-            Event::Done(done) => self.finished = Some(done.status),
+            Event::Done(done) => {
+                self.finished = Some(done.status);
+                self.thread_id = Some(done.thread_id.clone());
+            }
             Event::Error(error) => self.error = Some(error.clone()),
             _ => {}
         }
@@ -393,6 +403,25 @@ mod tests {
     }
 
     #[test]
+    fn while_the_answer_streams_it_is_writing_not_thinking() {
+        let thinking = Event::AgentState(AgentState {
+            state: AgentStateKind::Thinking,
+        });
+        let mut view = TurnView::new();
+        view.apply(&thinking, 0.0);
+        assert!(!view.writing, "nothing written yet: thinking");
+        view.apply(&chunk("Hello", None, 0), 1.0);
+        assert!(view.writing);
+        view.apply(&start("r1", "read_file", json!({}), None, 0), 2.0);
+        assert!(!view.writing, "a call interrupts the text");
+        view.apply(&end("r1", "ok", false, None, 0), 3.0);
+        view.apply(&thinking, 4.0);
+        assert!(!view.writing, "thinking over the result");
+        view.apply(&chunk("child", Some("r1"), 1), 5.0);
+        assert!(!view.writing, "a subtask's text is not the answer's");
+    }
+
+    #[test]
     fn a_duration_the_engine_measured_beats_the_webview_clock() {
         let mut view = TurnView::new();
         view.apply(&start("r1", "read_file", json!({}), None, 0), 0.0);
@@ -506,6 +535,98 @@ mod tests {
         assert_eq!(view.cards["r1"].args, Some(json!({"path": "a"})));
         assert_eq!(view.cards["s1"].result, Some(json!("ok")));
         assert_eq!(view.finished, Some(TurnStatus::Completed));
+    }
+
+    /// The turn as a reader sees it: every level's text and cards in order, nested.
+    fn outline(view: &TurnView, segments: &[Segment], depth: usize, out: &mut Vec<String>) {
+        for segment in segments {
+            match segment {
+                Segment::Text(text) => out.push(format!("{}text {text}", "  ".repeat(depth))),
+                Segment::Card(id) => {
+                    let card = &view.cards[id];
+                    out.push(format!(
+                        "{}card {} {}",
+                        "  ".repeat(depth),
+                        id,
+                        card.label()
+                    ));
+                    outline(view, &card.children, depth + 1, out);
+                }
+            }
+        }
+    }
+
+    fn outline_of(view: &TurnView) -> Vec<String> {
+        let mut out = Vec::new();
+        outline(view, &view.segments, 0, &mut out);
+        out
+    }
+
+    /// The nodes the engine stores for the calls `events` started.
+    fn nodes_of(events: &[Event]) -> Vec<ExecutionTreeNode> {
+        events
+            .iter()
+            .filter_map(|event| match event {
+                Event::ToolCallUpdate(update) if update.status == ToolCallStatus::Start => {
+                    Some(ExecutionTreeNode {
+                        id: update.tool_call_id.clone(),
+                        parent_id: update.parent_id.clone(),
+                        name: update.name.clone(),
+                        title: update.subtask_title(),
+                        args_preview: None,
+                        result_preview: None,
+                        is_error: Some(false),
+                        duration_ms: 1,
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_stored_answer_reads_as_it_did_live_at_every_depth() {
+        // Two subtasks run side by side: their text arrives interleaved.
+        let events = vec![
+            chunk("First I look. ", None, 0),
+            start("s1", "run_subtask", json!({"title": "Left"}), None, 0),
+            start("s2", "run_subtask", json!({"title": "Right"}), None, 0),
+            chunk("Left begins. ", Some("s1"), 1),
+            chunk("Right begins. ", Some("s2"), 1),
+            chunk("Left goes on.", Some("s1"), 1),
+            start("r1", "read_file", json!({"path": "a"}), Some("s1"), 1),
+            end("r1", "a", false, Some("s1"), 1),
+            chunk("Left read a.", Some("s1"), 1),
+            end("s1", "left done", false, None, 0),
+            end("s2", "right done", false, None, 0),
+            chunk("Both are done.", None, 0),
+        ];
+        let live = TurnView::from_events(&events, 0.0);
+        let mut timeline = TimelineBuilder::new();
+        for event in &events {
+            timeline.observe(event);
+        }
+        let tree = ExecutionTree::new(nodes_of(&events)).with_timeline(timeline.entries().to_vec());
+        // What the store keeps as the message's text: the root's, joined.
+        let stored = TurnView::from_stored(&live.text(), Some(&tree), MessageStatus::Complete);
+        assert_eq!(
+            outline_of(&stored),
+            [
+                "text First I look. ",
+                "card s1 Left",
+                "  text Left begins. Left goes on.",
+                "  card r1 read_file",
+                "  text Left read a.",
+                "card s2 Right",
+                "  text Right begins. ",
+                "text Both are done.",
+            ]
+        );
+        assert_eq!(outline_of(&stored), outline_of(&live));
+        assert_eq!(
+            (stored.cards["r1"].depth, stored.cards["r1"].expanded),
+            (1, false)
+        );
     }
 
     #[test]

@@ -68,6 +68,11 @@ pub enum McpAction {
     Allow { name: String },
     /// Stop a server from starting.
     Disallow { name: String },
+    /// Believe the server when it marks a tool read-only: such tools then run without
+    /// asking in default mode. Without trust every MCP tool counts as external.
+    Trust { name: String },
+    /// Stop believing the server's read-only marks.
+    Untrust { name: String },
 }
 
 #[derive(Debug, clap::Args)]

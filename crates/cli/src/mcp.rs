@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use cairn_core::Limits;
 use cairn_runtime::Runtime;
-use cairn_tools::mcp::{McpConfig, McpServerConfig};
+use cairn_tools::mcp::McpConfig;
 use serde_json::json;
 
 use crate::args::{McpAction, McpArgs, McpConfigArgs};
@@ -54,31 +54,17 @@ async fn act(args: McpArgs) -> Result<(), Failure> {
     let fail = |err: cairn_runtime::RuntimeError| Failure::Usage(err.to_string());
     match args.action {
         McpAction::List { json } => {
-            let allowed = runtime.allowed_mcp_servers().await.map_err(fail)?;
-            let rows: Vec<_> = config
-                .servers
-                .iter()
-                .map(|(name, server)| {
-                    let target = match server {
-                        McpServerConfig::Command { command, args, .. } => {
-                            format!("{command} {}", args.join(" "))
-                        }
-                        McpServerConfig::Url { url, .. } => url.clone(),
-                    };
-                    (
-                        name.clone(),
-                        allowed.contains(name),
-                        target.trim().to_owned(),
-                    )
-                })
-                .collect();
+            let servers = runtime.mcp_status(&config).await.map_err(fail)?;
             if json {
-                let value: Vec<_> = rows
+                let value: Vec<_> = servers
                     .iter()
-                    .map(|(name, allowed, target)| json!({"name": name, "allowed": allowed, "target": target}))
+                    .map(|server| {
+                        json!({"name": server.name, "allowed": server.allowed,
+                               "trusted": server.trusted, "target": server.target})
+                    })
                     .collect();
                 println!("{}", serde_json::Value::Array(value));
-            } else if rows.is_empty() {
+            } else if servers.is_empty() {
                 let path = args
                     .config
                     .path()
@@ -86,24 +72,23 @@ async fn act(args: McpArgs) -> Result<(), Failure> {
                     .unwrap_or_default();
                 println!("no MCP servers are configured in {path}");
             } else {
-                for (name, allowed, target) in rows {
-                    let state = if allowed { "allowed" } else { "not allowed" };
-                    println!("{name}\t{state}\t{target}");
+                for server in servers {
+                    let state = if server.allowed {
+                        "allowed"
+                    } else {
+                        "not allowed"
+                    };
+                    let trust = if server.trusted {
+                        "trusted"
+                    } else {
+                        "not trusted"
+                    };
+                    println!("{}\t{state}\t{trust}\t{}", server.name, server.target);
                 }
             }
         }
         McpAction::Allow { name } => {
-            if !config.servers.contains_key(&name) {
-                let known: Vec<_> = config.servers.keys().cloned().collect();
-                return Err(Failure::Usage(format!(
-                    "no MCP server `{name}` is configured; the configured ones are: {}",
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                )));
-            }
+            configured(&config, &name)?;
             runtime.allow_mcp_server(&name, true).await.map_err(fail)?;
             println!("{name} may start");
         }
@@ -111,6 +96,31 @@ async fn act(args: McpArgs) -> Result<(), Failure> {
             runtime.allow_mcp_server(&name, false).await.map_err(fail)?;
             println!("{name} will not start");
         }
+        McpAction::Trust { name } => {
+            configured(&config, &name)?;
+            runtime.trust_mcp_server(&name, true).await.map_err(fail)?;
+            println!("{name}'s read-only tools will run without asking in default mode");
+        }
+        McpAction::Untrust { name } => {
+            runtime.trust_mcp_server(&name, false).await.map_err(fail)?;
+            println!("every tool of {name} will ask before it runs in default mode");
+        }
     }
     Ok(())
+}
+
+/// Refuses a server name the config does not have, listing the ones it has.
+fn configured(config: &McpConfig, name: &str) -> Result<(), Failure> {
+    if config.servers.contains_key(name) {
+        return Ok(());
+    }
+    let known: Vec<_> = config.servers.keys().cloned().collect();
+    Err(Failure::Usage(format!(
+        "no MCP server `{name}` is configured; the configured ones are: {}",
+        if known.is_empty() {
+            "none".to_owned()
+        } else {
+            known.join(", ")
+        }
+    )))
 }

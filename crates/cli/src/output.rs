@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use cairn_core::EventSink;
-use cairn_protocol::{Event, ToolCallStatus, ToolCallUpdate};
+use cairn_protocol::{Event, ToolCallStatus, ToolCallUpdate, describe};
 use serde_json::Value;
 
 /// One JSON object per line on stdout, flushed per event so a reader sees it live.
@@ -39,6 +39,9 @@ struct TranscriptState {
     mid_line: bool,
     started: HashMap<String, Instant>,
     reasoning_open: bool,
+    /// Text a subtask is writing, per subtask, until it ends a line: subtasks run side
+    /// by side, so their text is printed a whole line at a time, under their card.
+    subtask_text: HashMap<String, String>,
 }
 
 const CARD_PREVIEW: usize = 100;
@@ -57,6 +60,30 @@ impl Transcript {
         } else {
             text.to_owned()
         }
+    }
+
+    /// The lines of a subtask's text that are complete; with `all`, the rest too.
+    fn subtask_lines(
+        &self,
+        state: &mut TranscriptState,
+        parent: &str,
+        depth: u32,
+        all: bool,
+    ) -> Vec<String> {
+        let Some(buffer) = state.subtask_text.get_mut(parent) else {
+            return Vec::new();
+        };
+        let cut = if all {
+            buffer.len()
+        } else {
+            buffer.rfind('\n').map_or(0, |at| at + 1)
+        };
+        let done: String = buffer.drain(..cut).collect();
+        let indent = "  ".repeat(depth as usize + 1);
+        done.lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| self.paint("2", &format!("{indent}{line}")))
+            .collect()
     }
 
     fn card(&self, state: &mut TranscriptState, update: &ToolCallUpdate) -> String {
@@ -119,7 +146,20 @@ impl EventSink for Transcript {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let mut out = std::io::stdout().lock();
         let line = match &event {
-            Event::Chunk(chunk) if chunk.depth == 0 => {
+            Event::Chunk(chunk) if chunk.depth > 0 => {
+                let Some(parent) = &chunk.parent_id else {
+                    return;
+                };
+                state
+                    .subtask_text
+                    .entry(parent.clone())
+                    .or_default()
+                    .push_str(&chunk.content);
+                let lines = self.subtask_lines(&mut state, parent, chunk.depth, false);
+                self.print_lines(&mut state, &mut out, &lines);
+                return;
+            }
+            Event::Chunk(chunk) => {
                 if state.reasoning_open {
                     state.reasoning_open = false;
                     let _ = writeln!(out);
@@ -142,7 +182,23 @@ impl EventSink for Transcript {
                 state.mid_line = !reasoning.content.ends_with('\n');
                 return;
             }
-            Event::ToolCallUpdate(update) => self.card(&mut state, update),
+            Event::ToolCallUpdate(update) => {
+                // A subtask's text before its next call, or before it ends, is whole.
+                let mut lines = Vec::new();
+                if let Some(parent) = &update.parent_id {
+                    lines = self.subtask_lines(&mut state, parent, update.depth, true);
+                }
+                if update.status == ToolCallStatus::End {
+                    lines.extend(self.subtask_lines(
+                        &mut state,
+                        &update.tool_call_id,
+                        update.depth + 1,
+                        true,
+                    ));
+                }
+                self.print_lines(&mut state, &mut out, &lines);
+                self.card(&mut state, update)
+            }
             Event::ToolApprovalRequest(request) => {
                 let who = request
                     .subtask_title
@@ -158,10 +214,10 @@ impl EventSink for Transcript {
                 let _ = out.flush();
                 let _ = write!(
                     prompt,
-                    "? {}{who} wants to run {} {}\n  [y] allow  [a] allow {grant} for this chat  [n] deny > ",
+                    "? {}{who} asks to {} ({})\n  [y] allow  [a] allow {grant} for this chat  [n] deny > ",
                     request.name,
+                    describe::action(&request.name, &request.args),
                     request.category,
-                    one_line(&request.args.to_string()),
                 );
                 let _ = prompt.flush();
                 return;
@@ -192,6 +248,21 @@ impl EventSink for Transcript {
 }
 
 impl Transcript {
+    fn print_lines(&self, state: &mut TranscriptState, out: &mut impl Write, lines: &[String]) {
+        if lines.is_empty() {
+            return;
+        }
+        if state.mid_line || state.reasoning_open {
+            let _ = writeln!(out);
+            state.mid_line = false;
+            state.reasoning_open = false;
+        }
+        for line in lines {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = out.flush();
+    }
+
     /// Ends the last line so the shell prompt starts on its own.
     pub fn finish(&self) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -202,7 +273,7 @@ impl Transcript {
     }
 }
 
-fn one_line(text: &str) -> String {
+pub(crate) fn one_line(text: &str) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() > CARD_PREVIEW {
         let mut cut: String = flat.chars().take(CARD_PREVIEW - 1).collect();

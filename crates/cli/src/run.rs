@@ -45,8 +45,25 @@ async fn start(args: RunArgs) -> Result<Started, Failure> {
     if let Some(folder) = &args.workspace {
         cairn_tools::Workspace::open(folder).map_err(|err| Failure::Usage(err.to_string()))?;
     }
-    let mut thread = match &args.thread {
-        Some(id) => store.thread(id).await.map_err(usage)?,
+    let existing = match &args.thread {
+        Some(id) => Some(store.thread(id).await.map_err(usage)?),
+        None => None,
+    };
+    // The server and the model are settled before a new thread is stored: a run that
+    // cannot start leaves no empty thread behind.
+    let used = existing.as_ref();
+    let server = match used {
+        Some(thread) => server_for(&args.server, thread),
+        None => args.server.clone(),
+    }
+    .connect()?;
+    let model = match (&args.model, used.and_then(|thread| thread.model.as_ref())) {
+        (Some(model), _) => model.clone(),
+        (None, Some(model)) if !args.server.given() => model.clone(),
+        (None, _) => only_model(&server).await?,
+    };
+    let mut thread = match existing {
+        Some(thread) => thread,
         None => runtime
             .new_thread(&prompt, args.mode.unwrap_or_default())
             .await
@@ -61,12 +78,6 @@ async fn start(args: RunArgs) -> Result<Started, Failure> {
             .await
             .map_err(usage)?;
     }
-    let server = server_for(&args.server, &thread).connect()?;
-    let model = match (&args.model, &thread.model) {
-        (Some(model), _) => model.clone(),
-        (None, Some(model)) if !args.server.given() => model.clone(),
-        (None, _) => only_model(&server).await?,
-    };
     let choice = ModelChoice {
         client: server.model_client(),
         dialect: server.dialect().to_string(),
@@ -129,10 +140,8 @@ impl Started {
             Some(transcript) => transcript.clone(),
             None => Arc::new(JsonLines),
         };
-        tokio::spawn(answer_from_stdin(
-            Arc::clone(self.live.approvals()),
-            self.json,
-        ));
+        let mut answers = Answers::new(Arc::clone(self.live.approvals()), self.json);
+        let mut stdin = read_stdin();
         let live = Arc::clone(&self.live);
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
@@ -150,9 +159,15 @@ impl Started {
         while status.is_none() {
             let event = match pending.next() {
                 Some(event) => event,
-                None => match rest.recv().await {
-                    Some(event) => event,
-                    None => break,
+                None => tokio::select! {
+                    event = rest.recv() => match event {
+                        Some(event) => event,
+                        None => break,
+                    },
+                    line = stdin.recv(), if !answers.stdin_closed => {
+                        answers.line(line);
+                        continue;
+                    }
                 },
             };
             match &event {
@@ -160,7 +175,12 @@ impl Started {
                 Event::Error(error) => failures.push(error.kind),
                 _ => {}
             }
+            let asked = matches!(event, Event::ToolApprovalRequest(_));
             sink.emit(event);
+            if asked {
+                // After the question is shown: an answer piped in ahead takes it now.
+                answers.answer_waiting();
+            }
         }
         if let Some(transcript) = transcript {
             transcript.finish();
@@ -188,42 +208,112 @@ impl Started {
     }
 }
 
-/// Answers approvals from stdin until it closes; after that every ask is denied.
-async fn answer_from_stdin(approvals: Arc<Approvals>, json: bool) {
-    let interactive = std::io::stdin().is_terminal();
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        let line = line.trim();
-        if line.is_empty() && json {
-            continue;
+/// Lines of stdin as they come, then `None` once it closes.
+fn read_stdin() -> tokio::sync::mpsc::UnboundedReceiver<String> {
+    let (lines, receiver) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = stdin.next_line().await {
+            if lines.send(line).is_err() {
+                return;
+            }
         }
-        let answer = if json {
-            parse_json_answer(line)
-        } else {
-            parse_typed_answer(line, &approvals)
+    });
+    receiver
+}
+
+/// Approvals answered from stdin. Typed answers (`y`, `a`, `n`) answer the questions
+/// in the order they are asked, so `echo y | cairn run …` answers the first question
+/// even though the line arrives before it; once stdin has closed and the typed answers
+/// are used up, every later question is denied.
+struct Answers {
+    approvals: Arc<Approvals>,
+    json: bool,
+    interactive: bool,
+    typed: std::collections::VecDeque<ApprovalDecision>,
+    stdin_closed: bool,
+}
+
+impl Answers {
+    fn new(approvals: Arc<Approvals>, json: bool) -> Self {
+        Self {
+            approvals,
+            json,
+            interactive: std::io::stdin().is_terminal(),
+            typed: std::collections::VecDeque::new(),
+            stdin_closed: false,
+        }
+    }
+
+    /// Takes a line of stdin, or its end (`None`).
+    fn line(&mut self, line: Option<String>) {
+        let Some(line) = line else {
+            self.stdin_closed = true;
+            return self.detach_when_spent();
         };
-        match answer {
-            Ok(Some((id, decision))) => {
-                if let Err(err) = approvals.answer(&id, decision) {
+        let line = line.trim();
+        if line.is_empty() && self.json {
+            return;
+        }
+        let parsed = if self.json || line.starts_with('{') {
+            parse_json_answer(line).map(|(id, decision)| Answer::ById(id, decision))
+        } else {
+            parse_typed_answer(line).map(Answer::Next)
+        };
+        match parsed {
+            Ok(Answer::ById(id, decision)) => {
+                if let Err(err) = self.approvals.answer(&id, decision) {
                     eprintln!("cairn: {err}");
                 }
             }
-            Ok(None) => {}
+            Ok(Answer::Next(decision)) => {
+                self.typed.push_back(decision);
+                self.answer_waiting();
+            }
             Err(problem) => eprintln!("cairn: ignoring input line: {problem}"),
         }
     }
-    let why = if interactive {
-        "the terminal closed, so no one can approve it"
-    } else {
-        "no one is attached to approve it (stdin is closed)"
-    };
-    approvals.detach_human(why);
+
+    /// Gives typed answers to the questions waiting, oldest first.
+    fn answer_waiting(&mut self) {
+        while !self.typed.is_empty() {
+            let Some(request) = self.approvals.pending().into_iter().next() else {
+                break;
+            };
+            if let Some(decision) = self.typed.pop_front()
+                && let Err(err) = self.approvals.answer(&request.approval_id, decision)
+            {
+                eprintln!("cairn: {err}");
+            }
+        }
+        self.detach_when_spent();
+    }
+
+    /// With stdin closed and no typed answer left, no one can answer any more.
+    fn detach_when_spent(&self) {
+        if self.stdin_closed && self.typed.is_empty() {
+            let why = if self.interactive {
+                "the terminal closed, so no one can approve it"
+            } else {
+                "no one is attached to approve it (stdin is closed)"
+            };
+            self.approvals.detach_human(why);
+        }
+    }
 }
 
-fn parse_json_answer(line: &str) -> Result<Option<(String, ApprovalDecision)>, String> {
+/// An answer read from stdin.
+enum Answer {
+    /// A JSON line names the approval it answers.
+    ById(String, ApprovalDecision),
+    /// A typed letter answers the next question.
+    Next(ApprovalDecision),
+}
+
+fn parse_json_answer(line: &str) -> Result<(String, ApprovalDecision), String> {
     match serde_json::from_str::<ClientMessage>(line) {
         Ok(ClientMessage::ApprovalResponse(response)) => {
-            Ok(Some((response.approval_id, response.decision)))
+            Ok((response.approval_id, response.decision))
         }
         Ok(other) => Err(format!("not an approval response: {other:?}")),
         Err(err) => Err(format!(
@@ -232,20 +322,12 @@ fn parse_json_answer(line: &str) -> Result<Option<(String, ApprovalDecision)>, S
     }
 }
 
-/// `y`, `a` or `n` answers the oldest pending approval.
-fn parse_typed_answer(
-    line: &str,
-    approvals: &Approvals,
-) -> Result<Option<(String, ApprovalDecision)>, String> {
-    let decision = match line.to_ascii_lowercase().as_str() {
-        "y" | "yes" => ApprovalDecision::Allow,
-        "a" | "always" => ApprovalDecision::AllowSession,
-        "" | "n" | "no" => ApprovalDecision::Deny,
-        _ if line.starts_with('{') => return parse_json_answer(line),
-        other => return Err(format!("`{other}` is not y, a or n")),
-    };
-    Ok(approvals
-        .pending()
-        .first()
-        .map(|request| (request.approval_id.clone(), decision)))
+/// `y`, `a` or `n` (an empty line is `n`).
+fn parse_typed_answer(line: &str) -> Result<ApprovalDecision, String> {
+    match line.to_ascii_lowercase().as_str() {
+        "y" | "yes" => Ok(ApprovalDecision::Allow),
+        "a" | "always" => Ok(ApprovalDecision::AllowSession),
+        "" | "n" | "no" => Ok(ApprovalDecision::Deny),
+        other => Err(format!("`{other}` is not y, a or n")),
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use cairn_protocol::{MessageStatus, Role, ThreadInfo};
+use cairn_protocol::{ExecutionTree, MessageStatus, Piece, Role, ThreadInfo, pieces};
 use cairn_store::{Page, Store, ThreadExport, markdown};
 use serde_json::json;
 
@@ -58,13 +58,16 @@ async fn act(store: &Store, action: ThreadsAction) -> Result<(), Failure> {
                         MessageStatus::Complete => String::new(),
                         other => format!(" ({})", other.as_str()),
                     };
-                    let tools = message
-                        .execution_tree
-                        .as_ref()
-                        .filter(|tree| !tree.is_empty())
-                        .map(|tree| format!(" [{} tool calls]", tree.nodes.len()))
-                        .unwrap_or_default();
-                    println!("{who}{status}{tools}:\n{}\n", message.content);
+                    println!("{who}{status}:");
+                    let mut out = String::new();
+                    transcript_level(
+                        &mut out,
+                        message.execution_tree.as_ref(),
+                        &message.content,
+                        None,
+                        0,
+                    );
+                    println!("{out}");
                 }
             }
         }
@@ -132,9 +135,60 @@ async fn act(store: &Store, action: ThreadsAction) -> Result<(), Failure> {
     Ok(())
 }
 
+/// A stored answer as `cairn run` showed it: text, then each call on its own line
+/// (`✓` done, `✗` failed), a subtask's text and calls indented under it.
+fn transcript_level(
+    out: &mut String,
+    tree: Option<&ExecutionTree>,
+    content: &str,
+    parent: Option<&str>,
+    depth: usize,
+) {
+    use std::fmt::Write as _;
+    let indent = "  ".repeat(depth);
+    for piece in pieces(tree, content, parent) {
+        match piece {
+            Piece::Text(text) => {
+                for line in text.trim_end().lines() {
+                    let _ = writeln!(out, "{indent}{line}");
+                }
+            }
+            Piece::Call(node) => {
+                let mark = if node.is_error == Some(true) {
+                    "✗"
+                } else {
+                    "✓"
+                };
+                let label = node
+                    .title
+                    .as_ref()
+                    .map_or_else(|| node.name.clone(), |title| format!("subtask “{title}”"));
+                let result = node
+                    .result_preview
+                    .as_deref()
+                    .map(|result| format!(" · {}", crate::output::one_line(result)))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "{indent}  {mark} {label} {} ms{result}",
+                    node.duration_ms
+                );
+                transcript_level(out, tree, content, Some(&node.id), depth + 1);
+            }
+        }
+    }
+}
+
 fn summary(thread: &ThreadInfo) -> String {
+    let last = match thread.last_status {
+        Some(MessageStatus::Complete) => "answered",
+        Some(MessageStatus::Partial) => "answer partial",
+        Some(MessageStatus::Cancelled) => "stopped",
+        Some(MessageStatus::Failed) => "failed",
+        None => "no answer",
+    };
     format!(
-        "{}\t{}\t{} messages\t{}",
+        "{}\t{}\t{} messages\t{}\t{last}",
         thread.id, thread.title, thread.message_count, thread.mode
     )
 }

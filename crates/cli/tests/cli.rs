@@ -69,6 +69,17 @@ async fn output(mut command: Command) -> Output {
     }
 }
 
+/// The message of the turn's `error` event.
+fn error_message(events: &[Event]) -> String {
+    events
+        .iter()
+        .find_map(|event| match event {
+            Event::Error(error) => Some(error.message.clone()),
+            _ => None,
+        })
+        .expect("an error event")
+}
+
 fn done(events: &[Event]) -> &cairn_protocol::Done {
     match events.last().unwrap() {
         Event::Done(done) => done,
@@ -146,11 +157,93 @@ async fn the_model_defaults_to_the_servers_only_one() {
         "GET /v1/models",
         Reply::json(200, r#"{"data":[{"id":"a"},{"id":"b"}]}"#),
     );
-    let out = output(cairn(&["run", "--base-url", &url, "hello"])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let out = output(cairn(&["run", "--db", &db, "--base-url", &url, "hello"])).await;
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr.trim(),
         format!("cairn: {url} offers several models; choose one with --model: a, b")
+    );
+    let listed = output(cairn(&["threads", "list", "--db", &db])).await;
+    assert_eq!(
+        listed.stdout.trim(),
+        "no threads yet",
+        "a run that could not start leaves no empty thread"
+    );
+}
+
+#[tokio::test]
+async fn a_first_turn_that_fails_lists_as_failed_with_its_question() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let out = output(cairn(&[
+        "run",
+        "--db",
+        &db,
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "hi",
+    ]))
+    .await;
+    assert_eq!(out.code, 3);
+    let listed = output(cairn(&["threads", "list", "--db", &db])).await;
+    let row: Vec<&str> = listed.stdout.trim().split('\t').collect();
+    assert_eq!(
+        row[1..],
+        ["hi", "2 messages", "default", "failed"],
+        "{row:?}"
+    );
+}
+
+#[tokio::test]
+async fn answers_piped_into_stdin_wait_for_their_questions() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "w1",
+            "write_file",
+            json!({"path": "notes.md", "content": "kept"}),
+        )])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Written."])));
+    let workspace = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let mut command = cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--workspace",
+        workspace.path().to_str().unwrap(),
+        "write the notes",
+    ]);
+    command.stdin(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    // `echo y | cairn run …`: the answer is in, and stdin closed, before the question.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"y\n").await.unwrap();
+    drop(stdin);
+    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("notes.md")).unwrap(),
+        "kept"
+    );
+    assert!(
+        stderr.contains("? write_file asks to write notes.md (1 line, 4 bytes) (write)"),
+        "the question says what the call will do: {stderr}"
     );
 }
 
@@ -309,14 +402,33 @@ async fn an_unreachable_server_exits_3_with_the_reason() {
     ]))
     .await;
     assert_eq!(out.code, 3);
-    assert!(
-        out.stderr.contains(&format!("could not connect to {url}")),
-        "{}",
-        out.stderr
-    );
     let events = out.events();
     let kinds: Vec<_> = events.iter().map(Event::type_name).collect();
     assert_eq!(&kinds[kinds.len() - 3..], ["error", "agent_state", "done"]);
+    assert!(
+        error_message(&events).contains(&format!("could not connect to {url}")),
+        "{events:?}"
+    );
+    assert!(
+        !out.stderr.contains("could not connect"),
+        "said once, in the event stream, not again as a log line: {}",
+        out.stderr
+    );
+
+    // For a person: the failure once, in plain text when stderr is not a terminal.
+    let out = output(cairn(&["run", "--base-url", &url, "--model", "m", "hi"])).await;
+    assert_eq!(out.code, 3);
+    assert_eq!(
+        out.stderr.matches("could not connect").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains('\x1b'),
+        "no colour codes: {:?}",
+        out.stderr
+    );
     assert!(
         matches!(&events[events.len() - 3], Event::Error(e) if e.kind == cairn_protocol::ErrorKind::Provider)
     );
@@ -495,9 +607,13 @@ async fn the_transcript_shows_text_and_tool_cards_by_depth() {
     );
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("a.txt"), "hi").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cairn.db").display().to_string();
     let url = server.url();
     let out = output(cairn(&[
         "run",
+        "--db",
+        &db,
         "--base-url",
         &url,
         "--model",
@@ -515,12 +631,39 @@ async fn the_transcript_shows_text_and_tool_cards_by_depth() {
         lines[2].starts_with("    ✓ list_dir ") && lines[2].ends_with(" · a.txt"),
         "{lines:?}"
     );
+    assert_eq!(
+        lines[3], "    a.txt is there",
+        "the subtask's own text, under it"
+    );
     assert!(
-        lines[3].starts_with("  ✓ run_subtask ") && lines[3].ends_with(" · a.txt is there"),
+        lines[4].starts_with("  ✓ run_subtask ") && lines[4].ends_with(" · a.txt is there"),
         "{lines:?}"
     );
-    assert_eq!(lines[4], "The folder holds a.txt.");
-    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert_eq!(lines[5], "The folder holds a.txt.");
+    assert_eq!(lines.len(), 6, "{lines:?}");
+
+    // The stored answer reads in the same order, the subtask's text under its card.
+    let thread = out
+        .stderr
+        .split("--thread ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .expect("the thread id on stderr")
+        .to_owned();
+    let shown = output(cairn(&["threads", "show", &thread, "--db", &db])).await;
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let answer: Vec<&str> = shown
+        .stdout
+        .lines()
+        .skip_while(|line| !line.starts_with("Cairn"))
+        .skip(1)
+        .filter(|line| !line.is_empty())
+        .collect();
+    assert!(answer[0].starts_with("  ✓ subtask “Survey” "), "{answer:?}");
+    assert!(answer[1].starts_with("    ✓ list_dir "), "{answer:?}");
+    assert_eq!(answer[2], "  a.txt is there", "{answer:?}");
+    assert_eq!(answer[3], "The folder holds a.txt.", "{answer:?}");
+    assert_eq!(answer.len(), 4, "{answer:?}");
 }
 
 #[tokio::test]
@@ -844,9 +987,8 @@ async fn a_stalled_stream_gives_up_after_the_idle_timeout() {
         "the partial text came first"
     );
     assert!(
-        out.stderr.contains("sent nothing for 1 s"),
-        "{}",
-        out.stderr
+        error_message(&events).contains("sent nothing for 1 s"),
+        "{events:?}"
     );
 }
 
@@ -1203,14 +1345,7 @@ async fn rules_are_kept_with_the_threads_and_deny_holds_even_in_auto() {
 
 /// The test MCP server of the tools crate, built beside `cairn` by a workspace build.
 fn mcp_fixture() -> std::path::PathBuf {
-    let path =
-        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")).with_file_name("mcp-fixture-server");
-    assert!(
-        path.exists(),
-        "{} is missing: run the workspace's tests (scripts/test), or `cargo build -p cairn-tools --bin mcp-fixture-server`",
-        path.display()
-    );
-    path
+    cairn_testkit::mcp::stdio_fixture()
 }
 
 #[tokio::test]
@@ -1233,8 +1368,8 @@ async fn mcp_servers_start_only_when_allowed_and_their_tools_are_gated() {
         .await
         .stdout;
     assert!(
-        listed.contains("fixture\tnot allowed\t")
-            && listed.contains("ghost\tnot allowed\t/nonexistent/server"),
+        listed.contains("fixture\tnot allowed\tnot trusted\t")
+            && listed.contains("ghost\tnot allowed\tnot trusted\t/nonexistent/server"),
         "{listed}"
     );
     let out = output(cairn(&[
@@ -1312,8 +1447,7 @@ async fn mcp_servers_start_only_when_allowed_and_their_tools_are_gated() {
         .code,
         0
     );
-    server.push(
-        CHAT,
+    let both_tools = || {
         Reply::sse(sse::tool_calls(&[
             (
                 "c1",
@@ -1325,8 +1459,45 @@ async fn mcp_servers_start_only_when_allowed_and_their_tools_are_gated() {
                 "mcp__fixture__shout",
                 json!({"text": "external asks"}),
             ),
-        ])),
+        ]))
+    };
+    let tool_results = |request: usize| -> Vec<String> {
+        server.requests()[request].json()["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // Allowed but not trusted: the server's read-only mark is only its claim.
+    server.push(CHAT, both_tools());
+    server.push(CHAT, Reply::sse(sse::text(&["done"])));
+    assert_eq!(run("use the tools").await.code, 0);
+    let untrusted = tool_results(2);
+    assert!(
+        untrusted
+            .iter()
+            .all(|result| result.contains("stdin is closed")),
+        "every MCP tool asks first: {untrusted:?}"
     );
+    let trust = output(cairn(&[
+        "mcp",
+        "trust",
+        "fixture",
+        "--db",
+        &db,
+        "--mcp-config",
+        cfg,
+    ]))
+    .await;
+    assert_eq!(trust.code, 0, "{}", trust.stderr);
+    let listed = output(cairn(&["mcp", "list", "--db", &db, "--mcp-config", cfg]))
+        .await
+        .stdout;
+    assert!(listed.contains("fixture\tallowed\ttrusted\t"), "{listed}");
+
+    server.push(CHAT, both_tools());
     server.push(CHAT, Reply::sse(sse::text(&["done"])));
     let out = run("use the tools").await;
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -1336,26 +1507,114 @@ async fn mcp_servers_start_only_when_allowed_and_their_tools_are_gated() {
         "{}",
         out.stderr
     );
-    let offered = server.requests()[1].json()["tools"].to_string();
+    let offered = server.requests()[3].json()["tools"].to_string();
     assert!(
         offered.contains("mcp__fixture__echo") && offered.contains("mcp__fixture__crash"),
         "{offered}"
     );
-    let results = server.requests()[2].json()["messages"]
-        .as_array()
-        .unwrap()
-        .clone();
-    let contents: Vec<_> = results
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_owned())
-        .collect();
+    let contents = tool_results(4);
     assert_eq!(
         contents[0], "read-only runs",
-        "the server marked echo read-only"
+        "a trusted server marked echo read-only"
     );
     assert!(
         contents[1].contains("stdin is closed"),
         "an external MCP tool asks first: {contents:?}"
     );
+}
+
+#[tokio::test]
+async fn a_misbehaving_mcp_server_costs_tool_errors_not_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"bad": {"command": mcp_fixture(), "timeout_ms": 5000}}}).to_string(),
+    )
+    .unwrap();
+    let cfg = config.to_str().unwrap();
+    let allowed = output(cairn(&[
+        "mcp",
+        "allow",
+        "bad",
+        "--db",
+        &db,
+        "--mcp-config",
+        cfg,
+    ]))
+    .await;
+    assert_eq!(allowed.code, 0, "{}", allowed.stderr);
+
+    let server = FakeServer::start().await;
+    // Calls to one server run side by side: the crash gets a round of its own.
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[
+            ("c1", "mcp__bad__big", json!({"bytes": 10_000_000})),
+            ("c2", "mcp__bad__hang", json!({})),
+        ])),
+    );
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[("c3", "mcp__bad__crash", json!({}))])),
+    );
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "c4",
+            "mcp__bad__echo",
+            json!({"text": "still here"}),
+        )])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Coped."])));
+    let url = server.url();
+    let started = std::time::Instant::now();
+    let out = output(cairn(&[
+        "run",
+        "--db",
+        &db,
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--mode",
+        "auto",
+        "--json",
+        "--mcp-config",
+        cfg,
+        "use the bad tools",
+    ]))
+    .await;
+    let took = started.elapsed();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        took < Duration::from_secs(30),
+        "a hung call costs its 5 s timeout, not the wall-clock budget: {took:?}"
+    );
+    let results: Vec<String> = server.requests()[3].json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(results.len(), 4);
+    assert!(
+        results[0].len() < 60_000 && results[0].contains("truncated"),
+        "10 MB arrive and are cut like any result: {} bytes: {}",
+        results[0].len(),
+        &results[0][..results[0].len().min(300)]
+    );
+    assert!(
+        results[1].contains("did not answer `hang` within 5 s"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("started again for the next call"),
+        "{}",
+        results[2]
+    );
+    assert_eq!(results[3], "still here", "the server was started again");
 }

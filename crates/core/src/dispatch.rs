@@ -216,6 +216,7 @@ impl Turn {
         let ctx = ToolContext {
             workspace: self.workspace.clone(),
             cancel: self.cancel.clone(),
+            turn: Some(self.message_id.clone()),
         };
         tokio::select! {
             biased;

@@ -1,12 +1,13 @@
 //! Where a turn's events go, and what the turn keeps from them on the way: the
-//! execution tree (from `tool_call_update`) and the aggregate agent state.
+//! execution tree (from `tool_call_update`), the answer's timeline (text and calls in
+//! order, at every depth) and the aggregate agent state.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cairn_protocol::{
-    AgentState, AgentStateKind, Event, ExecutionTree, ExecutionTreeNode, ToolCallStatus,
-    ToolCallUpdate, preview,
+    AgentState, AgentStateKind, Event, ExecutionTree, ExecutionTreeNode, TimelineBuilder,
+    ToolCallStatus, ToolCallUpdate, preview,
 };
 use serde_json::Value;
 use tokio::time::Instant;
@@ -22,11 +23,13 @@ impl<F: Fn(Event) + Send + Sync> EventSink for F {
     }
 }
 
-/// Builds the persisted execution tree from `tool_call_update` events.
+/// Builds the persisted execution tree from a turn's events: its nodes from
+/// `tool_call_update`, its timeline from those and the text chunks.
 #[derive(Debug, Default)]
 pub struct TreeBuilder {
     nodes: Vec<ExecutionTreeNode>,
     open: HashMap<String, (usize, Instant)>,
+    timeline: TimelineBuilder,
 }
 
 impl TreeBuilder {
@@ -34,7 +37,15 @@ impl TreeBuilder {
         Self::default()
     }
 
-    pub fn observe(&mut self, update: &ToolCallUpdate) {
+    /// Takes in one event; only text and tool calls shape the tree.
+    pub fn observe(&mut self, event: &Event) {
+        self.timeline.observe(event);
+        if let Event::ToolCallUpdate(update) = event {
+            self.call(update);
+        }
+    }
+
+    fn call(&mut self, update: &ToolCallUpdate) {
         match update.status {
             ToolCallStatus::Start => {
                 let title = update.subtask_title();
@@ -74,7 +85,7 @@ impl TreeBuilder {
             node.result_preview = Some("did not finish".into());
             node.duration_ms = millis_since(*started);
         }
-        ExecutionTree::new(nodes)
+        ExecutionTree::new(nodes).with_timeline(self.timeline.entries().to_vec())
     }
 }
 
@@ -154,11 +165,11 @@ impl Emitter {
     }
 
     pub(crate) fn emit(&self, event: Event) {
-        if let Event::ToolCallUpdate(update) = &event {
+        if matches!(event, Event::ToolCallUpdate(_) | Event::Chunk(_)) {
             self.tree
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .observe(update);
+                .observe(&event);
         }
         self.sink.emit(event);
     }

@@ -347,7 +347,8 @@ impl Turn {
                     reconnecting = Some(self.emitter.activity(Activity::Reconnecting));
                 }
                 Some(Err(err)) => {
-                    tracing::warn!(error = %err, depth = level.scope.depth, "model call failed");
+                    // The `error` event tells the user; the log only adds detail.
+                    tracing::debug!(error = %err, depth = level.scope.depth, "model call failed");
                     failure = Some(err.to_string());
                     self.fail(ErrorEvent {
                         message: err.to_string(),

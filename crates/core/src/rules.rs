@@ -10,41 +10,8 @@
 use std::fmt;
 
 use cairn_tools::Subject;
-use serde::{Deserialize, Serialize};
 
-/// Which list a rule is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RuleList {
-    Allow,
-    Ask,
-    Deny,
-}
-
-impl RuleList {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Allow => "allow",
-            Self::Ask => "ask",
-            Self::Deny => "deny",
-        }
-    }
-}
-
-impl std::str::FromStr for RuleList {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "allow" => Ok(Self::Allow),
-            "ask" => Ok(Self::Ask),
-            "deny" => Ok(Self::Deny),
-            other => Err(format!(
-                "unknown rule list `{other}`: use allow, ask or deny"
-            )),
-        }
-    }
-}
+pub use cairn_protocol::RuleList;
 
 /// A rule that could not be read, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -238,9 +238,12 @@ impl Claim {
                     kind: ErrorKind::Storage,
                 }));
             }
-            sink.emit(outcome.done_event());
+            // The thread is free before anyone hears `done`: a front end that answers
+            // `done` with the next turn (Retry) must not find this one still running.
+            let done = outcome.done_event();
             sessions.lock().turns.remove(&running.thread_id);
             running.outcome.send_replace(Some(outcome));
+            sink.emit(done);
         });
         turn
     }

@@ -214,7 +214,8 @@ pub(crate) struct Turn {
     usage: Mutex<Usage>,
     calls: Mutex<Vec<ModelCall>>,
     thread_id: String,
-    message_id: String,
+    /// The answer's message id: the turn's name for tools that count per turn.
+    pub(crate) message_id: String,
 }
 
 impl Turn {

@@ -9,7 +9,9 @@
 pub mod accounting;
 pub mod chat;
 pub mod client;
+pub mod describe;
 pub mod desktop;
+mod dialect;
 pub mod event;
 pub mod permission;
 pub mod thread;
@@ -18,11 +20,15 @@ pub mod tree;
 pub use accounting::ModelCall;
 pub use chat::{ChatMessage, ToolCall, ToolSpec};
 pub use client::{ApprovalResponse, ClientMessage};
+pub use dialect::Dialect;
 pub use event::{
     AgentState, AgentStateKind, BudgetExceeded, BudgetReason, Chunk, Done, ErrorEvent, ErrorKind,
     Event, PlanReady, RUN_SUBTASK, Reasoning, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate,
     TurnStatus, Usage,
 };
-pub use permission::{ApprovalDecision, PermissionMode, ToolCategory};
-pub use thread::{MessageStatus, MessageView, Role, SearchHit, ThreadInfo};
-pub use tree::{ExecutionTree, ExecutionTreeNode, PREVIEW_MAX_CHARS, preview};
+pub use permission::{ApprovalDecision, PermissionMode, RuleList, ToolCategory};
+pub use thread::{MessageStatus, MessageView, Role, SearchHit, SnippetPart, ThreadInfo};
+pub use tree::{
+    ExecutionTree, ExecutionTreeNode, PREVIEW_MAX_CHARS, Piece, TimelineBuilder, TimelineEntry,
+    pieces, preview,
+};

@@ -112,3 +112,41 @@ impl ApprovalDecision {
         }
     }
 }
+
+/// Which list a persistent permission rule is in: deny beats ask beats allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleList {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl RuleList {
+    pub const ALL: [RuleList; 3] = [Self::Allow, Self::Ask, Self::Deny];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Ask => "ask",
+            Self::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for RuleList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for RuleList {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|list| list.as_str() == s)
+            .ok_or_else(|| format!("unknown rule list `{s}`: use allow, ask or deny"))
+    }
+}

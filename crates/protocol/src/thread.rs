@@ -27,6 +27,9 @@ pub struct ThreadInfo {
     pub updated_at: i64,
     #[serde(default)]
     pub message_count: u64,
+    /// How the thread's last answer ended (none yet: no answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_status: Option<MessageStatus>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,6 +60,13 @@ pub enum MessageStatus {
 }
 
 impl MessageStatus {
+    /// The status named as [`MessageStatus::as_str`] names it.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Complete, Self::Partial, Self::Cancelled, Self::Failed]
+            .into_iter()
+            .find(|status| status.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Complete => "complete",
@@ -97,4 +107,17 @@ pub struct SearchHit {
     pub role: Role,
     /// The matching words in context, marked with `[` and `]`.
     pub snippet: String,
+    /// The same context as plain text (Markdown's marks left out), in pieces, the
+    /// matching words marked `hit`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<SnippetPart>,
+}
+
+/// A piece of a search hit's context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnippetPart {
+    pub text: String,
+    /// One of the words searched for.
+    #[serde(default)]
+    pub hit: bool,
 }

@@ -1,7 +1,13 @@
 //! The execution tree persisted with an assistant message: a flat list of tool-call
-//! nodes with parent links, from which a front end rebuilds the nested cards.
+//! nodes with parent links, from which a front end rebuilds the nested cards, and the
+//! answer's timeline (text and calls in the order they were shown, at every depth), so
+//! a stored answer reads as it did live.
+
+use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
+
+use crate::event::{Event, ToolCallStatus};
 
 /// Previews in the tree are cut to this many characters.
 pub const PREVIEW_MAX_CHARS: usize = 500;
@@ -11,6 +17,78 @@ pub struct ExecutionTree {
     /// Always 1 for this shape.
     pub version: u32,
     pub nodes: Vec<ExecutionTreeNode>,
+    /// The answer as it was shown, in order. Empty in answers stored before it was
+    /// kept: [`ExecutionTree::pieces`] then shows the calls first and the text after.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<TimelineEntry>,
+}
+
+/// One piece of a stored answer's timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TimelineEntry {
+    /// Text a level wrote: `parent_id` is null at the root, else the `run_subtask` call
+    /// whose subtask wrote it.
+    Text {
+        parent_id: Option<String>,
+        content: String,
+    },
+    /// A call, by its node's id (the node knows its parent).
+    Call { id: String },
+}
+
+/// Builds an answer's timeline from its events, as a front end showed them live.
+#[derive(Debug, Clone, Default)]
+pub struct TimelineBuilder {
+    entries: Vec<TimelineEntry>,
+    /// Per level (`None` is the root), the entry its text is being written into; a
+    /// call at that level closes it. Parallel subtasks interleave their chunks, so each
+    /// level keeps its own.
+    writing: HashMap<Option<String>, usize>,
+}
+
+impl TimelineBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes in one event; only text and call starts shape the timeline.
+    pub fn observe(&mut self, event: &Event) {
+        match event {
+            Event::Chunk(chunk) if !chunk.content.is_empty() => {
+                if let Some(&index) = self.writing.get(&chunk.parent_id)
+                    && let Some(TimelineEntry::Text { content, .. }) = self.entries.get_mut(index)
+                {
+                    content.push_str(&chunk.content);
+                    return;
+                }
+                self.writing
+                    .insert(chunk.parent_id.clone(), self.entries.len());
+                self.entries.push(TimelineEntry::Text {
+                    parent_id: chunk.parent_id.clone(),
+                    content: chunk.content.clone(),
+                });
+            }
+            Event::ToolCallUpdate(update) if update.status == ToolCallStatus::Start => {
+                self.writing.remove(&update.parent_id);
+                self.entries.push(TimelineEntry::Call {
+                    id: update.tool_call_id.clone(),
+                });
+            }
+            _ => {}
+        }
+    }
+
+    pub fn entries(&self) -> &[TimelineEntry] {
+        &self.entries
+    }
+}
+
+/// What a level of a stored answer shows, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece<'a> {
+    Text(&'a str),
+    Call(&'a ExecutionTreeNode),
 }
 
 impl ExecutionTree {
@@ -20,9 +98,16 @@ impl ExecutionTree {
         Self {
             version: Self::VERSION,
             nodes,
+            timeline: Vec::new(),
         }
     }
 
+    pub fn with_timeline(mut self, timeline: Vec<TimelineEntry>) -> Self {
+        self.timeline = timeline;
+        self
+    }
+
+    /// No calls (and so no subtask text either).
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
@@ -36,6 +121,46 @@ impl ExecutionTree {
             .iter()
             .filter(move |node| node.parent_id.as_deref() == parent)
     }
+}
+
+/// What one level of a stored answer shows, in the order it was shown: `parent` is
+/// `None` for the root (whose text is `content`, the message's own) or a `run_subtask`
+/// call's id. An answer stored before timelines were kept shows its calls first and,
+/// at the root, its text after them; its subtasks' text was not kept.
+pub fn pieces<'a>(
+    tree: Option<&'a ExecutionTree>,
+    content: &'a str,
+    parent: Option<&str>,
+) -> Vec<Piece<'a>> {
+    let Some(tree) = tree.filter(|tree| !tree.timeline.is_empty()) else {
+        let mut pieces: Vec<Piece<'a>> = tree
+            .into_iter()
+            .flat_map(|tree| &tree.nodes)
+            .filter(|node| node.parent_id.as_deref() == parent)
+            .map(Piece::Call)
+            .collect();
+        if parent.is_none() && !content.is_empty() {
+            pieces.push(Piece::Text(content));
+        }
+        return pieces;
+    };
+    let nodes: HashMap<&str, &ExecutionTreeNode> = tree
+        .nodes
+        .iter()
+        .map(|node| (node.id.as_str(), node))
+        .collect();
+    tree.timeline
+        .iter()
+        .filter_map(|entry| match entry {
+            TimelineEntry::Text { parent_id, content } => (parent_id.as_deref() == parent
+                && !content.is_empty())
+            .then_some(Piece::Text(content.as_str())),
+            TimelineEntry::Call { id } => nodes
+                .get(id.as_str())
+                .filter(|node| node.parent_id.as_deref() == parent)
+                .map(|node| Piece::Call(node)),
+        })
+        .collect()
 }
 
 impl Default for ExecutionTree {

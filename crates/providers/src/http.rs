@@ -567,8 +567,13 @@ pub(crate) fn normalize_base(url: &str, api_suffixes: &[&str]) -> Result<String,
         url: url.to_owned(),
         reason: reason.to_owned(),
     };
-    let parsed = reqwest::Url::parse(url.trim())
-        .map_err(|err| bad(&format!("{err}; write it like http://localhost:11434")))?;
+    let trimmed = url.trim();
+    if !trimmed.contains("://") {
+        return Err(bad(
+            "it needs http:// or https:// in front, like http://localhost:11434",
+        ));
+    }
+    let parsed = reqwest::Url::parse(trimmed).map_err(|err| bad(&url_problem(&err)))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(bad("only http:// and https:// addresses are supported"));
     }
@@ -585,6 +590,23 @@ pub(crate) fn normalize_base(url: &str, api_suffixes: &[&str]) -> Result<String,
         }
     }
     Ok(base)
+}
+
+/// What is wrong with an address, in words (the parser's own are for programmers).
+fn url_problem(err: &url::ParseError) -> String {
+    use url::ParseError;
+    let what = match err {
+        ParseError::EmptyHost => "it has no host name",
+        ParseError::InvalidPort => "its port is not a number from 1 to 65535",
+        ParseError::InvalidIpv4Address | ParseError::InvalidIpv6Address => {
+            "its IP address is not valid"
+        }
+        ParseError::InvalidDomainCharacter | ParseError::IdnaError => {
+            "its host name has characters a host name cannot have"
+        }
+        _ => "it is not an address",
+    };
+    format!("{what}; write it like http://localhost:11434")
 }
 
 /// The innermost cause of an error, which is where "Connection refused" lives.
@@ -690,6 +712,21 @@ mod tests {
                 ),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn a_bad_address_is_explained_in_words() {
+        let said = |url: &str| match normalize_base(url, &["/v1"]) {
+            Err(ProviderError::BadUrl { reason, .. }) => reason,
+            other => panic!("{url}: {other:?}"),
+        };
+        assert!(said("localhost:1234").starts_with("it needs http:// or https:// in front"));
+        assert!(said("gpu-box/v1").starts_with("it needs http:// or https://"));
+        assert!(said("http://h:99999").starts_with("its port is not a number"));
+        assert!(said("http://").starts_with("it has no host name"));
+        for url in ["localhost:1234", "http://h:99999", "http://"] {
+            assert!(!said(url).contains("relative URL"), "{url}");
         }
     }
 

@@ -5,55 +5,18 @@
 //! address, whether it needs a key, and how to start it, so a setup screen and the
 //! CLI stay generic.
 
-use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::error::ProviderError;
 use crate::model::ModelClient;
 use crate::ollama::{OllamaClient, OllamaConfig};
 use crate::openai::{OpenAiClient, OpenAiConfig};
 
-/// The two wire formats every server speaks one of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Dialect {
-    /// Ollama's native API (`/api/chat`).
-    Ollama,
-    /// The OpenAI-compatible API (`/v1/chat/completions`).
-    Openai,
-}
-
-impl Dialect {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Ollama => "ollama",
-            Self::Openai => "openai",
-        }
-    }
-}
-
-impl fmt::Display for Dialect {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Dialect {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "ollama" => Ok(Self::Ollama),
-            "openai" => Ok(Self::Openai),
-            other => Err(format!("unknown dialect `{other}`: use ollama or openai")),
-        }
-    }
-}
+pub use cairn_protocol::Dialect;
 
 /// A kind of server Cairn can set up without the user typing an address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -136,6 +99,20 @@ impl Endpoint {
             Dialect::Openai => &["/v1"],
         };
         crate::http::normalize_base(&self.base_url, suffixes)
+    }
+
+    /// The other dialect, when `base_url` plainly speaks it rather than `dialect`: an
+    /// address ending in `/v1` is OpenAI-compatible, Ollama's port or `/api` is
+    /// Ollama's. For a hint beside a failure, never to switch on its own.
+    pub fn dialect_mismatch(dialect: Dialect, base_url: &str) -> Option<Dialect> {
+        let trimmed = base_url.trim().trim_end_matches('/');
+        match dialect {
+            Dialect::Ollama if trimmed.ends_with("/v1") => Some(Dialect::Openai),
+            Dialect::Openai if Self::guess_dialect(trimmed) == Dialect::Ollama => {
+                Some(Dialect::Ollama)
+            }
+            _ => None,
+        }
     }
 
     /// The dialect a bare address most likely speaks: Ollama's port or `/api` path
@@ -267,6 +244,41 @@ pub async fn detect(timeout: Duration, base_url_for: impl Fn(&Preset) -> String)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_address_that_plainly_speaks_the_other_dialect_is_noticed() {
+        let cases = [
+            (
+                Dialect::Ollama,
+                "http://localhost:1234/v1",
+                Some(Dialect::Openai),
+            ),
+            (
+                Dialect::Ollama,
+                "http://localhost:11434/v1/",
+                Some(Dialect::Openai),
+            ),
+            (Dialect::Ollama, "http://localhost:11434", None),
+            (
+                Dialect::Openai,
+                "http://localhost:11434",
+                Some(Dialect::Ollama),
+            ),
+            (
+                Dialect::Openai,
+                "http://gpu-box:9000/api",
+                Some(Dialect::Ollama),
+            ),
+            (Dialect::Openai, "http://localhost:8000/v1", None),
+        ];
+        for (dialect, url, other) in cases {
+            assert_eq!(
+                Endpoint::dialect_mismatch(dialect, url),
+                other,
+                "{dialect} {url}"
+            );
+        }
+    }
 
     #[test]
     fn the_dialect_is_guessed_from_the_address() {

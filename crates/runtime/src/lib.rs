@@ -15,11 +15,13 @@ use cairn_core::{
 use cairn_protocol::{ChatMessage, PermissionMode, ThreadInfo};
 use cairn_providers::{ModelClient, Sampling};
 use cairn_store::{NewThread, Recorder, Store, StoreError, title_from_prompt};
-use cairn_tools::mcp::{McpConfig, McpError};
+use cairn_tools::mcp::{McpConfig, McpError, McpPolicy, McpServer};
 use cairn_tools::{MemoryStore, Tool, Workspace};
 
 /// The setting that lists the MCP servers allowed to start.
 const MCP_ALLOWED: &str = "mcp_allowed_servers";
+/// The setting that lists the MCP servers whose read-only hints the user trusts.
+const MCP_TRUSTED: &str = "mcp_trusted_servers";
 
 /// Where the MCP servers file lives unless said otherwise: beside the database.
 pub fn default_mcp_config_path() -> Option<std::path::PathBuf> {
@@ -61,6 +63,8 @@ pub enum RuntimeError {
     Plan,
     #[error("the tools do not fit together: {0}")]
     Tools(cairn_core::ToolbeltError),
+    #[error(transparent)]
+    Mcp(McpError),
 }
 
 /// The store, the running turns, and the per-thread grants, shared by a front end.
@@ -74,6 +78,28 @@ pub struct Runtime {
     http: reqwest::Client,
     /// Tools from outside (MCP servers), offered to every thread.
     extra_tools: Mutex<Vec<Arc<dyn Tool>>>,
+    /// The MCP servers started, and why the others that were allowed did not start.
+    mcp: Mutex<McpState>,
+}
+
+#[derive(Debug, Default)]
+struct McpState {
+    started: Vec<Arc<McpServer>>,
+    failed: Vec<McpError>,
+}
+
+/// How one configured MCP server stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerStatus {
+    pub name: String,
+    /// The command line or the address.
+    pub target: String,
+    pub allowed: bool,
+    pub trusted: bool,
+    /// Started in this run, with this many tools.
+    pub tools: Option<usize>,
+    /// Why it did not start (or stopped), if it was allowed to.
+    pub error: Option<String>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -99,6 +125,7 @@ impl Runtime {
             grants: Mutex::default(),
             http,
             extra_tools: Mutex::default(),
+            mcp: Mutex::default(),
         })
     }
 
@@ -115,30 +142,146 @@ impl Runtime {
         Ok(self.store.setting(MCP_ALLOWED).await?.unwrap_or_default())
     }
 
+    /// The MCP servers whose read-only hints the user trusts (a setting), by name.
+    pub async fn trusted_mcp_servers(&self) -> Result<Vec<String>, RuntimeError> {
+        Ok(self.store.setting(MCP_TRUSTED).await?.unwrap_or_default())
+    }
+
     /// Allows or disallows an MCP server by name.
     pub async fn allow_mcp_server(
         &self,
         name: &str,
         allowed: bool,
     ) -> Result<Vec<String>, RuntimeError> {
-        let mut names = self.allowed_mcp_servers().await?;
+        self.set_member(MCP_ALLOWED, name, allowed).await
+    }
+
+    /// Trusts an MCP server's own read-only hints, or stops trusting them; a started
+    /// server's tools change category from their next call on.
+    pub async fn trust_mcp_server(
+        &self,
+        name: &str,
+        trusted: bool,
+    ) -> Result<Vec<String>, RuntimeError> {
+        let names = self.set_member(MCP_TRUSTED, name, trusted).await?;
+        for server in &self.lock_mcp().started {
+            if server.name() == name {
+                server.set_trusted(trusted);
+            }
+        }
+        Ok(names)
+    }
+
+    /// Adds `name` to (or removes it from) the list kept in the setting `key`.
+    async fn set_member(
+        &self,
+        key: &str,
+        name: &str,
+        member: bool,
+    ) -> Result<Vec<String>, RuntimeError> {
+        let mut names: Vec<String> = self.store.setting(key).await?.unwrap_or_default();
         names.retain(|known| known != name);
-        if allowed {
+        if member {
             names.push(name.to_owned());
             names.sort();
         }
-        self.store.set_setting(MCP_ALLOWED, &names).await?;
+        self.store.set_setting(key, &names).await?;
         Ok(names)
     }
 
     /// Starts the allowed servers of `config` and offers their tools from now on.
     /// Returns why the others that were allowed did not start.
     pub async fn start_mcp(&self, config: &McpConfig) -> Result<Vec<McpError>, RuntimeError> {
-        let allowed = self.allowed_mcp_servers().await?;
-        let (tools, failures) =
-            cairn_tools::mcp::start_allowed(config, &allowed, self.http.clone()).await;
-        self.add_tools(tools);
+        let started: Vec<String> = self
+            .lock_mcp()
+            .started
+            .iter()
+            .map(|server| server.name().to_owned())
+            .collect();
+        let mut allowed = self.allowed_mcp_servers().await?;
+        // One process per server: those already running stay as they are.
+        allowed.retain(|name| !started.contains(name));
+        let policy = McpPolicy {
+            allowed,
+            trusted: self.trusted_mcp_servers().await?,
+            call_timeout: cairn_tools::mcp::call_timeout_from(|name| std::env::var(name).ok())
+                .map_err(RuntimeError::Mcp)?,
+        };
+        let (servers, failures) =
+            cairn_tools::mcp::start_allowed(config, &policy, self.http.clone()).await;
+        self.add_tools(servers.iter().flat_map(McpServer::tools));
+        let mut mcp = self.lock_mcp();
+        mcp.failed.retain(|failure| {
+            !policy
+                .allowed
+                .iter()
+                .any(|name| failure.server() == Some(name.as_str()))
+        });
+        mcp.failed.extend(failures.iter().cloned());
+        mcp.started.extend(servers);
         Ok(failures)
+    }
+
+    /// Stops a started MCP server; its tools are no longer offered.
+    pub async fn stop_mcp_server(&self, name: &str) {
+        let stopped: Vec<Arc<McpServer>> = {
+            let mut mcp = self.lock_mcp();
+            mcp.failed.retain(|failure| failure.server() != Some(name));
+            let (stopped, kept) = std::mem::take(&mut mcp.started)
+                .into_iter()
+                .partition(|server| server.name() == name);
+            mcp.started = kept;
+            stopped
+        };
+        let prefix = format!("mcp__{name}__");
+        self.extra_tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|tool| !tool.name().starts_with(&prefix));
+        for server in stopped {
+            server.stop().await;
+        }
+    }
+
+    /// Every server of `config`: allowed, trusted, started or why not.
+    pub async fn mcp_status(
+        &self,
+        config: &McpConfig,
+    ) -> Result<Vec<McpServerStatus>, RuntimeError> {
+        let allowed = self.allowed_mcp_servers().await?;
+        let trusted = self.trusted_mcp_servers().await?;
+        let mcp = self.lock_mcp();
+        Ok(config
+            .servers
+            .iter()
+            .map(|(name, server)| McpServerStatus {
+                name: name.clone(),
+                target: server.target(),
+                allowed: allowed.contains(name),
+                trusted: trusted.contains(name),
+                tools: mcp
+                    .started
+                    .iter()
+                    .find(|server| server.name() == name)
+                    .map(|server| server.tools().len()),
+                error: mcp
+                    .failed
+                    .iter()
+                    .find(|failure| failure.server() == Some(name.as_str()))
+                    .map(ToString::to_string)
+                    .or_else(|| {
+                        mcp.started
+                            .iter()
+                            .find(|server| server.name() == name)
+                            .and_then(|server| server.problem())
+                            .map(|problem| format!("off for this session: {problem}"))
+                    }),
+            })
+            .collect())
+    }
+
+    fn lock_mcp(&self) -> std::sync::MutexGuard<'_, McpState> {
+        self.mcp.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Switches a plan-mode thread to `mode` and asks it to carry out its plan.

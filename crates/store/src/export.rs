@@ -3,7 +3,10 @@
 
 use std::fmt::Write;
 
-use cairn_protocol::{ChatMessage, ExecutionTree, MessageStatus, MessageView, Role, ThreadInfo};
+use cairn_protocol::{
+    ChatMessage, ExecutionTree, ExecutionTreeNode, MessageStatus, MessageView, Piece, Role,
+    ThreadInfo, pieces,
+};
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
@@ -160,18 +163,13 @@ pub fn markdown(export: &ThreadExport) -> String {
                 reasoning.trim()
             );
         }
-        if let Some(tree) = message
-            .execution_tree
-            .as_ref()
-            .filter(|tree| !tree.is_empty())
-        {
-            out.push_str("**Tools**\n\n");
-            tree_lines(&mut out, tree, None, 0);
-            out.push('\n');
-        }
-        if !message.content.is_empty() {
-            let _ = writeln!(out, "{}\n", message.content.trim_end());
-        }
+        answer_level(
+            &mut out,
+            message.execution_tree.as_ref(),
+            &message.content,
+            None,
+            0,
+        );
         if message.status != MessageStatus::Complete {
             let mut note = format!("_({})", message.status.as_str());
             if let Some(error) = &message.error {
@@ -183,33 +181,68 @@ pub fn markdown(export: &ThreadExport) -> String {
     out
 }
 
-fn tree_lines(out: &mut String, tree: &ExecutionTree, parent: Option<&str>, depth: usize) {
-    for node in tree.children(parent) {
-        let mark = if node.is_error == Some(true) {
-            "✗"
-        } else {
-            "✓"
-        };
-        let label = match &node.title {
-            Some(title) => format!("{} “{title}”", node.name),
-            None => match &node.args_preview {
-                Some(args) => format!("{} `{}`", node.name, one_line(args)),
-                None => node.name.clone(),
-            },
-        };
-        let result = node
-            .result_preview
-            .as_deref()
-            .map(|r| format!(" → {}", one_line(r)))
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "{}- {mark} {label}{result} ({} ms)",
-            "  ".repeat(depth),
-            node.duration_ms
-        );
-        tree_lines(out, tree, Some(&node.id), depth + 1);
+/// One level of an answer in the order it was shown: text as paragraphs, calls as
+/// list items, a subtask's own text and calls indented under its item.
+fn answer_level(
+    out: &mut String,
+    tree: Option<&ExecutionTree>,
+    content: &str,
+    parent: Option<&str>,
+    depth: usize,
+) {
+    let indent = "  ".repeat(depth);
+    let mut in_list = false;
+    for piece in pieces(tree, content, parent) {
+        match piece {
+            Piece::Text(text) => {
+                if in_list {
+                    out.push('\n');
+                    in_list = false;
+                }
+                for line in text.trim().lines() {
+                    if line.is_empty() {
+                        out.push('\n');
+                    } else {
+                        let _ = writeln!(out, "{indent}{line}");
+                    }
+                }
+                out.push('\n');
+            }
+            Piece::Call(node) => {
+                let _ = writeln!(out, "{indent}- {}", call_line(node));
+                in_list = true;
+                let before = out.len();
+                answer_level(out, tree, content, Some(&node.id), depth + 1);
+                if out.len() > before {
+                    in_list = false;
+                }
+            }
+        }
     }
+    if in_list {
+        out.push('\n');
+    }
+}
+
+fn call_line(node: &ExecutionTreeNode) -> String {
+    let mark = if node.is_error == Some(true) {
+        "✗"
+    } else {
+        "✓"
+    };
+    let label = match &node.title {
+        Some(title) => format!("{} “{title}”", node.name),
+        None => match &node.args_preview {
+            Some(args) => format!("{} `{}`", node.name, one_line(args)),
+            None => node.name.clone(),
+        },
+    };
+    let result = node
+        .result_preview
+        .as_deref()
+        .map(|r| format!(" → {}", one_line(r)))
+        .unwrap_or_default();
+    format!("{mark} {label}{result} ({} ms)", node.duration_ms)
 }
 
 fn one_line(text: &str) -> String {

@@ -84,20 +84,23 @@ impl Draft {
     /// Takes an event in; true when it is a tool boundary worth writing at once.
     fn apply(&mut self, event: &Event) -> bool {
         match event {
-            Event::Chunk(chunk) if chunk.depth == 0 => {
-                if self.new_segment && !self.text.is_empty() {
-                    self.text.push_str("\n\n");
+            Event::Chunk(chunk) => {
+                self.tree.observe(event);
+                if chunk.depth == 0 {
+                    if self.new_segment && !self.text.is_empty() {
+                        self.text.push_str("\n\n");
+                    }
+                    self.new_segment = false;
+                    self.text.push_str(&chunk.content);
                 }
-                self.new_segment = false;
-                self.text.push_str(&chunk.content);
                 false
             }
             Event::Reasoning(reasoning) if reasoning.depth == 0 => {
                 self.reasoning.push_str(&reasoning.content);
                 false
             }
-            Event::ToolCallUpdate(update) => {
-                self.tree.observe(update);
+            Event::ToolCallUpdate(_) => {
+                self.tree.observe(event);
                 true
             }
             _ => false,

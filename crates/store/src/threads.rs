@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use cairn_protocol::{PermissionMode, ThreadInfo};
+use cairn_protocol::{MessageStatus, PermissionMode, ThreadInfo};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
@@ -36,7 +36,9 @@ impl Default for Page {
 }
 
 const THREAD_COLUMNS: &str = "t.id, t.title, t.mode, t.workspace, t.dialect, t.base_url, t.model, \
-     t.created_at, t.updated_at, (SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id) AS message_count";
+     t.created_at, t.updated_at, (SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id) AS message_count, \
+     (SELECT m.status FROM messages m WHERE m.thread_id = t.id AND m.role = 'assistant' \
+      ORDER BY m.seq DESC LIMIT 1) AS last_status";
 
 pub(crate) fn thread_from_row(row: &SqliteRow) -> Result<ThreadInfo, sqlx::Error> {
     let mode: String = row.try_get("mode")?;
@@ -53,6 +55,10 @@ pub(crate) fn thread_from_row(row: &SqliteRow) -> Result<ThreadInfo, sqlx::Error
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
         message_count: u64::try_from(row.try_get::<i64, _>("message_count")?).unwrap_or(0),
+        last_status: row
+            .try_get::<Option<String>, _>("last_status")?
+            .as_deref()
+            .and_then(MessageStatus::parse),
     })
 }
 

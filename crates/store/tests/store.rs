@@ -447,15 +447,102 @@ async fn a_thread_exports_as_json_that_imports_back_the_same_and_as_markdown() {
     let markdown = store.export_markdown(&thread.id).await.unwrap();
     assert!(markdown.starts_with("# Survey\n"));
     assert!(markdown.contains("## You\n\nhow many files?"));
+    // The answer in the order it was shown, the subtask's own text under its card.
+    let answer = &markdown[markdown.find("## Cairn").unwrap()..];
     assert!(
-        markdown.contains("- ✓ run_subtask “Count” → 3 files"),
-        "{markdown}"
+        answer.starts_with(
+            "## Cairn\n\n\
+             Looking.\n\n\
+             - ✓ run_subtask “Count” → 3 files"
+        ),
+        "{answer}"
     );
+    let after_card = &answer[answer.find("run_subtask").unwrap()..];
     assert!(
-        markdown.contains("  - ✗ list_dir `{\"path\":\".\"}` → Error: refused"),
-        "a failed call is marked: {markdown}"
+        after_card.contains("\n  - ✗ list_dir `{\"path\":\".\"}` → Error: refused"),
+        "a failed call is marked, inside its subtask: {answer}"
     );
-    assert!(markdown.contains("There are **3**."));
+    let child_text = after_card.find("\n  3 files\n").expect(answer);
+    let closing = after_card.find("\nThere are **3**.\n").expect(answer);
+    assert!(
+        after_card.find("list_dir").unwrap() < child_text && child_text < closing,
+        "the subtask's call, then its text, then the answer's last words: {answer}"
+    );
+}
+
+#[tokio::test]
+async fn a_committed_answer_keeps_its_timeline_and_an_old_one_still_loads() {
+    let (_dir, store) = fresh().await;
+    let thread = store.create_thread(NewThread::default()).await.unwrap();
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::new().say("Let me split it.").tool(
+            "run_subtask",
+            json!({"title": "Part", "instructions": "go"}),
+        ),
+        ScriptedTurn::text("All done."),
+    ]);
+    model.subtask(
+        "Part",
+        [
+            ScriptedTurn::new()
+                .say("Child here.")
+                .tool("list_dir", json!({"path": "."})),
+            ScriptedTurn::text("Child done."),
+        ],
+    );
+    let (message_id, _, events) = turn(&store, &model, &thread.id, "split").await;
+    let mut live = cairn_protocol::TimelineBuilder::new();
+    for event in &events {
+        live.observe(event);
+    }
+    let messages = store.messages(&thread.id).await.unwrap();
+    let answer = messages.iter().find(|m| m.id == message_id).unwrap();
+    let tree = answer.execution_tree.as_ref().unwrap();
+    assert_eq!(tree.timeline, live.entries(), "stored as it streamed");
+    let subtask = &tree.nodes[0].id;
+    let read = |parent: Option<&str>| -> Vec<String> {
+        cairn_protocol::pieces(Some(tree), &answer.content, parent)
+            .into_iter()
+            .map(|piece| match piece {
+                cairn_protocol::Piece::Text(text) => text.to_owned(),
+                cairn_protocol::Piece::Call(node) => format!("[{}]", node.name),
+            })
+            .collect()
+    };
+    assert_eq!(
+        read(None),
+        ["Let me split it.", "[run_subtask]", "All done."]
+    );
+    assert_eq!(
+        read(Some(subtask)),
+        ["Child here.", "[list_dir]", "Child done."]
+    );
+    assert_eq!(
+        answer.content, "Let me split it.\n\nAll done.",
+        "the text the model saw"
+    );
+
+    // A row written before timelines were kept: its calls, then its text.
+    let mut old = tree.clone();
+    old.timeline.clear();
+    let json = serde_json::to_string(&old).unwrap();
+    assert!(!json.contains("timeline"), "{json}");
+    let mut connection = raw(store.path()).await;
+    sqlx::query("UPDATE messages SET execution_tree = ? WHERE id = ?")
+        .bind(&json)
+        .bind(&message_id)
+        .execute(&mut connection)
+        .await
+        .unwrap();
+    let messages = store.messages(&thread.id).await.unwrap();
+    let answer = messages.iter().find(|m| m.id == message_id).unwrap();
+    let legacy: Vec<_> =
+        cairn_protocol::pieces(answer.execution_tree.as_ref(), &answer.content, None)
+            .into_iter()
+            .map(|piece| matches!(piece, cairn_protocol::Piece::Text(_)))
+            .collect();
+    assert_eq!(legacy, [false, true], "the card, then the text");
 }
 
 #[tokio::test]

@@ -1,8 +1,11 @@
 //! Test support: [`FakeServer`], a real HTTP/1.1 server on localhost that answers with
 //! scripted bytes (recorded model streams, error bodies, faults), and [`fixture`] to
-//! read the recorded wire traffic kept in `tests/fixtures/wire`.
+//! read the recorded wire traffic kept in `tests/fixtures/wire`; and [`mcp`], an MCP
+//! server with a tool for every fault (over stdio as `mcp-fixture-server`, and over
+//! HTTP).
 
 mod fixtures;
+pub mod mcp;
 mod server;
 pub mod sse;
 

@@ -18,10 +18,16 @@ use tokio::task::JoinHandle;
 pub enum Piece {
     Bytes(Vec<u8>),
     Pause(Duration),
+    /// This many bytes of filler, sent as they are made (a huge body without
+    /// holding it in memory).
+    Filler(usize),
     /// Close the connection without finishing the body: a transport error.
     Cut,
     /// Stop sending but keep the connection open until the client leaves.
     Hang,
+    /// Wait until the test opens the gate of this name ([`FakeServer::open_gate`]):
+    /// a test acts on a half-sent reply without racing its pauses.
+    Gate(String),
 }
 
 /// A scripted response.
@@ -125,12 +131,20 @@ struct Script {
     queued: HashMap<String, VecDeque<Reply>>,
     fallback: HashMap<String, Reply>,
     received: Vec<Recorded>,
+    opened: std::collections::HashSet<String>,
+}
+
+/// The script and the bell rung when a gate opens.
+#[derive(Default)]
+struct Shared {
+    script: Mutex<Script>,
+    gate_opened: tokio::sync::Notify,
 }
 
 /// The server. Dropping it stops accepting and ends open connections.
 pub struct FakeServer {
     addr: SocketAddr,
-    script: Arc<Mutex<Script>>,
+    shared: Arc<Shared>,
     accept: JoinHandle<()>,
 }
 
@@ -159,17 +173,17 @@ impl FakeServer {
             .await
             .expect("bind a local port");
         let addr = listener.local_addr().expect("local address");
-        let script = Arc::new(Mutex::new(Script::default()));
-        let shared = Arc::clone(&script);
+        let shared = Arc::new(Shared::default());
+        let serving = Arc::clone(&shared);
         let accept = tokio::spawn(async move {
             let mut connections = tokio::task::JoinSet::new();
             while let Ok((socket, _)) = listener.accept().await {
-                connections.spawn(serve(socket, Arc::clone(&shared)));
+                connections.spawn(serve(socket, Arc::clone(&serving)));
             }
         });
         Self {
             addr,
-            script,
+            shared,
             accept,
         }
     }
@@ -205,18 +219,43 @@ impl FakeServer {
         self.lock().received.clone()
     }
 
+    /// Lets every reply waiting at the gate `name` go on (now or when it gets there).
+    pub fn open_gate(&self, name: &str) {
+        self.lock().opened.insert(name.to_owned());
+        self.shared.gate_opened.notify_waiters();
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Script> {
-        self.script.lock().unwrap_or_else(PoisonError::into_inner)
+        self.shared.lock()
     }
 }
 
-async fn serve(mut socket: TcpStream, script: Arc<Mutex<Script>>) {
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Script> {
+        self.script.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    async fn wait_for_gate(&self, name: &str) {
+        loop {
+            let opened = self.gate_opened.notified();
+            tokio::pin!(opened);
+            // Registered before the check, so an opening in between is not missed.
+            opened.as_mut().enable();
+            if self.lock().opened.contains(name) {
+                return;
+            }
+            opened.await;
+        }
+    }
+}
+
+async fn serve(mut socket: TcpStream, shared: Arc<Shared>) {
     let Some(request) = read_request(&mut socket).await else {
         return;
     };
     let route = format!("{} {}", request.method, request.path);
     let reply = {
-        let mut script = script.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut script = shared.lock();
         script.received.push(request);
         script
             .queued
@@ -231,10 +270,10 @@ async fn serve(mut socket: TcpStream, script: Arc<Mutex<Script>>) {
         )
     });
     // A client that went away mid-reply is part of what tests exercise.
-    let _ = write_reply(&mut socket, &reply).await;
+    let _ = write_reply(&mut socket, &reply, &shared).await;
 }
 
-async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
+pub(crate) async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
     let mut buffer = Vec::new();
     let head_end = loop {
         if let Some(at) = memchr::memmem::find(&buffer, b"\r\n\r\n") {
@@ -278,7 +317,11 @@ async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
     })
 }
 
-async fn write_reply(socket: &mut TcpStream, reply: &Reply) -> std::io::Result<()> {
+async fn write_reply(
+    socket: &mut TcpStream,
+    reply: &Reply,
+    shared: &Shared,
+) -> std::io::Result<()> {
     if !reply.head_delay.is_zero() {
         tokio::time::sleep(reply.head_delay).await;
     }
@@ -299,7 +342,20 @@ async fn write_reply(socket: &mut TcpStream, reply: &Reply) -> std::io::Result<(
                 socket.write_all(&framed).await?;
                 socket.flush().await?;
             }
+            Piece::Filler(total) => {
+                let chunk = vec![b'x'; 64 * 1024];
+                let mut left = *total;
+                while left > 0 {
+                    let n = left.min(chunk.len());
+                    let mut framed = format!("{n:x}\r\n").into_bytes();
+                    framed.extend_from_slice(&chunk[..n]);
+                    framed.extend_from_slice(b"\r\n");
+                    socket.write_all(&framed).await?;
+                    left -= n;
+                }
+            }
             Piece::Pause(pause) => tokio::time::sleep(*pause).await,
+            Piece::Gate(name) => shared.wait_for_gate(name).await,
             Piece::Cut => return socket.shutdown().await,
             Piece::Hang => {
                 // Wait for the client to hang up (it sends nothing more, so a read

@@ -44,13 +44,43 @@ pub fn text(pieces: &[&str]) -> Vec<u8> {
     out
 }
 
+/// A streamed answer event by event, for a test that pauses between them: the
+/// opening, each reasoning delta, each text delta, and the close, one part each.
+pub fn answer_parts(reasoning: &[&str], text: &[&str]) -> Vec<Vec<u8>> {
+    let mut parts = Vec::new();
+    let mut part = |delta: Value| {
+        let mut out = Vec::new();
+        event(&mut out, &chunk(delta, None));
+        parts.push(out);
+    };
+    part(json!({"role": "assistant", "content": ""}));
+    for piece in reasoning {
+        part(json!({"reasoning_content": piece}));
+    }
+    for piece in text {
+        part(json!({"content": piece}));
+    }
+    let mut out = Vec::new();
+    close(&mut out, "stop", text.len() as u64);
+    parts.push(out);
+    parts
+}
+
 /// A streamed answer that calls these tools: `(id, name, arguments as JSON)`.
 pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Vec<u8> {
+    say_and_call("", calls)
+}
+
+/// A streamed answer that says `text` first, then calls these tools.
+pub fn say_and_call(text: &str, calls: &[(&str, &str, Value)]) -> Vec<u8> {
     let mut out = Vec::new();
     event(
         &mut out,
         &chunk(json!({"role": "assistant", "content": null}), None),
     );
+    if !text.is_empty() {
+        event(&mut out, &chunk(json!({"content": text}), None));
+    }
     for (index, (id, name, arguments)) in calls.iter().enumerate() {
         event(
             &mut out,

@@ -8,6 +8,7 @@
 mod args;
 mod builtin;
 pub mod mcp;
+mod process_group;
 pub mod shell;
 mod tool;
 pub mod workspace;

@@ -85,6 +85,9 @@ pub struct ToolContext {
     pub workspace: Option<Arc<Workspace>>,
     /// Cancelled when the user stops the turn or a budget ends it.
     pub cancel: CancellationToken,
+    /// The turn the call belongs to (its answer's message id), for limits a tool
+    /// keeps per turn; `None` outside a turn.
+    pub turn: Option<String>,
 }
 
 impl ToolContext {

@@ -13,13 +13,12 @@ use cairn_tools::{
     TodoWrite, Tool, ToolContext, ToolError, WebFetch, Workspace,
 };
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 fn workspace() -> (tempfile::TempDir, ToolContext) {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ToolContext {
         workspace: Some(Arc::new(Workspace::open(dir.path()).unwrap())),
-        cancel: CancellationToken::new(),
+        ..ToolContext::default()
     };
     (dir, ctx)
 }
@@ -293,6 +292,49 @@ async fn web_fetch_reads_pages_as_text_and_refuses_what_it_cannot_read() {
     assert_eq!(
         fetch.subjects(&json!({"url": "https://a.b/c"})),
         [Subject::Url("https://a.b/c".into())]
+    );
+}
+
+#[tokio::test]
+async fn web_fetch_is_capped_in_bytes_and_in_time() {
+    let server = FakeServer::start().await;
+    server.push(
+        "GET /huge",
+        Reply::new(200, "text/plain").then(Piece::Filler(100 * 1024 * 1024)),
+    );
+    server.push(
+        "GET /slow",
+        Reply::new(200, "text/html")
+            .then(Piece::Bytes(b"<p>The first part.</p>".to_vec()))
+            .then(Piece::Hang),
+    );
+    server.push(
+        "GET /silent",
+        Reply::new(200, "text/html").head_delay(Duration::from_secs(120)),
+    );
+    let fetch = WebFetch::new(http()).with_deadline(Duration::from_secs(1));
+    let ctx = ToolContext::default();
+    let url = |path: &str| json!({"url": format!("{}/{path}", server.url())});
+
+    let started = Instant::now();
+    let huge = text(&fetch, url("huge"), &ctx).await;
+    assert!(huge.len() < 3 * 1024 * 1024, "{} bytes kept", huge.len());
+    assert!(huge.ends_with("[only the first 2097152 bytes were read]"));
+
+    let slow = text(&fetch, url("slow"), &ctx).await;
+    assert!(slow.contains("The first part."), "{slow}");
+    assert!(slow.contains("still sending after 1 s"), "{slow}");
+
+    let silent = fetch
+        .call(url("silent"), &ctx)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(silent.contains("sent no answer within 1 s"), "{silent}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "each fetch ends at its limit: {:?}",
+        started.elapsed()
     );
 }
 

@@ -161,7 +161,7 @@ fn reports_missing_files_and_directories_plainly() {
 fn ctx(ws: Workspace) -> ToolContext {
     ToolContext {
         workspace: Some(Arc::new(ws)),
-        cancel: Default::default(),
+        ..ToolContext::default()
     }
 }
 

@@ -6,10 +6,10 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cairn_protocol::desktop::{CommandError, CommandErrorKind, Sent, ThreadDetail};
-use cairn_protocol::{ApprovalDecision, Event, PermissionMode, ThreadInfo};
+use cairn_protocol::desktop::commands::*;
+use cairn_protocol::desktop::{CommandErrorKind, ExportFormat, NewThreadOptions, Sent};
+use cairn_protocol::{ApprovalDecision, Event, PermissionMode};
 use leptos::prelude::*;
-use serde_json::json;
 
 use super::{Ctx, Draft, EntryView, Screen, ipc, now_ms};
 use crate::slash::{self, Slash};
@@ -24,7 +24,11 @@ fn local_id(prefix: &str) -> String {
 
 pub fn refresh_threads(ctx: Ctx) {
     leptos::task::spawn_local(async move {
-        match ipc::call::<Vec<ThreadInfo>>("list_threads", &json!({})).await {
+        let page = ListThreads {
+            offset: None,
+            limit: None,
+        };
+        match ipc::call(&page).await {
             Ok(threads) => {
                 // Keep the open thread's header in step (title, mode, workspace).
                 if let Some(id) = ctx.current_id()
@@ -41,7 +45,11 @@ pub fn refresh_threads(ctx: Ctx) {
 
 pub fn refresh_models(ctx: Ctx) {
     leptos::task::spawn_local(async move {
-        match ipc::call::<Vec<String>>("list_models", &json!({})).await {
+        let server = ListModels {
+            dialect: None,
+            base_url: None,
+        };
+        match ipc::call(&server).await {
             Ok(models) => ctx.models.set(models),
             // No server yet: the picker says so; sending explains further.
             Err(_) => ctx.models.set(Vec::new()),
@@ -54,7 +62,11 @@ pub fn new_chat(ctx: Ctx) {
     ctx.generation.update(|g| *g += 1);
     ctx.current.set(None);
     ctx.entries.set(Vec::new());
-    ctx.draft.set(Draft::default());
+    // The mode starts at Default, as a new chat's always does; the folder is the last.
+    ctx.draft.set(Draft {
+        workspace: ctx.last_workspace.get_untracked(),
+        ..Draft::default()
+    });
     ctx.model.set(None);
     ctx.screen.set(Screen::Chat);
     ctx.focus.update(|n| *n += 1);
@@ -68,11 +80,10 @@ pub fn open_thread(ctx: Ctx, thread_id: String) {
     let generation = ctx.generation.get_untracked();
     ctx.screen.set(Screen::Chat);
     leptos::task::spawn_local(async move {
-        let detail: ThreadDetail =
-            match ipc::call("load_thread", &json!({"threadId": thread_id})).await {
-                Ok(detail) => detail,
-                Err(err) => return ctx.say(err.message),
-            };
+        let detail = match ipc::call(&LoadThread { thread_id }).await {
+            Ok(detail) => detail,
+            Err(err) => return ctx.say(err.message),
+        };
         if ctx.generation.get_untracked() != generation {
             return;
         }
@@ -92,7 +103,13 @@ pub fn open_thread(ctx: Ctx, thread_id: String) {
             if let Some(EntryView::Assistant { turn: last, .. }) = views.last_mut() {
                 *last = turn.clone();
             }
-            follow(ctx, "attach", json!({"threadId": detail.thread.id}), turn);
+            follow(
+                ctx,
+                Attach {
+                    thread_id: detail.thread.id.clone(),
+                },
+                turn,
+            );
         }
         ctx.model.set(detail.thread.model.clone());
         ctx.current.set(Some(detail.thread));
@@ -101,11 +118,11 @@ pub fn open_thread(ctx: Ctx, thread_id: String) {
     });
 }
 
-/// Streams a command's turn events into `turn`.
-fn follow(ctx: Ctx, cmd: &'static str, args: serde_json::Value, turn: ArcRwSignal<TurnView>) {
+/// Streams a running turn's events into `turn`.
+fn follow(ctx: Ctx, attach: Attach, turn: ArcRwSignal<TurnView>) {
     let (channel, _) = turn_channel(ctx, turn);
     leptos::task::spawn_local(async move {
-        if let Err(err) = ipc::call_streaming::<bool>(cmd, &args, "onEvent", &channel).await {
+        if let Err(err) = ipc::call_streaming(&attach, &channel).await {
             ctx.say(err.message);
         }
     });
@@ -166,13 +183,16 @@ pub fn send(ctx: Ctx, prompt: String) {
         return ctx.say("This chat is still answering: wait for it or press Stop.");
     }
     let draft = ctx.draft.get_untracked();
-    let args = json!({
-        "threadId": thread_id,
-        "prompt": prompt,
-        "options": {"mode": draft.mode, "workspace": draft.workspace},
-        "model": ctx.model.get_untracked(),
-    });
-    start_turn(ctx, "send_message", args, prompt);
+    let command = SendMessage {
+        thread_id,
+        prompt: prompt.clone(),
+        options: Some(NewThreadOptions {
+            mode: draft.mode,
+            workspace: draft.workspace,
+        }),
+        model: ctx.model.get_untracked(),
+    };
+    start_turn(ctx, command, prompt, true);
 }
 
 /// Carries out the open plan-mode thread's plan in `mode`.
@@ -180,16 +200,20 @@ pub fn run_plan(ctx: Ctx, mode: PermissionMode) {
     let Some(thread_id) = ctx.current_id() else {
         return;
     };
-    let args = json!({"threadId": thread_id, "mode": mode});
     start_turn(
         ctx,
-        "run_plan",
-        args,
+        RunPlan { thread_id, mode },
         "Carry out the plan above.".to_owned(),
+        false,
     );
 }
 
-fn start_turn(ctx: Ctx, cmd: &'static str, args: serde_json::Value, prompt: String) {
+/// Shows `prompt` and a new answer at once, then starts the turn with `command`. If the
+/// core refuses, both go; a typed message (`typed`) goes back into the composer.
+fn start_turn<C>(ctx: Ctx, command: C, prompt: String, typed: bool)
+where
+    C: Streaming<Reply = Sent> + 'static,
+{
     let user_id = local_id("user");
     let turn_id = local_id("turn");
     let turn = ArcRwSignal::new(TurnView::new());
@@ -206,9 +230,7 @@ fn start_turn(ctx: Ctx, cmd: &'static str, args: serde_json::Value, prompt: Stri
     let generation = ctx.generation.get_untracked();
     let (channel, done) = turn_channel(ctx, turn);
     leptos::task::spawn_local(async move {
-        let sent: Result<Sent, CommandError> =
-            ipc::call_streaming(cmd, &args, "onEvent", &channel).await;
-        match sent {
+        match ipc::call_streaming(&command, &channel).await {
             Ok(sent) => {
                 mark_running(ctx, sent.thread_id.clone(), &done);
                 if ctx.generation.get_untracked() == generation && ctx.current_id().is_none() {
@@ -220,7 +242,7 @@ fn start_turn(ctx: Ctx, cmd: &'static str, args: serde_json::Value, prompt: Stri
             Err(err) => {
                 ctx.entries
                     .update(|entries| entries.retain(|e| e.id() != user_id && e.id() != turn_id));
-                if ctx.composer.get_untracked().trim().is_empty() && cmd == "send_message" {
+                if ctx.composer.get_untracked().trim().is_empty() && typed {
                     ctx.composer.set(prompt);
                 }
                 if err.kind == CommandErrorKind::NoModel {
@@ -236,7 +258,16 @@ fn start_turn(ctx: Ctx, cmd: &'static str, args: serde_json::Value, prompt: Stri
 /// failed. The new answer takes the failed one's place once the core starts it; if it
 /// cannot, the failed answer stays and the reason is shown.
 pub fn retry(ctx: Ctx, entry_id: String) {
-    let Some(thread_id) = ctx.current_id() else {
+    // The failed turn knows its thread; a brand-new chat may not have adopted it yet.
+    let failed_in = ctx.entries.with_untracked(|entries| {
+        entries.iter().find_map(|entry| match entry {
+            EntryView::Assistant { id, turn } if *id == entry_id => {
+                turn.with_untracked(|view| view.thread_id.clone())
+            }
+            _ => None,
+        })
+    });
+    let Some(thread_id) = failed_in.or_else(|| ctx.current_id()) else {
         return;
     };
     if ctx.is_running(&thread_id) {
@@ -246,8 +277,13 @@ pub fn retry(ctx: Ctx, entry_id: String) {
     let (channel, done) = turn_channel(ctx, turn.clone());
     let generation = ctx.generation.get_untracked();
     leptos::task::spawn_local(async move {
-        let args = json!({"threadId": thread_id});
-        match ipc::call_streaming::<Sent>("retry_turn", &args, "onEvent", &channel).await {
+        // The model picked now, on the server Settings name now.
+        let model = ctx
+            .model
+            .get_untracked()
+            .or_else(|| ctx.settings.with_untracked(|s| s.model.clone()));
+        let retry = RetryTurn { thread_id, model };
+        match ipc::call_streaming(&retry, &channel).await {
             Ok(sent) => {
                 mark_running(ctx, sent.thread_id, &done);
                 if ctx.generation.get_untracked() != generation {
@@ -283,7 +319,11 @@ fn mark_running(ctx: Ctx, thread_id: String, done: &Cell<bool>) {
 /// A new chat got its thread: it becomes the open one without reloading the view.
 fn adopt_new_thread(ctx: Ctx, thread_id: String) {
     leptos::task::spawn_local(async move {
-        if let Ok(threads) = ipc::call::<Vec<ThreadInfo>>("list_threads", &json!({})).await {
+        let page = ListThreads {
+            offset: None,
+            limit: None,
+        };
+        if let Ok(threads) = ipc::call(&page).await {
             if let Some(thread) = threads.iter().find(|t| t.id == thread_id) {
                 ctx.model.set(thread.model.clone());
                 ctx.current.set(Some(thread.clone()));
@@ -298,7 +338,7 @@ pub fn stop(ctx: Ctx) {
         return;
     };
     leptos::task::spawn_local(async move {
-        if let Err(err) = ipc::call::<()>("stop_turn", &json!({"threadId": thread_id})).await {
+        if let Err(err) = ipc::call(&StopTurn { thread_id }).await {
             ctx.say(err.message);
         }
     });
@@ -311,8 +351,11 @@ pub fn answer(
     decision: ApprovalDecision,
 ) {
     leptos::task::spawn_local(async move {
-        let args = json!({"approvalId": approval_id, "decision": decision});
-        match ipc::call::<()>("answer_approval", &args).await {
+        let answer = AnswerApproval {
+            approval_id: approval_id.clone(),
+            decision,
+        };
+        match ipc::call(&answer).await {
             Ok(()) => turn.update(|view| view.answered(&approval_id)),
             Err(err) => {
                 // Answered elsewhere or its turn ended: the card cannot wait any more.
@@ -330,8 +373,7 @@ pub fn set_mode(ctx: Ctx, mode: PermissionMode) {
         return ctx.draft.update(|draft| draft.mode = mode);
     };
     leptos::task::spawn_local(async move {
-        let args = json!({"threadId": thread_id, "mode": mode});
-        match ipc::call::<ThreadInfo>("set_mode", &args).await {
+        match ipc::call(&SetMode { thread_id, mode }).await {
             Ok(thread) => {
                 if ctx.is_running(&thread.id) {
                     ctx.say("The new mode applies from the next message.");
@@ -348,18 +390,23 @@ pub fn set_workspace(ctx: Ctx, folder: Option<String>) {
     leptos::task::spawn_local(async move {
         match (ctx.current_id(), folder) {
             (Some(thread_id), folder) => {
-                let args = json!({"threadId": thread_id, "folder": folder});
-                match ipc::call::<ThreadInfo>("set_workspace", &args).await {
-                    Ok(thread) => ctx.current.set(Some(thread)),
+                match ipc::call(&SetWorkspace { thread_id, folder }).await {
+                    Ok(thread) => {
+                        if thread.workspace.is_some() {
+                            ctx.last_workspace.set(thread.workspace.clone());
+                        }
+                        ctx.current.set(Some(thread));
+                    }
                     Err(err) => ctx.say(err.message),
                 }
             }
-            (None, Some(folder)) => {
-                match ipc::call::<String>("check_workspace", &json!({"folder": folder})).await {
-                    Ok(folder) => ctx.draft.update(|draft| draft.workspace = Some(folder)),
-                    Err(err) => ctx.say(err.message),
+            (None, Some(folder)) => match ipc::call(&CheckWorkspace { folder }).await {
+                Ok(folder) => {
+                    ctx.last_workspace.set(Some(folder.clone()));
+                    ctx.draft.update(|draft| draft.workspace = Some(folder));
                 }
-            }
+                Err(err) => ctx.say(err.message),
+            },
             (None, None) => ctx.draft.update(|draft| draft.workspace = None),
         }
     });
@@ -368,16 +415,15 @@ pub fn set_workspace(ctx: Ctx, folder: Option<String>) {
 /// Opens a link from an answer in the system's browser; a refused one is explained.
 pub fn open_link(ctx: Ctx, url: String) {
     leptos::task::spawn_local(async move {
-        if let Err(err) = ipc::call::<()>("open_link", &json!({ "url": url })).await {
+        if let Err(err) = ipc::call(&OpenLink { url }).await {
             ctx.say(err.message);
         }
     });
 }
 
-pub fn export(ctx: Ctx, thread_id: String, format: &'static str) {
+pub fn export(ctx: Ctx, thread_id: String, format: ExportFormat) {
     leptos::task::spawn_local(async move {
-        let args = json!({"threadId": thread_id, "format": format});
-        match ipc::call::<Option<String>>("export_thread", &args).await {
+        match ipc::call(&ExportThread { thread_id, format }).await {
             Ok(Some(path)) => ctx.say(format!("Saved to {path}")),
             Ok(None) => {}
             Err(err) => ctx.say(err.message),
@@ -398,8 +444,10 @@ fn run_slash(ctx: Ctx, command: Slash) {
     match command {
         Slash::Help => notice(ctx, slash::HELP.to_owned()),
         Slash::Tools => leptos::task::spawn_local(async move {
-            let args = json!({"threadId": ctx.current_id()});
-            match ipc::call::<Vec<cairn_protocol::desktop::ToolInfo>>("list_tools", &args).await {
+            let listing = ListTools {
+                thread_id: ctx.current_id(),
+            };
+            match ipc::call(&listing).await {
                 Ok(tools) => {
                     let lines: Vec<String> = tools
                         .iter()
@@ -457,7 +505,7 @@ fn run_slash(ctx: Ctx, command: Slash) {
         }
         Slash::Clear => new_chat(ctx),
         Slash::Export(format) => match ctx.current_id() {
-            Some(id) => export(ctx, id, format.as_str()),
+            Some(id) => export(ctx, id, format),
             None => ctx.say("Nothing to export yet: this chat has no messages."),
         },
     }
@@ -475,7 +523,7 @@ fn first_line(text: &str) -> &str {
 
 fn set_zoom(ctx: Ctx, percent: u16) {
     leptos::task::spawn_local(async move {
-        match ipc::call::<u16>("set_zoom", &json!({"percent": percent})).await {
+        match ipc::call(&SetZoom { percent }).await {
             Ok(percent) => ctx.settings.update(|s| s.zoom_percent = percent),
             Err(err) => ctx.say(err.message),
         }
@@ -487,6 +535,17 @@ fn set_zoom(ctx: Ctx, percent: u16) {
 /// into a text field.
 pub fn keyboard_shortcuts(ctx: Ctx) {
     let handle = window_event_listener(leptos::ev::keydown, move |event| {
+        if ctx.confirm_quit.get_untracked() {
+            // The quit question has the keyboard: Esc keeps Cairn running.
+            if event.key() == "Escape" {
+                ctx.confirm_quit.set(false);
+            }
+            return;
+        }
+        if event.key() == "Escape" && ctx.open_menu.with_untracked(Option::is_some) {
+            ctx.open_menu.set(None);
+            return;
+        }
         if event.key() == "Escape" && ctx.narrow_sidebar.get_untracked() {
             ctx.narrow_sidebar.set(false);
             return;
@@ -532,6 +591,22 @@ pub fn keyboard_shortcuts(ctx: Ctx) {
     });
     // The listener lives as long as the app.
     std::mem::forget(handle);
+    // A click anywhere but in the open menu (or on its own button) closes it.
+    let clicks = window_event_listener(leptos::ev::mousedown, move |event| {
+        use wasm_bindgen::JsCast;
+        if ctx.open_menu.with_untracked(Option::is_none) {
+            return;
+        }
+        let inside = event
+            .target()
+            .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+            .and_then(|element| element.closest(".menu, .thread-menu").ok().flatten())
+            .is_some();
+        if !inside {
+            ctx.open_menu.set(None);
+        }
+    });
+    std::mem::forget(clicks);
 }
 
 /// Whether a key goes into a text field (then it is text, not a shortcut).

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 use super::{EntryView, actions, ctx};
 use crate::format;
-use crate::markdown::to_html;
+use crate::markdown::{settle_streaming, to_html};
 use crate::turn::{Card, CardState, Segment, TurnView};
 
 /// Longest argument or result preview on a card; the approval card shows all.
@@ -50,10 +50,22 @@ pub fn turn_view(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView
         let reasoning = reasoning.clone();
         move || reasoning.with(|text| !text.is_empty())
     };
+    // Open while the model reasons, folded once the answer starts or the turn ends.
+    let reasoning_live = ArcMemo::new({
+        let turn = turn.clone();
+        move |_| turn.with(|view| view.finished.is_none() && view.segments.is_empty())
+    });
+    let finished = {
+        let turn = turn.clone();
+        ArcMemo::new(move |_| turn.with(|view| view.finished.is_some()))
+    };
     view! {
-        <div class="turn">
+        <div class="turn" class:finished=move || finished.get()>
             <Show when=has_reasoning>
-                <details class="reasoning">
+                <details class="reasoning" prop:open={
+                    let live = reasoning_live.clone();
+                    move || live.get()
+                }>
                     <summary>"Reasoning"</summary>
                     <div class="reasoning-text">{
                         let reasoning = reasoning.clone();
@@ -86,12 +98,19 @@ fn segment(turn: ArcRwSignal<TurnView>, parent: Option<String>, key: Key) -> Any
     match key {
         Key::Text(index) => {
             let text = ArcMemo::new(move |_| {
-                turn.with(
-                    |view| match segments_of(view, parent.as_deref()).get(index) {
+                turn.with(|view| {
+                    let segments = segments_of(view, parent.as_deref());
+                    match segments.get(index) {
+                        // The text being written now may end in half a link.
+                        Some(Segment::Text(text))
+                            if view.finished.is_none() && index + 1 == segments.len() =>
+                        {
+                            settle_streaming(text).into_owned()
+                        }
                         Some(Segment::Text(text)) => text.clone(),
                         _ => String::new(),
-                    },
-                )
+                    }
+                })
             });
             view! { <div class="md" inner_html=move || to_html(&text.get())></div> }.into_any()
         }
@@ -286,7 +305,8 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
     let ctx = ctx();
     let ending = ArcMemo::new(move |_| {
         turn.with(|view| Ending {
-            chip: if view.finished.is_none() {
+            // While the answer streams, the text is the sign of life.
+            chip: if view.finished.is_none() && !view.writing {
                 Some(
                     view.state
                         .and_then(format::state_chip)
@@ -319,10 +339,11 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
             {ending.error.map(|message| view! {
                 <div class="notice error" role="alert">
                     <span>{message}</span>
-                    {is_last.then(|| {
+                    // Offered once the turn is over: until its `done`, the thread is busy.
+                    {(is_last && ending.finished.is_some()).then(|| {
                         let entry_id = entry_id.clone();
                         view! {
-                            <button on:click=move |_| actions::retry(ctx, entry_id.clone())>"Retry"</button>
+                            <button class="retry" on:click=move |_| actions::retry(ctx, entry_id.clone())>"Retry"</button>
                         }
                     })}
                 </div>

@@ -2,8 +2,8 @@
 //! model, the workspace folder, and Send / Stop.
 
 use cairn_protocol::PermissionMode;
+use cairn_protocol::desktop::commands::PickWorkspace;
 use leptos::prelude::*;
-use serde_json::json;
 
 use super::{actions, ctx, ipc};
 use crate::format;
@@ -44,7 +44,8 @@ pub fn Composer() -> impl IntoView {
                 node_ref=input
                 class="composer-input"
                 aria-label="Message"
-                placeholder="Message Cairn — Enter sends, Shift+Enter for a new line, / for commands"
+                placeholder="Message Cairn (/ for commands)"
+                title="Enter sends; Shift+Enter starts a new line; / lists the commands"
                 rows=rows
                 prop:value=move || ctx.composer.get()
                 on:input=move |event| ctx.composer.set(event_target_value(&event))
@@ -158,7 +159,7 @@ fn WorkspacePicker() -> impl IntoView {
     };
     let browse = move |_| {
         leptos::task::spawn_local(async move {
-            match ipc::call::<Option<String>>("pick_workspace", &json!({})).await {
+            match ipc::call(&PickWorkspace {}).await {
                 Ok(Some(path)) => {
                     open.set(false);
                     actions::set_workspace(ctx, Some(path));

@@ -1,9 +1,10 @@
 //! First run: find the model servers running here, pick a model (or download one
 //! into Ollama), and start.
 
-use cairn_protocol::desktop::{DetectedServer, PullStep, Settings, SettingsSaved};
+use cairn_protocol::Dialect;
+use cairn_protocol::desktop::commands::{DetectProviders, ListModels, PullModel, SaveSettings};
+use cairn_protocol::desktop::{DetectedServer, PullPhase, PullStep, Settings};
 use leptos::prelude::*;
-use serde_json::json;
 
 use super::{Screen, actions, ctx, ipc};
 use crate::format;
@@ -24,20 +25,21 @@ pub fn FirstRun() -> impl IntoView {
     let detect = move || {
         search.set(Search::Running);
         leptos::task::spawn_local(async move {
-            let found = ipc::call::<Vec<DetectedServer>>("detect_providers", &json!({}))
-                .await
-                .unwrap_or_default();
+            let found = ipc::call(&DetectProviders {}).await.unwrap_or_default();
             search.set(Search::Done(found));
         });
     };
     detect();
     let custom_url = RwSignal::new(String::new());
-    let custom_dialect = RwSignal::new("openai".to_owned());
+    let custom_dialect = RwSignal::new(Dialect::Openai);
     let custom_models = RwSignal::new(None::<Vec<String>>);
     let connect = move |_| {
-        let args = json!({"dialect": custom_dialect.get_untracked(), "baseUrl": custom_url.get_untracked()});
+        let server = ListModels {
+            dialect: Some(custom_dialect.get_untracked()),
+            base_url: Some(custom_url.get_untracked()),
+        };
         leptos::task::spawn_local(async move {
-            match ipc::call::<Vec<String>>("list_models", &args).await {
+            match ipc::call(&server).await {
                 Ok(models) => custom_models.set(Some(models)),
                 Err(err) => ctx.say(err.message),
             }
@@ -65,7 +67,12 @@ pub fn FirstRun() -> impl IntoView {
                     <div class="row">
                         <input type="url" class="custom-url" placeholder="http://gpu-box:8000/v1" aria-label="Server address"
                             prop:value=move || custom_url.get() on:input=move |event| custom_url.set(event_target_value(&event)) />
-                        <select aria-label="API" prop:value=move || custom_dialect.get() on:change=move |event| custom_dialect.set(event_target_value(&event))>
+                        <select aria-label="API" prop:value=move || custom_dialect.get().as_str()
+                            on:change=move |event| {
+                                if let Ok(dialect) = event_target_value(&event).parse() {
+                                    custom_dialect.set(dialect);
+                                }
+                            }>
                             <option value="openai">"OpenAI-compatible"</option>
                             <option value="ollama">"Ollama"</option>
                         </select>
@@ -83,6 +90,7 @@ pub fn FirstRun() -> impl IntoView {
                 </details>
                 <button class="ghost skip" on:click=skip>"Skip for now"</button>
             </div>
+            <super::Toast />
         </main>
     }
 }
@@ -108,14 +116,14 @@ fn NoServer(retry: Callback<()>) -> impl IntoView {
 
 #[component]
 fn Found(server: DetectedServer) -> impl IntoView {
-    let is_ollama = server.preset.dialect == "ollama";
+    let is_ollama = server.preset.dialect == Dialect::Ollama;
     view! {
         <div class="found">
             <h2>{server.preset.name.clone()} <span class="muted">" at " {server.base_url.clone()}</span></h2>
             {if server.models.is_empty() {
                 view! { <p class="muted">"It has no models yet."</p> }.into_any()
             } else {
-                view! { <ModelChoices dialect=server.preset.dialect.clone() base_url=server.base_url.clone() models=server.models.clone() /> }.into_any()
+                view! { <ModelChoices dialect=server.preset.dialect base_url=server.base_url.clone() models=server.models.clone() /> }.into_any()
             }}
             {is_ollama.then(|| view! { <Pull base_url=server.base_url.clone() /> })}
         </div>
@@ -123,13 +131,13 @@ fn Found(server: DetectedServer) -> impl IntoView {
 }
 
 #[component]
-fn ModelChoices(dialect: String, base_url: String, models: Vec<String>) -> impl IntoView {
+fn ModelChoices(dialect: Dialect, base_url: String, models: Vec<String>) -> impl IntoView {
     let ctx = ctx();
     models
         .into_iter()
         .map(|model| {
             let settings = Settings {
-                dialect: dialect.clone(),
+                dialect,
                 base_url: base_url.clone(),
                 model: Some(model.clone()),
                 first_run_done: true,
@@ -156,12 +164,11 @@ fn Pull(base_url: String) -> impl IntoView {
         leptos::task::spawn_local(async move {
             // The download goes to the server in Settings: make it this one first.
             let settings = Settings {
-                dialect: "ollama".into(),
+                dialect: Dialect::Ollama,
                 base_url: base_url.clone(),
                 ..ctx.settings.get_untracked()
             };
-            match ipc::call::<SettingsSaved>("save_settings", &json!({"settings": settings})).await
-            {
+            match ipc::call(&SaveSettings { settings }).await {
                 Ok(saved) => ctx.settings.set(saved.settings),
                 Err(err) => {
                     pulling.set(false);
@@ -169,8 +176,8 @@ fn Pull(base_url: String) -> impl IntoView {
                 }
             }
             let channel = ipc::channel(move |step: PullStep| {
-                let finished = step.error.is_some() || step.status == "success";
-                if step.status == "success" {
+                let finished = step.phase != PullPhase::Working;
+                if step.phase == PullPhase::Done {
                     let settings = Settings {
                         model: Some(name.get_untracked()),
                         first_run_done: true,
@@ -183,14 +190,7 @@ fn Pull(base_url: String) -> impl IntoView {
                     pulling.set(false);
                 }
             });
-            if let Err(err) = ipc::call_streaming::<()>(
-                "pull_model",
-                &json!({"model": model}),
-                "onProgress",
-                &channel,
-            )
-            .await
-            {
+            if let Err(err) = ipc::call_streaming(&PullModel { model }, &channel).await {
                 pulling.set(false);
                 ctx.say(err.message);
             }
@@ -234,7 +234,7 @@ fn inline_markdown(text: &str) -> String {
 
 fn finish(ctx: super::Ctx, settings: Settings) {
     leptos::task::spawn_local(async move {
-        match ipc::call::<SettingsSaved>("save_settings", &json!({"settings": settings})).await {
+        match ipc::call(&SaveSettings { settings }).await {
             Ok(saved) => {
                 ctx.settings.set(saved.settings);
                 ctx.screen.set(Screen::Chat);

@@ -1,6 +1,7 @@
 //! Calls into the Rust core through Tauri's IPC, and channels for what it streams
 //! back. `window.__TAURI__` is there because the app sets `withGlobalTauri`.
 
+use cairn_protocol::desktop::commands::{Command, Streaming};
 use cairn_protocol::desktop::{CommandError, CommandErrorKind};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -22,25 +23,29 @@ extern "C" {
     fn set_onmessage(this: &Channel, handler: &js_sys::Function);
 }
 
-/// Calls a command with arguments (a struct or map; its keys in camelCase).
-pub async fn call<T: DeserializeOwned>(
-    cmd: &str,
-    args: &impl Serialize,
-) -> Result<T, CommandError> {
-    call_js(cmd, to_js(args)?).await
+/// Calls a command (defined in `cairn_protocol::desktop::commands`) and gives its reply.
+pub async fn call<C: Command>(command: &C) -> Result<C::Reply, CommandError> {
+    call_js(C::NAME, arguments(command)?).await
 }
 
-/// Calls a command that streams on `channel`, passed as the argument `name`.
-pub async fn call_streaming<T: DeserializeOwned>(
-    cmd: &str,
-    args: &impl Serialize,
-    name: &str,
+/// Calls a command that streams its messages on `channel`.
+pub async fn call_streaming<C: Streaming>(
+    command: &C,
     channel: &Channel,
-) -> Result<T, CommandError> {
-    let args = to_js(args)?;
-    js_sys::Reflect::set(&args, &JsValue::from_str(name), channel)
+) -> Result<C::Reply, CommandError> {
+    let args = arguments(command)?;
+    js_sys::Reflect::set(&args, &JsValue::from_str(C::CHANNEL), channel)
         .map_err(|_| problem("the message could not be handed to the app"))?;
-    call_js(cmd, args).await
+    call_js(C::NAME, args).await
+}
+
+/// A command's arguments as the shell's handlers take them: `{"args": {...}}`.
+fn arguments(command: &impl Serialize) -> Result<JsValue, CommandError> {
+    #[derive(Serialize)]
+    struct Wrapped<'a, T: Serialize> {
+        args: &'a T,
+    }
+    to_js(&Wrapped { args: command })
 }
 
 async fn call_js<T: DeserializeOwned>(cmd: &str, args: JsValue) -> Result<T, CommandError> {

@@ -12,10 +12,10 @@ mod settings;
 mod sidebar;
 mod thread_view;
 
+use cairn_protocol::desktop::commands::{QuitApp, UiReady};
 use cairn_protocol::desktop::{PendingApproval, ProviderPreset, Settings, ShellEvent, Startup};
 use cairn_protocol::{PermissionMode, ThreadInfo};
 use leptos::prelude::*;
-use serde_json::json;
 use wasm_bindgen::prelude::*;
 
 use crate::turn::TurnView;
@@ -83,8 +83,12 @@ pub struct Ctx {
     pub composer: RwSignal<String>,
     /// Bumped to put the cursor in the composer.
     pub focus: RwSignal<u32>,
-    pub toast: RwSignal<Option<String>>,
+    /// What the app says for a moment (an action's outcome, a failure), and the
+    /// number that tells one saying from the next.
+    pub toast: RwSignal<Option<(u64, String)>>,
     pub shortcut_problem: RwSignal<Option<String>>,
+    /// Why closing the window quits instead of hiding it (no tray on this desktop).
+    pub tray_problem: RwSignal<Option<String>>,
     /// Bumped on every thread switch, so a slow load never overwrites a newer one.
     pub generation: RwSignal<u64>,
     pub sidebar_open: RwSignal<bool>,
@@ -93,6 +97,14 @@ pub struct Ctx {
     pub narrow_sidebar: RwSignal<bool>,
     /// Bumped on every streamed event, so the view can follow the stream.
     pub stream_tick: RwSignal<u64>,
+    /// The user asked to quit while turns run: the question is open.
+    pub confirm_quit: RwSignal<bool>,
+    /// The chat whose `⋯` menu is open; Esc or a click elsewhere closes it.
+    pub open_menu: RwSignal<Option<String>>,
+    /// The folder a chat was last given: a new chat starts there.
+    pub last_workspace: RwSignal<Option<String>>,
+    /// `CAIRN_*` variables that replaced the saved server at start (`NAME=value`).
+    pub env_overrides: RwSignal<Vec<String>>,
 }
 
 impl Ctx {
@@ -113,10 +125,15 @@ impl Ctx {
             focus: RwSignal::new(0),
             toast: RwSignal::new(None),
             shortcut_problem: RwSignal::new(None),
+            tray_problem: RwSignal::new(None),
             generation: RwSignal::new(0),
             sidebar_open: RwSignal::new(true),
             narrow_sidebar: RwSignal::new(false),
             stream_tick: RwSignal::new(0),
+            confirm_quit: RwSignal::new(false),
+            open_menu: RwSignal::new(None),
+            last_workspace: RwSignal::new(None),
+            env_overrides: RwSignal::new(Vec::new()),
         }
     }
 
@@ -130,9 +147,33 @@ impl Ctx {
             .with(|running| running.iter().any(|id| id == thread_id))
     }
 
+    /// Says `message` in the toast, which goes away by itself after a while (longer
+    /// for longer messages).
     pub fn say(&self, message: impl Into<String>) {
-        self.toast.set(Some(message.into()));
+        let message = message.into();
+        let shown_for = toast_time(&message);
+        let toast = self.toast;
+        let id = toast.with_untracked(|now| now.as_ref().map_or(0, |(id, _)| id + 1));
+        toast.set(Some((id, message)));
+        set_timeout(
+            move || {
+                if toast.with_untracked(|now| now.as_ref().is_some_and(|(now, _)| *now == id)) {
+                    toast.set(None);
+                }
+            },
+            shown_for,
+        );
     }
+}
+
+/// How long a toast stays: time to read it, 4 to 12 seconds.
+fn toast_time(message: &str) -> std::time::Duration {
+    let chars = u64::try_from(message.chars().count()).unwrap_or(u64::MAX);
+    std::time::Duration::from_millis(
+        4_000u64
+            .saturating_add(chars.saturating_mul(60))
+            .min(12_000),
+    )
 }
 
 pub fn ctx() -> Ctx {
@@ -167,16 +208,18 @@ fn App() -> impl IntoView {
             }}
             // Behind the chats while they cover a narrow window: a click beside them closes them.
             <div class="backdrop" on:click=move |_| ctx.narrow_sidebar.set(false)></div>
-            <Toast />
+            <QuitDialog />
         </div>
     }
 }
 
+/// The toast, in the flow of the screen above its bottom bar: it takes room of its
+/// own instead of covering a control.
 #[component]
-fn Toast() -> impl IntoView {
+pub fn Toast() -> impl IntoView {
     let ctx = ctx();
     move || {
-        ctx.toast.get().map(|message| {
+        ctx.toast.get().map(|(_, message)| {
             view! {
                 <div class="toast" role="alert">
                     <span>{message}</span>
@@ -187,10 +230,47 @@ fn Toast() -> impl IntoView {
     }
 }
 
+/// Quit while replies are being written: the count follows the turns as they end.
+#[component]
+fn QuitDialog() -> impl IntoView {
+    let ctx = ctx();
+    let text = move || match ctx.running.with(Vec::len) {
+        0 => "The replies have finished; nothing is lost by quitting now.".to_owned(),
+        1 => "A reply is still being written (1 running). Quitting stops it; what it wrote \
+              so far is kept."
+            .to_owned(),
+        n => format!(
+            "Replies are still being written ({n} running). Quitting stops them; what they \
+             wrote so far is kept."
+        ),
+    };
+    let quit = move |_| {
+        ctx.confirm_quit.set(false);
+        leptos::task::spawn_local(async move {
+            if let Err(err) = ipc::call(&QuitApp {}).await {
+                ctx.say(err.message);
+            }
+        });
+    };
+    view! {
+        <Show when=move || ctx.confirm_quit.get()>
+            <div class="modal-backdrop">
+                <div class="modal quit-dialog" role="alertdialog" aria-label="Quit Cairn?">
+                    <h2>"Quit Cairn?"</h2>
+                    <p class="quit-text">{text}</p>
+                    <div class="row">
+                        <button class="danger quit-confirm" on:click=quit>"Quit"</button>
+                        <button class="quit-cancel" on:click=move |_| ctx.confirm_quit.set(false)>"Keep running"</button>
+                    </div>
+                </div>
+            </div>
+        </Show>
+    }
+}
+
 async fn startup(ctx: Ctx) {
     let channel = ipc::channel(move |event: ShellEvent| shell_event(ctx, event));
-    let started: Result<Startup, _> =
-        ipc::call_streaming("ui_ready", &json!({}), "onShell", &channel).await;
+    let started: Result<Startup, _> = ipc::call_streaming(&UiReady {}, &channel).await;
     match started {
         Ok(startup) => {
             let first_run = !startup.settings.first_run_done;
@@ -200,6 +280,11 @@ async fn startup(ctx: Ctx) {
             ctx.running.set(startup.running);
             ctx.pending.set(startup.pending);
             ctx.shortcut_problem.set(startup.shortcut_problem);
+            ctx.tray_problem.set(startup.tray_problem);
+            ctx.draft
+                .update(|draft| draft.workspace.clone_from(&startup.last_workspace));
+            ctx.last_workspace.set(startup.last_workspace);
+            ctx.env_overrides.set(startup.env_overrides);
             ctx.screen.set(if first_run {
                 Screen::FirstRun
             } else {
@@ -248,5 +333,6 @@ fn shell_event(ctx: Ctx, event: ShellEvent) {
         }
         ShellEvent::Pending { approvals } => ctx.pending.set(approvals),
         ShellEvent::Notice { message } => ctx.say(message),
+        ShellEvent::ConfirmQuit => ctx.confirm_quit.set(true),
     }
 }

@@ -1,9 +1,10 @@
 //! Settings: the model server and its key, the default model and sampling, the
 //! desktop behaviour, and the permission rules.
 
-use cairn_protocol::desktop::{RuleInfo, SavedEndpoint, Settings, SettingsSaved};
+use cairn_protocol::desktop::commands::*;
+use cairn_protocol::desktop::{McpServerInfo, RuleInfo, SavedEndpoint, ServerCheck, Settings};
+use cairn_protocol::{Dialect, RuleList};
 use leptos::prelude::*;
-use serde_json::json;
 
 use super::{Ctx, Screen, actions, ctx, ipc};
 
@@ -31,23 +32,61 @@ pub fn SettingsScreen() -> impl IntoView {
     let max_tokens = RwSignal::new(text_of(draft.with_untracked(|s| s.max_tokens)));
     let context_cap = RwSignal::new(text_of(draft.with_untracked(|s| s.context_cap)));
     let models = RwSignal::new(Vec::<String>::new());
-    let status = RwSignal::new(None::<String>);
+    let status = RwSignal::new(ServerState::Checking);
+    // Each check has a number; a slower, older one must not overwrite a newer one.
+    let checks = StoredValue::new(0u64);
 
     let test_server = move || {
-        let (dialect, base_url) = draft.with_untracked(|s| (s.dialect.clone(), s.base_url.clone()));
-        status.set(Some("Connecting…".into()));
+        let (dialect, base_url) = draft.with_untracked(|s| (s.dialect, s.base_url.clone()));
+        let check = checks.get_value() + 1;
+        checks.set_value(check);
+        status.set(ServerState::Checking);
         leptos::task::spawn_local(async move {
-            let args = json!({"dialect": dialect, "baseUrl": base_url});
-            match ipc::call::<Vec<String>>("list_models", &args).await {
-                Ok(found) => {
-                    status.set(Some(format!("Connected: {} model(s).", found.len())));
+            let state = match ipc::call(&CheckServer { dialect, base_url }).await {
+                Ok(ServerCheck {
+                    models: found,
+                    problem: None,
+                    ..
+                }) => {
+                    let count = found.len();
                     models.set(found);
+                    ServerState::Connected(count)
                 }
-                Err(err) => status.set(Some(err.message)),
+                Ok(ServerCheck {
+                    problem: Some(problem),
+                    suggested_dialect,
+                    ..
+                }) => ServerState::Failed {
+                    problem,
+                    suggested_dialect,
+                },
+                Err(err) => ServerState::Failed {
+                    problem: err.message,
+                    suggested_dialect: None,
+                },
+            };
+            if checks.get_value() == check {
+                status.set(state);
             }
         });
     };
     test_server();
+    // While the address is typed, the last verdict is about another address: it is
+    // withdrawn, and the new one is checked once the typing pauses.
+    let address_typed = move |text: String| {
+        draft.update(|s| s.base_url = text);
+        let check = checks.get_value() + 1;
+        checks.set_value(check);
+        status.set(ServerState::Edited);
+        set_timeout(
+            move || {
+                if checks.get_value() == check {
+                    test_server();
+                }
+            },
+            std::time::Duration::from_millis(700),
+        );
+    };
 
     let save = move |_| {
         let numbers = (|| -> Result<_, String> {
@@ -76,22 +115,31 @@ pub fn SettingsScreen() -> impl IntoView {
         <main class="settings">
             <header class="chat-head">
                 <h1 class="chat-title">"Settings"</h1>
-                <button class="ghost" on:click=move |_| ctx.screen.set(Screen::Chat)>"Back to chat"</button>
+                <button class="ghost back-to-chat" on:click=move |_| ctx.screen.set(Screen::Chat)>"Back to chat"</button>
             </header>
             <div class="settings-body">
                 <section>
                     <h2>"Model server"</h2>
+                    {move || {
+                        let overrides = ctx.env_overrides.get();
+                        (!overrides.is_empty()).then(|| view! {
+                            <p class="hint env-overrides">
+                                "Started with " <code>{overrides.join(" ")}</code>
+                                ": at every start these replace the saved server below."
+                            </p>
+                        })
+                    }}
                     <div class="presets">
                         {move || ctx.presets.get().into_iter().map(|preset| {
                             let chosen = {
                                 let url = preset.base_url.clone();
                                 move || draft.with(|s| s.base_url == url)
                             };
-                            let (dialect, url) = (preset.dialect.clone(), preset.base_url.clone());
+                            let (dialect, url) = (preset.dialect, preset.base_url.clone());
                             view! {
                                 <button class="preset" class:chosen=chosen title=preset.start_hint.clone()
                                     on:click=move |_| {
-                                        draft.update(|s| { s.dialect = dialect.clone(); s.base_url = url.clone(); });
+                                        draft.update(|s| { s.dialect = dialect; s.base_url = url.clone(); });
                                         test_server();
                                     }>
                                     {preset.name.clone()}
@@ -101,18 +149,27 @@ pub fn SettingsScreen() -> impl IntoView {
                     </div>
                     <label class="field">
                         <span>"Address"</span>
-                        <input type="url" class="base-url" prop:value=move || draft.with(|s| s.base_url.clone())
-                            on:change=move |event| { draft.update(|s| s.base_url = event_target_value(&event)); test_server(); } />
+                        <input type="url" class="base-url" placeholder="http://localhost:11434"
+                            prop:value=move || draft.with(|s| s.base_url.clone())
+                            on:input=move |event| address_typed(event_target_value(&event)) />
                     </label>
                     <label class="field">
                         <span>"Speaks"</span>
-                        <select prop:value=move || draft.with(|s| s.dialect.clone())
-                            on:change=move |event| { draft.update(|s| s.dialect = event_target_value(&event)); test_server(); }>
+                        <select class="dialect" prop:value=move || draft.with(|s| s.dialect.as_str())
+                            on:change=move |event| {
+                                if let Ok(dialect) = event_target_value(&event).parse() {
+                                    draft.update(|s| s.dialect = dialect);
+                                    test_server();
+                                }
+                            }>
                             <option value="ollama">"Ollama API"</option>
                             <option value="openai">"OpenAI-compatible API"</option>
                         </select>
                     </label>
-                    <p class="status" role="status">{move || status.get()}</p>
+                    {move || server_status(status.get(), Callback::new(move |dialect: Dialect| {
+                        draft.update(|s| s.dialect = dialect);
+                        test_server();
+                    }))}
                     <ApiKey base_url=Signal::derive(move || draft.with(|s| s.base_url.clone())) />
                     <SavedServers draft=draft on_use=Callback::new(move |()| test_server()) />
                 </section>
@@ -136,10 +193,10 @@ pub fn SettingsScreen() -> impl IntoView {
                         </select>
                     </label>
                     <div class="grid-2">
-                        <NumberField label="Temperature" hint="0–2; empty = server default" value=temperature />
-                        <NumberField label="Top-p" hint="0–1; empty = server default" value=top_p />
-                        <NumberField label="Answer length limit (tokens)" hint="empty = no limit" value=max_tokens />
-                        <NumberField label="Largest context window (Ollama)" hint="tokens; empty = Cairn's default" value=context_cap />
+                        <NumberField label="Temperature (0–2)" hint="server's" value=temperature />
+                        <NumberField label="Top-p (0–1)" hint="server's" value=top_p />
+                        <NumberField label="Answer length limit (tokens)" hint="none" value=max_tokens />
+                        <NumberField label="Largest context window (Ollama, tokens)" hint="32768" value=context_cap />
                     </div>
                 </section>
                 <section>
@@ -156,16 +213,23 @@ pub fn SettingsScreen() -> impl IntoView {
                         "Notify me when a reply is ready or needs approval while Cairn is in the background"
                     </label>
                     <label class="check">
-                        <input type="checkbox" prop:checked=move || draft.with(|s| s.close_to_tray)
+                        <input type="checkbox" class="close-to-tray" prop:checked=move || draft.with(|s| s.close_to_tray)
+                            prop:disabled=move || ctx.tray_problem.with(Option::is_some)
                             on:change=move |event| draft.update(|s| s.close_to_tray = event_target_checked(&event)) />
                         "Closing the window keeps Cairn running in the tray"
                     </label>
+                    {move || ctx.tray_problem.get().map(|problem| view! { <p class="hint tray-problem">{problem}</p> })}
                 </section>
                 <section>
                     <h2>"Permission rules"</h2>
                     <Rules />
                 </section>
+                <section class="mcp-section">
+                    <h2>"MCP servers"</h2>
+                    <McpServers />
+                </section>
             </div>
+            <super::Toast />
             <footer class="settings-actions">
                 <button class="primary save-settings" on:click=save>"Save settings"</button>
             </footer>
@@ -176,19 +240,83 @@ pub fn SettingsScreen() -> impl IntoView {
 /// Keeps settings; on success the app uses them at once.
 pub fn save_settings(ctx: Ctx, settings: Settings, draft: Option<RwSignal<Settings>>) {
     leptos::task::spawn_local(async move {
-        match ipc::call::<SettingsSaved>("save_settings", &json!({"settings": settings})).await {
+        match ipc::call(&SaveSettings { settings }).await {
             Ok(saved) => {
                 if let Some(draft) = draft {
                     draft.set(saved.settings.clone());
                 }
+                let check = CheckServer {
+                    dialect: saved.settings.dialect,
+                    base_url: saved.settings.base_url.clone(),
+                };
                 ctx.settings.set(saved.settings);
                 ctx.shortcut_problem.set(saved.shortcut_problem);
                 actions::refresh_models(ctx);
-                ctx.say("Settings saved.");
+                // Saved either way; an address that does not answer is said at once.
+                match ipc::call(&check).await {
+                    Ok(ServerCheck {
+                        problem: Some(problem),
+                        ..
+                    }) => ctx.say(format!(
+                        "Settings saved, but the server cannot be used: {problem}"
+                    )),
+                    _ => ctx.say("Settings saved."),
+                }
             }
             Err(err) => ctx.say(err.message),
         }
     });
+}
+
+/// How the server in the form stands.
+#[derive(Debug, Clone, PartialEq)]
+enum ServerState {
+    Checking,
+    /// The address is being typed: the last verdict was about another one.
+    Edited,
+    Connected(usize),
+    Failed {
+        problem: String,
+        suggested_dialect: Option<Dialect>,
+    },
+}
+
+fn server_status(state: ServerState, switch_dialect: Callback<Dialect>) -> impl IntoView {
+    match state {
+        ServerState::Checking => {
+            view! { <p class="status muted" role="status">"Connecting…"</p> }.into_any()
+        }
+        ServerState::Edited => {
+            view! { <p class="status muted" role="status">"Checked when you stop typing."</p> }.into_any()
+        }
+        ServerState::Connected(count) => view! {
+            <p class="status ok-text" role="status">{format!(
+                "Connected: {count} model{}.",
+                if count == 1 { "" } else { "s" }
+            )}</p>
+        }
+        .into_any(),
+        ServerState::Failed {
+            problem,
+            suggested_dialect,
+        } => view! {
+            <div class="status error-text" role="alert">
+                <p>{problem}</p>
+                {suggested_dialect.map(|dialect| {
+                    let name = dialect.label();
+                    view! {
+                        <p class="dialect-hint">
+                            {format!("This address looks like the {name}. ")}
+                            <button class="switch-dialect" on:click=move |_| switch_dialect.run(dialect)>
+                                {format!("Speak the {name}")}
+                            </button>
+                        </p>
+                    }
+                })}
+            </div>
+        }
+        .into_any(),
+    }
 }
 
 #[component]
@@ -211,7 +339,7 @@ fn ApiKey(base_url: Signal<String>) -> impl IntoView {
     Effect::new(move |_| {
         let url = base_url.get();
         leptos::task::spawn_local(async move {
-            match ipc::call::<bool>("has_api_key", &json!({"baseUrl": url})).await {
+            match ipc::call(&HasApiKey { base_url: url }).await {
                 Ok(has) => stored.set(Some(has)),
                 Err(_) => stored.set(None),
             }
@@ -221,7 +349,7 @@ fn ApiKey(base_url: Signal<String>) -> impl IntoView {
         let key = typed.get_untracked();
         let url = base_url.get_untracked();
         leptos::task::spawn_local(async move {
-            match ipc::call::<()>("set_api_key", &json!({"baseUrl": url, "key": key})).await {
+            match ipc::call(&SetApiKey { base_url: url, key }).await {
                 Ok(()) => {
                     typed.set(String::new());
                     stored.set(Some(true));
@@ -234,7 +362,7 @@ fn ApiKey(base_url: Signal<String>) -> impl IntoView {
     let remove = move |_| {
         let url = base_url.get_untracked();
         leptos::task::spawn_local(async move {
-            match ipc::call::<bool>("delete_api_key", &json!({"baseUrl": url})).await {
+            match ipc::call(&DeleteApiKey { base_url: url }).await {
                 Ok(_) => stored.set(Some(false)),
                 Err(err) => ctx.say(err.message),
             }
@@ -245,8 +373,8 @@ fn ApiKey(base_url: Signal<String>) -> impl IntoView {
             <span>"API key"</span>
             <div class="row">
                 <input type="password" autocomplete="off" placeholder=move || match stored.get() {
-                    Some(true) => "A key is stored (type to replace it)",
-                    _ => "Only for servers that need one",
+                    Some(true) => "Stored (type to replace)",
+                    _ => "Optional",
                 } prop:value=move || typed.get() on:input=move |event| typed.set(event_target_value(&event)) />
                 <button on:click=save disabled=move || typed.with(|t| t.trim().is_empty())>"Store in keychain"</button>
                 <Show when=move || stored.get() == Some(true)>
@@ -270,7 +398,7 @@ fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoVie
             s.endpoints.retain(|e| e.name != label);
             s.endpoints.push(SavedEndpoint {
                 name: label,
-                dialect: s.dialect.clone(),
+                dialect: s.dialect,
                 base_url: s.base_url.clone(),
             });
         });
@@ -287,7 +415,7 @@ fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoVie
                             <span>{endpoint.name.clone()}</span>
                             <span class="muted">{endpoint.base_url.clone()}</span>
                             <button class="ghost" on:click=move |_| {
-                                draft.update(|s| { s.dialect = used.dialect.clone(); s.base_url = used.base_url.clone(); });
+                                draft.update(|s| { s.dialect = used.dialect; s.base_url = used.base_url.clone(); });
                                 on_use.run(());
                             }>"Use"</button>
                             <button class="ghost" on:click=move |_| draft.update(|s| s.endpoints.retain(|e| e.name != removed))>"Remove"</button>
@@ -296,7 +424,7 @@ fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoVie
                 }).collect_view()}
             </ul>
             <div class="row">
-                <input type="text" placeholder="Name this server to keep it" prop:value=move || name.get()
+                <input type="text" placeholder="Name, to keep it" prop:value=move || name.get()
                     on:input=move |event| name.set(event_target_value(&event)) />
                 <button on:click=add>"Keep"</button>
             </div>
@@ -309,11 +437,11 @@ fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoVie
 fn Rules() -> impl IntoView {
     let ctx = ctx();
     let rules = RwSignal::new(Vec::<RuleInfo>::new());
-    let list = RwSignal::new("allow".to_owned());
+    let list = RwSignal::new(RuleList::Allow);
     let text = RwSignal::new(String::new());
     let reload = move || {
         leptos::task::spawn_local(async move {
-            match ipc::call::<Vec<RuleInfo>>("list_rules", &json!({})).await {
+            match ipc::call(&ListRules {}).await {
                 Ok(found) => rules.set(found),
                 Err(err) => ctx.say(err.message),
             }
@@ -321,9 +449,12 @@ fn Rules() -> impl IntoView {
     };
     reload();
     let add = move || {
-        let args = json!({"list": list.get_untracked(), "rule": text.get_untracked()});
+        let rule = AddRule {
+            list: list.get_untracked(),
+            rule: text.get_untracked(),
+        };
         leptos::task::spawn_local(async move {
-            match ipc::call::<RuleInfo>("add_rule", &args).await {
+            match ipc::call(&rule).await {
                 Ok(_) => {
                     text.set(String::new());
                     reload();
@@ -340,11 +471,11 @@ fn Rules() -> impl IntoView {
                 let id = rule.id;
                 view! {
                     <li>
-                        <span class=format!("badge rule-{}", rule.list)>{rule.list.clone()}</span>
+                        <span class=format!("badge rule-{}", rule.list)>{rule.list.as_str()}</span>
                         <code>{rule.rule.clone()}</code>
                         <button class="ghost" aria-label="Remove rule" on:click=move |_| {
                             leptos::task::spawn_local(async move {
-                                match ipc::call::<()>("remove_rule", &json!({"id": id})).await {
+                                match ipc::call(&RemoveRule { id }).await {
                                     Ok(()) => reload(),
                                     Err(err) => ctx.say(err.message),
                                 }
@@ -355,7 +486,11 @@ fn Rules() -> impl IntoView {
             }).collect_view()}
         </ul>
         <div class="row">
-            <select prop:value=move || list.get() on:change=move |event| list.set(event_target_value(&event))>
+            <select prop:value=move || list.get().as_str() on:change=move |event| {
+                if let Ok(chosen) = event_target_value(&event).parse() {
+                    list.set(chosen);
+                }
+            }>
                 <option value="allow">"Allow"</option>
                 <option value="ask">"Ask"</option>
                 <option value="deny">"Deny"</option>
@@ -365,5 +500,71 @@ fn Rules() -> impl IntoView {
                 on:keydown=move |event| if event.key() == "Enter" { add() } />
             <button on:click=move |_| add()>"Add rule"</button>
         </div>
+    }
+}
+
+/// The servers of the MCP servers file: allowed to start or not, trusted or not (a
+/// trusted server's read-only tools run without asking in default mode), and how
+/// each one stands.
+#[component]
+fn McpServers() -> impl IntoView {
+    let ctx = ctx();
+    let servers = RwSignal::new(Vec::<McpServerInfo>::new());
+    leptos::task::spawn_local(async move {
+        match ipc::call(&ListMcpServers {}).await {
+            Ok(found) => servers.set(found),
+            Err(err) => ctx.say(err.message),
+        }
+    });
+    let set = move |name: String, allowed: Option<bool>, trusted: Option<bool>| {
+        let change = SetMcpServer {
+            name,
+            allowed,
+            trusted,
+        };
+        leptos::task::spawn_local(async move {
+            match ipc::call(&change).await {
+                Ok(found) => servers.set(found),
+                Err(err) => ctx.say(err.message),
+            }
+        });
+    };
+    view! {
+        <p class="muted">"From " <code>"mcp.json"</code> " beside the database (or "
+            <code>"CAIRN_MCP_CONFIG"</code> "). Their tools ask before they run unless the server is trusted and marks a tool read-only."</p>
+        <Show when=move || servers.with(Vec::is_empty)>
+            <p class="muted">"No MCP servers are configured."</p>
+        </Show>
+        <ul class="mcp-servers">
+            {move || servers.get().into_iter().map(|server| {
+                let status = match (&server.tools, &server.error, server.allowed) {
+                    (Some(tools), _, _) => format!("running, {tools} tools"),
+                    (None, Some(error), _) => error.clone(),
+                    (None, None, true) => "allowed; starts with Cairn".to_owned(),
+                    (None, None, false) => "not started".to_owned(),
+                };
+                let failed = server.error.is_some();
+                let (allow_name, trust_name) = (server.name.clone(), server.name.clone());
+                view! {
+                    <li class="mcp-server" data-server=server.name.clone()>
+                        <div class="mcp-head">
+                            <strong>{server.name.clone()}</strong>
+                            <code class="muted">{server.target.clone()}</code>
+                        </div>
+                        <label class="check">
+                            <input type="checkbox" class="mcp-allowed" prop:checked=server.allowed
+                                on:change=move |event| set(allow_name.clone(), Some(event_target_checked(&event)), None) />
+                            "Start it"
+                        </label>
+                        <label class="check">
+                            <input type="checkbox" class="mcp-trusted" prop:checked=server.trusted
+                                on:change=move |event| set(trust_name.clone(), None, Some(event_target_checked(&event))) />
+                            "Trust its read-only marks"
+                        </label>
+                        <p class=if failed { "mcp-status error-text" } else { "mcp-status muted" }>{status}</p>
+                    </li>
+                }
+            }).collect_view()}
+        </ul>
     }
 }

@@ -1,8 +1,9 @@
 //! The sidebar: new chat, search, and the threads with their state.
 
+use cairn_protocol::desktop::ExportFormat;
+use cairn_protocol::desktop::commands::{DeleteThread, RenameThread, SearchThreads};
 use cairn_protocol::{SearchHit, ThreadInfo};
 use leptos::prelude::*;
-use serde_json::json;
 
 use super::{Screen, actions, ctx, ipc, now_ms};
 use crate::format;
@@ -18,7 +19,10 @@ pub fn Sidebar() -> impl IntoView {
             return hits.set(None);
         }
         leptos::task::spawn_local(async move {
-            match ipc::call::<Vec<SearchHit>>("search_threads", &json!({"query": text})).await {
+            let search = SearchThreads {
+                query: text.clone(),
+            };
+            match ipc::call(&search).await {
                 // A slower, older search must not replace a newer one.
                 Ok(found) if query.get_untracked() == text => hits.set(Some(found)),
                 Ok(_) => {}
@@ -49,7 +53,13 @@ pub fn Sidebar() -> impl IntoView {
                             view! {
                                 <li><button class="hit" on:click=move |_| actions::open_thread(ctx, id.clone())>
                                     <span class="hit-title">{hit.thread_title}</span>
-                                    <span class="hit-snippet">{hit.snippet}</span>
+                                    <span class="hit-snippet">{
+                                        hit.parts.into_iter().map(|part| if part.hit {
+                                            view! { <mark>{part.text}</mark> }.into_any()
+                                        } else {
+                                            part.text.into_any()
+                                        }).collect_view()
+                                    }</span>
                                 </button></li>
                             }
                         }).collect_view()}
@@ -84,7 +94,14 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
     let ctx = ctx();
     let id = thread.id.clone();
     let renaming = RwSignal::new(None::<String>);
-    let menu = RwSignal::new(false);
+    let menu = {
+        let id = id.clone();
+        Signal::derive(move || {
+            ctx.open_menu
+                .with(|open| open.as_deref() == Some(id.as_str()))
+        })
+    };
+    let close_menu = move || ctx.open_menu.set(None);
     let confirm_delete = RwSignal::new(false);
     let is_current = {
         let id = id.clone();
@@ -111,8 +128,12 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
             let id = id.clone();
             renaming.set(None);
             leptos::task::spawn_local(async move {
-                let args = json!({"threadId": id, "title": title});
-                match ipc::call::<ThreadInfo>("rename_thread", &args).await {
+                match ipc::call(&RenameThread {
+                    thread_id: id,
+                    title,
+                })
+                .await
+                {
                     Ok(_) => actions::refresh_threads(ctx),
                     Err(err) => ctx.say(err.message),
                 }
@@ -124,9 +145,12 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
         move |_| {
             let id = id.clone();
             confirm_delete.set(false);
-            menu.set(false);
+            close_menu();
             leptos::task::spawn_local(async move {
-                match ipc::call::<()>("delete_thread", &json!({"threadId": id})).await {
+                let delete = DeleteThread {
+                    thread_id: id.clone(),
+                };
+                match ipc::call(&delete).await {
                     Ok(()) => {
                         if ctx.current_id().as_deref() == Some(id.as_str()) {
                             actions::new_chat(ctx);
@@ -140,10 +164,10 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
     };
     let export = {
         let id = id.clone();
-        move |format: &'static str| {
+        move |format: ExportFormat| {
             let id = id.clone();
             move |_| {
-                menu.set(false);
+                close_menu();
                 actions::export(ctx, id.clone(), format);
             }
         }
@@ -155,8 +179,19 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
             {move || match renaming.get() {
                 Some(text) => {
                     let rename = rename.clone();
+                    let field: NodeRef<leptos::html::Input> = NodeRef::new();
+                    // The user chose Rename: the name is theirs to type over.
+                    Effect::new(move |_| {
+                        if let Some(input) = field.get() {
+                            // After this frame: the field's value is set by then.
+                            request_animation_frame(move || {
+                                let _ = input.focus();
+                                input.select();
+                            });
+                        }
+                    });
                     view! {
-                        <input class="rename" type="text" aria-label="Chat name" prop:value=text
+                        <input class="rename" type="text" aria-label="Chat name" node_ref=field prop:value=text
                             on:keydown=move |event| match event.key().as_str() {
                                 "Enter" => rename(event_target_value(&event)),
                                 "Escape" => renaming.set(None),
@@ -181,15 +216,20 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
                     </button>
                 }.into_any(),
             }}
-            <button class="ghost icon-button thread-menu" aria-label="Chat actions" on:click=move |_| menu.update(|m| *m = !*m)>"⋯"</button>
+            <button class="ghost icon-button thread-menu" aria-label="Chat actions" on:click={
+                let id = id.clone();
+                move |_| ctx.open_menu.update(|open| {
+                    *open = if open.as_deref() == Some(id.as_str()) { None } else { Some(id.clone()) };
+                })
+            }>"⋯"</button>
             <Show when=move || menu.get()>
                 <div class="menu" role="menu">
                     <button role="menuitem" on:click={
                         let title = thread.title.clone();
-                        move |_| { menu.set(false); renaming.set(Some(title.clone())); }
+                        move |_| { close_menu(); renaming.set(Some(title.clone())); }
                     }>"Rename"</button>
-                    <button role="menuitem" on:click=export("md")>"Export as Markdown"</button>
-                    <button role="menuitem" on:click=export("json")>"Export as JSON"</button>
+                    <button role="menuitem" on:click=export(ExportFormat::Md)>"Export as Markdown"</button>
+                    <button role="menuitem" on:click=export(ExportFormat::Json)>"Export as JSON"</button>
                     {
                         let delete = delete.clone();
                         move || if confirm_delete.get() {

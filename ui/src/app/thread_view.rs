@@ -59,6 +59,7 @@ pub fn ChatScreen() -> impl IntoView {
                     }
                 />
             </div>
+            <super::Toast />
             <composer::Composer />
         </main>
     }
@@ -79,7 +80,10 @@ fn Welcome() -> impl IntoView {
         <div class="welcome">
             <h2>"What should we work on?"</h2>
             <p>{mode}</p>
-            <p class="muted">"Choose a folder below to let Cairn read and edit files there. Type / for commands."</p>
+            <p class="muted welcome-folder">{move || match ctx.draft.with(|draft| draft.workspace.clone()) {
+                Some(folder) => format!("Cairn works in {folder}: it reads files there, and edits them as the mode allows. Type / for commands."),
+                None => "Choose a folder below to let Cairn read and edit files there. Type / for commands.".to_owned(),
+            }}</p>
         </div>
     }
 }

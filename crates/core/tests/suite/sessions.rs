@@ -294,3 +294,55 @@ async fn a_failed_commit_is_reported_before_done() {
         "the answer could not be saved: database or disk is full"
     );
 }
+
+/// A front end that acts the moment it sees `done`: it tries to start the thread's
+/// next turn (a Retry clicked as soon as the failure shows).
+struct NextTurnAtDone {
+    sessions: Arc<Sessions>,
+    thread: String,
+    claimed_at_done: Mutex<Option<Result<(), SessionError>>>,
+}
+
+impl Journal for NextTurnAtDone {
+    fn root_message(&self, _message: &ChatMessage) {}
+}
+
+#[async_trait]
+impl TurnPersistence for NextTurnAtDone {
+    fn event(&self, event: &Event) {
+        if matches!(event, Event::Done(_)) {
+            let claim = self.sessions.claim(&self.thread).map(drop);
+            *self.claimed_at_done.lock().unwrap() = Some(claim);
+        }
+    }
+
+    async fn commit(&self, _outcome: &TurnOutcome) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn the_thread_is_free_for_its_next_turn_when_done_is_sent() {
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("over")]);
+    let sessions = Sessions::new();
+    let front = Arc::new(NextTurnAtDone {
+        sessions: Arc::clone(&sessions),
+        thread: "t1".into(),
+        claimed_at_done: Mutex::new(None),
+    });
+    let live = sessions
+        .start(
+            Engine::new(Arc::new(model), Limits::default()),
+            request("t1", Vec::new()),
+            Arc::new(SessionGrants::new()),
+            front.clone(),
+        )
+        .unwrap();
+    live.finished().await.unwrap();
+    assert_eq!(
+        front.claimed_at_done.lock().unwrap().clone(),
+        Some(Ok(())),
+        "whoever sees `done` may start the next turn at once"
+    );
+}

@@ -12,6 +12,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
 use crate::args::parse_args;
+use crate::process_group::Group;
 use crate::shell;
 use crate::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
 
@@ -156,27 +157,6 @@ enum Ended {
     Exited(std::io::Result<std::process::ExitStatus>),
     TimedOut,
     Cancelled,
-}
-
-/// A process group, killed when dropped.
-struct Group(Option<rustix::process::Pid>);
-
-impl Group {
-    fn of(pid: Option<u32>) -> Self {
-        Self(
-            pid.and_then(|pid| i32::try_from(pid).ok())
-                .and_then(rustix::process::Pid::from_raw),
-        )
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        if let Some(pid) = self.0 {
-            // The group may be gone already; that is the goal.
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-    }
 }
 
 /// A stream's output, its middle dropped when long.

@@ -13,16 +13,28 @@ use crate::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Bytes of a response read at most; the rest is not downloaded.
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
-const TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest a fetch takes, headers and body together. A server still sending then
+/// gives what it sent, marked as cut.
+pub const DEADLINE: Duration = Duration::from_secs(20);
 
 #[derive(Debug, Clone)]
 pub struct WebFetch {
     http: reqwest::Client,
+    deadline: Duration,
 }
 
 impl WebFetch {
     pub fn new(http: reqwest::Client) -> Self {
-        Self { http }
+        Self {
+            http,
+            deadline: DEADLINE,
+        }
+    }
+
+    /// The same tool with another time limit (tests, mostly).
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
     }
 }
 
@@ -86,16 +98,23 @@ impl WebFetch {
     async fn fetch(&self, url: reqwest::Url) -> Result<ToolOutput, ToolError> {
         let failed =
             |err: reqwest::Error| ToolError::Failed(format!("fetching {url} failed: {err}"));
-        let mut response = self
+        let deadline = tokio::time::Instant::now() + self.deadline;
+        let request = self
             .http
             .get(url.clone())
-            .timeout(TIMEOUT)
             .header(
                 reqwest::header::ACCEPT,
                 "text/html, text/plain;q=0.9, */*;q=0.5",
             )
-            .send()
+            .send();
+        let mut response = tokio::time::timeout_at(deadline, request)
             .await
+            .map_err(|_| {
+                ToolError::Failed(format!(
+                    "{url} sent no answer within {} s",
+                    self.deadline.as_secs_f32()
+                ))
+            })?
             .map_err(failed)?;
         let status = response.status();
         let final_url = response.url().clone();
@@ -106,12 +125,30 @@ impl WebFetch {
             .unwrap_or("")
             .to_ascii_lowercase();
         let mut body = Vec::new();
-        let mut cut = false;
-        while let Some(piece) = response.chunk().await.map_err(failed)? {
+        let mut cut = None;
+        loop {
+            let piece = match tokio::time::timeout_at(deadline, response.chunk()).await {
+                Ok(piece) => piece.map_err(failed)?,
+                Err(_) if body.is_empty() => {
+                    return Err(ToolError::Failed(format!(
+                        "{url} sent no page within {} s",
+                        self.deadline.as_secs_f32()
+                    )));
+                }
+                Err(_) => {
+                    cut = Some(format!(
+                        "[the server was still sending after {} s: only what came by then, {} bytes, was read]",
+                        self.deadline.as_secs_f32(),
+                        body.len()
+                    ));
+                    break;
+                }
+            };
+            let Some(piece) = piece else { break };
             let room = MAX_BODY_BYTES - body.len();
             if piece.len() > room {
                 body.extend_from_slice(&piece[..room]);
-                cut = true;
+                cut = Some(format!("[only the first {MAX_BODY_BYTES} bytes were read]"));
                 break;
             }
             body.extend_from_slice(&piece);
@@ -134,10 +171,9 @@ impl WebFetch {
             raw.into_owned()
         };
         let mut report = format!("{final_url} (HTTP {})\n\n{text}", status.as_u16());
-        if cut {
-            report.push_str(&format!(
-                "\n[only the first {MAX_BODY_BYTES} bytes were read]"
-            ));
+        if let Some(cut) = cut {
+            report.push('\n');
+            report.push_str(&cut);
         }
         if !status.is_success() {
             return Err(ToolError::Failed(report));

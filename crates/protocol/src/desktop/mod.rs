@@ -1,10 +1,15 @@
 //! What the desktop shell and its webview say to each other over IPC, beyond the
 //! event wire: settings, thread views, servers, rules, and the shell's own notices.
+//! Every command is defined once, in [`commands`], for both sides.
+
+pub mod commands;
 
 use serde::{Deserialize, Serialize};
 
 use crate::ToolApprovalRequest;
+use crate::dialect::Dialect;
 use crate::event::Usage;
+use crate::permission::RuleList;
 use crate::permission::{PermissionMode, ToolCategory};
 use crate::thread::{MessageView, ThreadInfo};
 
@@ -12,8 +17,7 @@ use crate::thread::{MessageView, ThreadInfo};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Settings {
-    /// `ollama` or `openai`.
-    pub dialect: String,
+    pub dialect: Dialect,
     pub base_url: String,
     /// The model new threads use.
     pub model: Option<String>,
@@ -37,7 +41,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            dialect: "ollama".into(),
+            dialect: Dialect::Ollama,
             base_url: "http://localhost:11434".into(),
             model: None,
             temperature: None,
@@ -57,7 +61,7 @@ impl Default for Settings {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SavedEndpoint {
     pub name: String,
-    pub dialect: String,
+    pub dialect: Dialect,
     pub base_url: String,
 }
 
@@ -66,7 +70,7 @@ pub struct SavedEndpoint {
 pub struct ProviderPreset {
     pub id: String,
     pub name: String,
-    pub dialect: String,
+    pub dialect: Dialect,
     pub base_url: String,
     pub needs_key: bool,
     pub start_hint: String,
@@ -90,6 +94,27 @@ pub struct Startup {
     pub pending: Vec<PendingApproval>,
     /// Why the summon shortcut could not be registered, if it could not.
     pub shortcut_problem: Option<String>,
+    /// Why closing the window quits instead of hiding to the tray (no tray here).
+    #[serde(default)]
+    pub tray_problem: Option<String>,
+    /// The folder a chat was last given: a new chat starts there.
+    #[serde(default)]
+    pub last_workspace: Option<String>,
+    /// The `CAIRN_*` variables that overrode the saved server at start, as `NAME=value`.
+    #[serde(default)]
+    pub env_overrides: Vec<String>,
+}
+
+/// Whether a server answers, as Settings shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerCheck {
+    /// Its models, when it answered.
+    pub models: Vec<String>,
+    /// Why it cannot be used, if it cannot.
+    pub problem: Option<String>,
+    /// The dialect its address plainly speaks, when not the one chosen: the way out
+    /// of a 404 from the wrong API.
+    pub suggested_dialect: Option<Dialect>,
 }
 
 /// Settings as kept, and whether the summon shortcut in them works.
@@ -131,14 +156,16 @@ pub struct ToolInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleInfo {
     pub id: i64,
-    /// `allow`, `ask` or `deny`.
-    pub list: String,
+    pub list: RuleList,
     pub rule: String,
 }
 
 /// One step of a model download.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PullStep {
+    /// Where the download stands.
+    pub phase: PullPhase,
+    /// Ollama's own words for the step ("pulling manifest").
     pub status: String,
     pub completed: Option<u64>,
     pub total: Option<u64>,
@@ -146,11 +173,57 @@ pub struct PullStep {
     pub error: Option<String>,
 }
 
+/// Where a model download stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PullPhase {
+    Working,
+    /// The last step: the model is there.
+    Done,
+    /// The last step: it is not (the step's `error` says why).
+    Failed,
+}
+
+/// How a thread is exported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportFormat {
+    /// Markdown, for people.
+    Md,
+    /// JSON, complete (it imports back).
+    Json,
+}
+
+impl ExportFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Md => "md",
+            Self::Json => "json",
+        }
+    }
+}
+
 /// Options of a message that starts a new thread.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct NewThreadOptions {
     pub mode: PermissionMode,
     pub workspace: Option<String>,
+}
+
+/// A configured MCP server, as Settings shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServerInfo {
+    pub name: String,
+    /// The command line, or the address.
+    pub target: String,
+    /// The user lets it start.
+    pub allowed: bool,
+    /// The user believes its read-only marks (else all its tools are external).
+    pub trusted: bool,
+    /// Running, with this many tools.
+    pub tools: Option<usize>,
+    /// Why it is not running, though allowed.
+    pub error: Option<String>,
 }
 
 /// What the shell tells the webview on its own.
@@ -169,6 +242,9 @@ pub enum ShellEvent {
     Pending { approvals: Vec<PendingApproval> },
     /// Something the user should know that belongs to no thread.
     Notice { message: String },
+    /// The user asked to quit while turns run: ask them, with the running count as it
+    /// changes (`quit_app` confirms).
+    ConfirmQuit,
 }
 
 /// An IPC command's failure, as the webview shows it.

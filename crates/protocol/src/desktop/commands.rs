@@ -1,0 +1,157 @@
+//! Every IPC command the webview calls, defined once for both sides: its name, its
+//! arguments (the struct itself) and its reply, and for a command that streams, the
+//! channel and what flows on it. The shell's handlers take these structs and return
+//! these replies; the webview's `ipc::call` takes a struct and gives its reply. A
+//! renamed field or a changed reply breaks the build, not a WebDriver test.
+//!
+//! Over IPC a command's arguments travel as `{"args": {...}}` (camelCase fields), a
+//! channel as its own argument beside them.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    DetectedServer, ExportFormat, McpServerInfo, NewThreadOptions, PendingApproval, PullStep,
+    RuleInfo, Sent, ServerCheck, Settings, SettingsSaved, ShellEvent, Startup, ThreadDetail,
+    ToolInfo,
+};
+use crate::dialect::Dialect;
+use crate::event::Event;
+use crate::permission::{ApprovalDecision, PermissionMode, RuleList};
+use crate::thread::{SearchHit, ThreadInfo};
+
+/// One IPC command: the implementing struct is its arguments.
+pub trait Command: Serialize + DeserializeOwned {
+    /// The name the shell registers it under.
+    const NAME: &'static str;
+    type Reply: Serialize + DeserializeOwned;
+}
+
+/// A command that also streams messages on a channel while (or after) it answers.
+pub trait Streaming: Command {
+    /// The channel argument's name over IPC.
+    const CHANNEL: &'static str;
+    type Message: Serialize + DeserializeOwned;
+}
+
+macro_rules! commands {
+    ($(
+        $(#[$doc:meta])*
+        $command:ident = $name:literal { $($field:ident : $ty:ty),* $(,)? } -> $reply:ty
+        $(, streams on $channel:literal : $message:ty)?;
+    )*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            pub struct $command {
+                $(pub $field: $ty,)*
+            }
+
+            impl Command for $command {
+                const NAME: &'static str = $name;
+                type Reply = $reply;
+            }
+
+            $(
+                impl Streaming for $command {
+                    const CHANNEL: &'static str = $channel;
+                    type Message = $message;
+                }
+            )?
+        )*
+
+        /// Every command's name, in the order defined.
+        pub const ALL: &[&str] = &[$($name),*];
+    };
+}
+
+commands! {
+    /// The webview started: everything it needs to draw, and a channel for what the
+    /// shell tells it later.
+    UiReady = "ui_ready" {} -> Startup, streams on "onShell": ShellEvent;
+    /// A message in a thread, or in a new one with `options`; `model` overrides the
+    /// thread's.
+    SendMessage = "send_message" {
+        thread_id: Option<String>,
+        prompt: String,
+        options: Option<NewThreadOptions>,
+        model: Option<String>,
+    } -> Sent, streams on "onEvent": Event;
+    /// Follows a running turn (what streamed so far, then live); false when none runs.
+    Attach = "attach" { thread_id: String } -> bool, streams on "onEvent": Event;
+    StopTurn = "stop_turn" { thread_id: String } -> ();
+    AnswerApproval = "answer_approval" { approval_id: String, decision: ApprovalDecision } -> ();
+    PendingApprovals = "pending_approvals" {} -> Vec<PendingApproval>;
+    RunningTurns = "running_turns" {} -> Vec<String>;
+    ListThreads = "list_threads" { offset: Option<u32>, limit: Option<u32> } -> Vec<ThreadInfo>;
+    SearchThreads = "search_threads" { query: String } -> Vec<SearchHit>;
+    LoadThread = "load_thread" { thread_id: String } -> ThreadDetail;
+    RenameThread = "rename_thread" { thread_id: String, title: String } -> ThreadInfo;
+    DeleteThread = "delete_thread" { thread_id: String } -> ();
+    /// Saves a thread where the user picks; the path, or `None` if they cancelled.
+    ExportThread = "export_thread" { thread_id: String, format: ExportFormat } -> Option<String>;
+    SetMode = "set_mode" { thread_id: String, mode: PermissionMode } -> ThreadInfo;
+    /// The folder the user picked in the system's dialog, if any.
+    PickWorkspace = "pick_workspace" {} -> Option<String>;
+    /// The folder as Cairn will use it, if it can.
+    CheckWorkspace = "check_workspace" { folder: String } -> String;
+    SetWorkspace = "set_workspace" { thread_id: String, folder: Option<String> } -> ThreadInfo;
+    GetSettings = "get_settings" {} -> Settings;
+    SaveSettings = "save_settings" { settings: Settings } -> SettingsSaved;
+    SetZoom = "set_zoom" { percent: u16 } -> u16;
+    OpenLink = "open_link" { url: String } -> ();
+    /// Answers a thread's failed question again, with the server in Settings and
+    /// `model` (else the thread's).
+    RetryTurn = "retry_turn" { thread_id: String, model: Option<String> } -> Sent,
+        streams on "onEvent": Event;
+    /// Quits now (the user confirmed while turns ran).
+    QuitApp = "quit_app" {} -> ();
+    DetectProviders = "detect_providers" {} -> Vec<DetectedServer>;
+    /// A server's models; the server in Settings unless both are given.
+    ListModels = "list_models" { dialect: Option<Dialect>, base_url: Option<String> } -> Vec<String>;
+    CheckServer = "check_server" { dialect: Dialect, base_url: String } -> ServerCheck;
+    PullModel = "pull_model" { model: String } -> (), streams on "onProgress": PullStep;
+    SetApiKey = "set_api_key" { base_url: String, key: String } -> ();
+    DeleteApiKey = "delete_api_key" { base_url: String } -> bool;
+    HasApiKey = "has_api_key" { base_url: String } -> bool;
+    ListRules = "list_rules" {} -> Vec<RuleInfo>;
+    AddRule = "add_rule" { list: RuleList, rule: String } -> RuleInfo;
+    RemoveRule = "remove_rule" { id: i64 } -> ();
+    ListTools = "list_tools" { thread_id: Option<String> } -> Vec<ToolInfo>;
+    /// Carries out a plan-mode thread's plan in `mode`.
+    RunPlan = "run_plan" { thread_id: String, mode: PermissionMode } -> Sent,
+        streams on "onEvent": Event;
+    ListMcpServers = "list_mcp_servers" {} -> Vec<McpServerInfo>;
+    /// Starts or stops a configured MCP server, or trusts its read-only marks or not.
+    SetMcpServer = "set_mcp_server" {
+        name: String,
+        allowed: Option<bool>,
+        trusted: Option<bool>,
+    } -> Vec<McpServerInfo>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_arguments_are_camel_case() {
+        let mut names = ALL.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ALL.len(), "a name defined twice");
+        let args = serde_json::to_value(SendMessage {
+            thread_id: Some("t".into()),
+            prompt: "hi".into(),
+            options: None,
+            model: None,
+        })
+        .unwrap_or_default();
+        assert_eq!(
+            args,
+            serde_json::json!({"threadId": "t", "prompt": "hi", "options": null, "model": null})
+        );
+        assert_eq!(<SendMessage as Streaming>::CHANNEL, "onEvent");
+    }
+}
