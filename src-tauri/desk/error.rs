@@ -3,7 +3,7 @@
 use cairn_core::{ApprovalError, SessionError};
 use cairn_protocol::desktop::{CommandError, CommandErrorKind};
 use cairn_providers::ProviderError;
-use cairn_runtime::RuntimeError;
+use cairn_runtime::{FailureKind, RuntimeError};
 use cairn_secrets::SecretError;
 use cairn_store::StoreError;
 
@@ -11,21 +11,10 @@ use cairn_store::StoreError;
 pub enum DeskError {
     #[error("{0}")]
     Invalid(String),
-    #[error(
-        "no model is chosen: pick one in the model menu below the message box, or set a \
-         default in Settings"
-    )]
-    NoModel,
-    #[error(transparent)]
-    Store(#[from] StoreError),
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
     #[error(transparent)]
-    Session(#[from] SessionError),
-    #[error(transparent)]
     Approval(#[from] ApprovalError),
-    #[error(transparent)]
-    Provider(#[from] ProviderError),
     #[error(transparent)]
     Secret(#[from] SecretError),
 }
@@ -34,21 +23,36 @@ impl DeskError {
     pub fn kind(&self) -> CommandErrorKind {
         match self {
             Self::Invalid(_) | Self::Secret(SecretError::Empty) => CommandErrorKind::Invalid,
-            Self::NoModel => CommandErrorKind::NoModel,
-            Self::Store(StoreError::NotFound { .. }) => CommandErrorKind::NotFound,
-            Self::Store(StoreError::Invalid(_)) => CommandErrorKind::Invalid,
-            Self::Store(_) => CommandErrorKind::Storage,
-            Self::Runtime(RuntimeError::Store(StoreError::NotFound { .. })) => {
-                CommandErrorKind::NotFound
-            }
-            Self::Runtime(RuntimeError::Store(_)) => CommandErrorKind::Storage,
-            Self::Runtime(RuntimeError::Session(_)) | Self::Session(_) => CommandErrorKind::Busy,
-            Self::Runtime(_) => CommandErrorKind::Invalid,
+            Self::Runtime(err) => match err.kind() {
+                FailureKind::Invalid => CommandErrorKind::Invalid,
+                FailureKind::NotFound => CommandErrorKind::NotFound,
+                FailureKind::NoModel => CommandErrorKind::NoModel,
+                FailureKind::Busy => CommandErrorKind::Busy,
+                FailureKind::Provider => CommandErrorKind::Provider,
+                FailureKind::Storage => CommandErrorKind::Storage,
+            },
             Self::Approval(_) => CommandErrorKind::NotFound,
-            Self::Provider(ProviderError::BadUrl { .. }) => CommandErrorKind::Invalid,
-            Self::Provider(_) => CommandErrorKind::Provider,
             Self::Secret(_) => CommandErrorKind::Keychain,
         }
+    }
+}
+
+// The runtime's parts fail through the runtime's classification.
+impl From<StoreError> for DeskError {
+    fn from(err: StoreError) -> Self {
+        Self::Runtime(err.into())
+    }
+}
+
+impl From<SessionError> for DeskError {
+    fn from(err: SessionError) -> Self {
+        Self::Runtime(err.into())
+    }
+}
+
+impl From<ProviderError> for DeskError {
+    fn from(err: ProviderError) -> Self {
+        Self::Runtime(err.into())
     }
 }
 

@@ -98,7 +98,8 @@ impl Desk {
     }
 }
 
+pub use cairn_runtime::Export;
 pub use models::presets;
 pub use settings::Overrides;
-pub use threads::{Export, check_workspace};
+pub use threads::check_workspace;
 pub use turns::{forward, sent};

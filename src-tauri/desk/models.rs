@@ -7,9 +7,9 @@ use cairn_protocol::ThreadInfo;
 use cairn_protocol::desktop::{
     CommandError, DetectedServer, ProviderPreset, PullPhase, PullStep, ServerCheck,
 };
-use cairn_providers::ollama::{OllamaClient, OllamaConfig};
+use cairn_providers::ollama::{OllamaClient, OllamaConfig, PULL_SUCCESS};
 use cairn_providers::{Dialect, Endpoint, PRESETS, Preset, Sampling, Server};
-use cairn_runtime::ModelChoice;
+use cairn_runtime::{DefaultModel, ModelChoice, ModelRequest, resolve_model};
 use cairn_secrets::key_name;
 use futures_util::StreamExt;
 
@@ -35,67 +35,38 @@ fn preset_view(preset: &Preset) -> ProviderPreset {
 
 impl Desk {
     /// The model a thread's next turn uses: the one chosen now (on the server in
-    /// Settings), else the thread's own (on the server it used), else the default.
-    pub(super) fn model_choice(
+    /// Settings), else the thread's own (on the server it used), else the default in
+    /// Settings.
+    pub(super) async fn model_choice(
         &self,
         thread: Option<&ThreadInfo>,
         chosen: Option<String>,
     ) -> Result<ModelChoice, DeskError> {
         let settings = self.settings();
-        let chosen = chosen
-            .map(|model| model.trim().to_owned())
-            .filter(|model| !model.is_empty());
-        let used = match thread {
-            Some(thread) => match (&thread.dialect, &thread.base_url, &thread.model) {
-                (Some(dialect), Some(base_url), Some(model)) => Some((
-                    dialect.parse::<Dialect>().map_err(DeskError::Invalid)?,
-                    base_url.clone(),
-                    model.clone(),
-                )),
-                _ => None,
-            },
-            None => None,
-        };
-        let (dialect, base_url, model) = match (chosen, used) {
-            (Some(model), _) => (settings.dialect, settings.base_url.clone(), model),
-            (None, Some(used)) => used,
-            (None, None) => (
-                settings.dialect,
-                settings.base_url.clone(),
-                settings.model.clone().ok_or(DeskError::NoModel)?,
-            ),
-        };
-        let mut endpoint = self.endpoint(dialect, &base_url)?;
-        endpoint.context_cap = settings.context_cap;
-        let server = Server::connect(&endpoint)?;
-        Ok(ModelChoice {
-            client: server.model_client(),
-            dialect: server.dialect().to_string(),
-            base_url: server.server().to_owned(),
-            model,
+        let chosen = chosen.filter(|model| !model.trim().is_empty());
+        let in_settings = Endpoint::new(settings.dialect, settings.base_url.clone());
+        let request = ModelRequest {
+            // The model menu lists the models of the server in Settings.
+            server: chosen.is_some().then(|| in_settings.clone()),
+            model: chosen,
+            default_server: Some(in_settings),
+            default_model: DefaultModel::Set(settings.model.clone()),
+            api_key: None,
+            idle_timeout: None,
+            context_cap: settings.context_cap,
             sampling: Sampling {
                 temperature: settings.temperature,
                 top_p: settings.top_p,
                 max_tokens: settings.max_tokens,
             },
-        })
+        };
+        Ok(resolve_model(request, thread, self.secrets.as_ref()).await?)
     }
 
     /// An endpoint with its key from the keychain (OpenAI-compatible servers only).
     fn endpoint(&self, dialect: Dialect, base_url: &str) -> Result<Endpoint, DeskError> {
         let mut endpoint = Endpoint::new(dialect, base_url);
-        if dialect == Dialect::Openai {
-            let name = key_name(&endpoint.normalized_base()?);
-            endpoint.api_key = match self.secrets.get(&name) {
-                Ok(key) => key,
-                // A local server needs no key; a missing keychain is reported when a
-                // key is stored, not on every message.
-                Err(err) => {
-                    tracing::debug!(error = %err, "no API key from the keychain");
-                    None
-                }
-            };
-        }
+        endpoint.api_key = cairn_runtime::api_key(&endpoint, None, self.secrets.as_ref())?;
         Ok(endpoint)
     }
 
@@ -176,13 +147,11 @@ impl Desk {
             Err(err) => return progress(fail(err.to_string())),
         };
         let mut steps = std::pin::pin!(client.pull(model));
-        let mut last = String::new();
         while let Some(step) = steps.next().await {
             match step {
                 Ok(step) => {
-                    last.clone_from(&step.status);
                     progress(PullStep {
-                        phase: if step.status == "success" {
+                        phase: if step.status == PULL_SUCCESS {
                             PullPhase::Done
                         } else {
                             PullPhase::Working
@@ -195,11 +164,6 @@ impl Desk {
                 }
                 Err(err) => return progress(fail(err.to_string())),
             }
-        }
-        if last != "success" {
-            progress(fail(format!(
-                "the download of {model} stopped before it finished (last: {last})"
-            )));
         }
     }
 

@@ -5,8 +5,8 @@ use std::path::Path;
 use cairn_core::RuleList;
 use cairn_protocol::desktop::{ExportFormat, RuleInfo, ThreadDetail, ToolInfo};
 use cairn_protocol::{PermissionMode, SearchHit, ThreadInfo};
+use cairn_runtime::Export;
 use cairn_store::{Page, StoredRule};
-use cairn_tools::Workspace;
 
 use super::{Desk, DeskError};
 
@@ -16,13 +16,6 @@ const MAX_PAGE: u32 = 500;
 const SEARCH_LIMIT: u32 = 50;
 /// The longest title kept; longer ones are cut at a character boundary.
 const MAX_TITLE_CHARS: usize = 200;
-
-/// A thread exported to a file: what to write and what to call it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Export {
-    pub file_name: String,
-    pub contents: String,
-}
 
 impl Desk {
     pub async fn list_threads(
@@ -100,18 +93,7 @@ impl Desk {
         thread_id: &str,
         format: ExportFormat,
     ) -> Result<Export, DeskError> {
-        let store = self.store();
-        let export = store.export_json(thread_id).await?;
-        let stem = file_stem(&export.thread.title);
-        let contents = match format {
-            ExportFormat::Md => cairn_store::markdown(&export),
-            ExportFormat::Json => serde_json::to_string_pretty(&export)
-                .map_err(|err| DeskError::Invalid(format!("the export failed: {err}")))?,
-        };
-        Ok(Export {
-            file_name: format!("{stem}.{}", format.as_str()),
-            contents,
-        })
+        Ok(cairn_runtime::export(self.store(), thread_id, format).await?)
     }
 
     /// Sets a thread's mode; a running turn keeps the mode it started with.
@@ -139,12 +121,17 @@ impl Desk {
             .set_workspace(thread_id, folder.map(Path::new))
             .await?;
         if let Some(folder) = &thread.workspace {
-            // The next new chat starts here.
-            self.store()
-                .set_setting(super::settings::LAST_WORKSPACE_KEY, folder)
-                .await?;
+            self.remember_workspace(folder).await?;
         }
         Ok(thread)
+    }
+
+    /// The next new chat starts in `folder`.
+    pub(super) async fn remember_workspace(&self, folder: &str) -> Result<(), DeskError> {
+        Ok(self
+            .store()
+            .set_setting(super::settings::LAST_WORKSPACE_KEY, &folder)
+            .await?)
     }
 
     /// The folder a chat was last given, if it is still a folder Cairn can use: a new
@@ -200,9 +187,8 @@ impl Desk {
 
 /// A folder a thread can work in, as its full path, or why not.
 pub fn check_workspace(folder: &str) -> Result<String, DeskError> {
-    Workspace::open(Path::new(folder.trim()))
-        .map(|workspace| workspace.root().display().to_string())
-        .map_err(|err| DeskError::Invalid(err.to_string()))
+    let root = cairn_runtime::check_workspace(Path::new(folder.trim()))?;
+    Ok(root.display().to_string())
 }
 
 fn rule_info(rule: StoredRule) -> RuleInfo {
@@ -210,41 +196,5 @@ fn rule_info(rule: StoredRule) -> RuleInfo {
         id: rule.id,
         list: rule.list,
         rule: rule.rule,
-    }
-}
-
-/// A file name from a title: letters, digits, dashes; never empty.
-fn file_stem(title: &str) -> String {
-    let mut stem = String::new();
-    for c in title.chars() {
-        if c.is_alphanumeric() {
-            stem.extend(c.to_lowercase());
-        } else if !stem.is_empty() && !stem.ends_with('-') {
-            stem.push('-');
-        }
-        if stem.chars().count() >= 60 {
-            break;
-        }
-    }
-    let stem = stem.trim_end_matches('-');
-    if stem.is_empty() {
-        "chat".to_owned()
-    } else {
-        stem.to_owned()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::file_stem;
-
-    #[test]
-    fn file_names_come_from_titles() {
-        assert_eq!(
-            file_stem("Fix the build: cargo & CI!"),
-            "fix-the-build-cargo-ci"
-        );
-        assert_eq!(file_stem("///"), "chat");
-        assert_eq!(file_stem("Über Größe"), "über-größe");
     }
 }

@@ -1,13 +1,14 @@
 //! Sending messages and following turns: to the webview that asked, and to the
 //! shell (notifications, the tray) for every turn.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use cairn_core::LiveTurn;
 use cairn_protocol::desktop::{NewThreadOptions, PendingApproval, Sent};
 use cairn_protocol::{ApprovalDecision, Event, PermissionMode};
+use cairn_runtime::ThreadOptions;
 
-use super::threads::check_workspace;
 use super::{Desk, DeskError};
 
 impl Desk {
@@ -24,24 +25,28 @@ impl Desk {
         if prompt.trim().is_empty() {
             return Err(cairn_runtime::RuntimeError::EmptyPrompt.into());
         }
-        let thread = match thread_id {
+        let existing = match thread_id {
             Some(id) => Some(self.store().thread(id).await?),
             None => None,
         };
-        let choice = self.model_choice(thread.as_ref(), model)?;
-        let thread = match thread {
-            Some(thread) => thread,
-            None => {
-                if let Some(folder) = &options.workspace {
-                    check_workspace(folder)?;
-                }
-                let thread = self.runtime.new_thread(prompt, options.mode).await?;
-                match &options.workspace {
-                    Some(folder) => self.set_workspace(&thread.id, Some(folder)).await?,
-                    None => thread,
-                }
-            }
+        let choice = self.model_choice(existing.as_ref(), model).await?;
+        // A new thread takes the options; an existing one keeps its own.
+        let options = match &existing {
+            Some(_) => ThreadOptions::default(),
+            None => ThreadOptions {
+                mode: Some(options.mode),
+                workspace: options
+                    .workspace
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|folder| !folder.is_empty())
+                    .map(PathBuf::from),
+            },
         };
+        let thread = self.runtime.open_thread(existing, prompt, &options).await?;
+        if let (Some(_), Some(folder)) = (&options.workspace, &thread.workspace) {
+            self.remember_workspace(folder).await?;
+        }
         let live = self.runtime.send(&thread.id, prompt, choice).await?;
         self.watch(&live, thread.title);
         Ok(live)
@@ -54,7 +59,7 @@ impl Desk {
         mode: PermissionMode,
     ) -> Result<Arc<LiveTurn>, DeskError> {
         let thread = self.store().thread(thread_id).await?;
-        let choice = self.model_choice(Some(&thread), None)?;
+        let choice = self.model_choice(Some(&thread), None).await?;
         let live = self.runtime.run_plan(thread_id, mode, choice).await?;
         self.watch(&live, thread.title);
         Ok(live)
@@ -70,7 +75,7 @@ impl Desk {
     ) -> Result<Arc<LiveTurn>, DeskError> {
         let thread = self.store().thread(thread_id).await?;
         let model = model.or_else(|| thread.model.clone());
-        let choice = self.model_choice(Some(&thread), model)?;
+        let choice = self.model_choice(Some(&thread), model).await?;
         let live = self.runtime.retry(thread_id, choice).await?;
         self.watch(&live, thread.title);
         Ok(live)

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use cairn_protocol::PermissionMode;
+use cairn_protocol::desktop::ExportFormat;
 use cairn_providers::Dialect;
 use clap::{Parser, Subcommand};
 
@@ -249,8 +250,8 @@ pub enum ThreadsAction {
     /// A thread as Markdown or JSON (with execution trees), to stdout or a file.
     Export {
         id: String,
-        #[arg(long, value_parser = ["md", "json"], default_value = "md")]
-        format: String,
+        #[arg(long, value_parser = parse_export_format, default_value = "md")]
+        format: ExportFormat,
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
@@ -272,4 +273,12 @@ fn parse_mode(text: &str) -> Result<PermissionMode, String> {
 
 fn parse_dialect(text: &str) -> Result<Dialect, String> {
     text.parse()
+}
+
+fn parse_export_format(text: &str) -> Result<ExportFormat, String> {
+    match text {
+        "md" => Ok(ExportFormat::Md),
+        "json" => Ok(ExportFormat::Json),
+        other => Err(format!("unknown format `{other}`: use md or json")),
+    }
 }

@@ -20,8 +20,6 @@ impl DbArgs {
     }
 
     pub async fn open(&self) -> Result<Store, Failure> {
-        Store::open(self.path()?)
-            .await
-            .map_err(|err| Failure::Usage(err.to_string()))
+        Ok(Store::open(self.path()?).await?)
     }
 }

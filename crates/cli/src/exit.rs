@@ -19,6 +19,8 @@ impl Exit {
 
 use cairn_protocol::{ErrorEvent, ErrorKind};
 use cairn_providers::ProviderError;
+use cairn_runtime::{FailureKind, RuntimeError};
+use cairn_store::StoreError;
 
 /// Why a command could not start its work.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,45 +29,69 @@ pub enum Failure {
     Usage(String),
     /// The model server could not be reached or refused.
     Provider(String),
+    /// The database could not be read or written (locked, full, damaged).
+    Storage(String),
+    /// The thread already has a turn running.
+    Busy(String),
 }
 
 impl Failure {
     /// Prints the one-line reason and gives the exit code.
     pub fn report(&self) -> Exit {
+        eprintln!("cairn: {}", self.message());
         match self {
-            Self::Usage(message) => {
-                eprintln!("cairn: {message}");
-                Exit::USAGE
-            }
-            Self::Provider(message) => {
-                eprintln!("cairn: {message}");
-                Exit::PROVIDER
-            }
+            Self::Usage(_) => Exit::USAGE,
+            Self::Provider(_) => Exit::PROVIDER,
+            Self::Storage(_) | Self::Busy(_) => Exit::FAILED,
         }
     }
-}
 
-impl Failure {
+    fn message(&self) -> &str {
+        match self {
+            Self::Usage(message)
+            | Self::Provider(message)
+            | Self::Storage(message)
+            | Self::Busy(message) => message,
+        }
+    }
+
     /// A provider error as the failure it is for the user: a bad address is theirs to
     /// fix (exit 2); anything else is the server's (exit 3).
     pub fn from_provider(err: ProviderError) -> Self {
-        match err {
-            ProviderError::BadUrl { .. } => Self::Usage(err.to_string()),
-            other => Self::Provider(other.to_string()),
-        }
+        RuntimeError::from(err).into()
     }
 
     /// The same failure as an `error` event, for `--json` consumers.
     pub fn event(&self) -> ErrorEvent {
-        match self {
-            Self::Usage(message) => ErrorEvent {
-                message: message.clone(),
-                kind: ErrorKind::Config,
-            },
-            Self::Provider(message) => ErrorEvent {
-                message: message.clone(),
-                kind: ErrorKind::Provider,
-            },
+        let kind = match self {
+            Self::Usage(_) | Self::Busy(_) => ErrorKind::Config,
+            Self::Provider(_) => ErrorKind::Provider,
+            Self::Storage(_) => ErrorKind::Storage,
+        };
+        ErrorEvent {
+            message: self.message().to_owned(),
+            kind,
         }
+    }
+}
+
+/// Every runtime failure by its kind, as the exit-code table says.
+impl From<RuntimeError> for Failure {
+    fn from(err: RuntimeError) -> Self {
+        let message = err.to_string();
+        match err.kind() {
+            FailureKind::Invalid | FailureKind::NotFound | FailureKind::NoModel => {
+                Self::Usage(message)
+            }
+            FailureKind::Provider => Self::Provider(message),
+            FailureKind::Storage => Self::Storage(message),
+            FailureKind::Busy => Self::Busy(message),
+        }
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(err: StoreError) -> Self {
+        RuntimeError::from(err).into()
     }
 }

@@ -31,10 +31,7 @@ pub async fn start(runtime: &Runtime, config: &McpConfigArgs) -> Result<(), Fail
     if config.servers.is_empty() {
         return Ok(());
     }
-    let failures = runtime
-        .start_mcp(&config)
-        .await
-        .map_err(|err| Failure::Usage(err.to_string()))?;
+    let failures = runtime.start_mcp(&config).await?;
     for failure in failures {
         eprintln!("cairn: {failure}; its tools are not available this run");
     }
@@ -51,10 +48,9 @@ pub async fn mcp(args: McpArgs) -> Exit {
 async fn act(args: McpArgs) -> Result<(), Failure> {
     let runtime = Runtime::new(args.db.open().await?, Limits::default());
     let config = args.config.load()?;
-    let fail = |err: cairn_runtime::RuntimeError| Failure::Usage(err.to_string());
     match args.action {
         McpAction::List { json } => {
-            let servers = runtime.mcp_status(&config).await.map_err(fail)?;
+            let servers = runtime.mcp_status(&config).await?;
             if json {
                 let value: Vec<_> = servers
                     .iter()
@@ -89,20 +85,20 @@ async fn act(args: McpArgs) -> Result<(), Failure> {
         }
         McpAction::Allow { name } => {
             configured(&config, &name)?;
-            runtime.allow_mcp_server(&name, true).await.map_err(fail)?;
+            runtime.allow_mcp_server(&name, true).await?;
             println!("{name} may start");
         }
         McpAction::Disallow { name } => {
-            runtime.allow_mcp_server(&name, false).await.map_err(fail)?;
+            runtime.allow_mcp_server(&name, false).await?;
             println!("{name} will not start");
         }
         McpAction::Trust { name } => {
             configured(&config, &name)?;
-            runtime.trust_mcp_server(&name, true).await.map_err(fail)?;
+            runtime.trust_mcp_server(&name, true).await?;
             println!("{name}'s read-only tools will run without asking in default mode");
         }
         McpAction::Untrust { name } => {
-            runtime.trust_mcp_server(&name, false).await.map_err(fail)?;
+            runtime.trust_mcp_server(&name, false).await?;
             println!("every tool of {name} will ask before it runs in default mode");
         }
     }

@@ -8,12 +8,12 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use cairn_core::{Approvals, EventSink, Limits, LiveTurn};
-use cairn_protocol::{ApprovalDecision, ClientMessage, ErrorKind, Event, ThreadInfo, TurnStatus};
-use cairn_providers::{Dialect, Sampling, Server};
-use cairn_runtime::{ModelChoice, Runtime, RuntimeError};
+use cairn_protocol::{ApprovalDecision, ClientMessage, ErrorKind, Event, TurnStatus};
+use cairn_runtime::{Runtime, ThreadOptions, resolve_model};
+use cairn_secrets::Keychain;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::args::{RunArgs, ServerArgs};
+use crate::args::RunArgs;
 use crate::exit::{Exit, Failure};
 use crate::output::{JsonLines, Transcript};
 
@@ -38,98 +38,27 @@ struct Started {
 async fn start(args: RunArgs) -> Result<Started, Failure> {
     let limits = Limits::from_env().map_err(|err| Failure::Usage(err.to_string()))?;
     let runtime = Runtime::new(args.db.open().await?, limits);
-    let store = runtime.store();
     let prompt = args.prompt.join(" ");
-    let usage = |err: cairn_store::StoreError| Failure::Usage(err.to_string());
-    // Checked before anything is stored, so a typo leaves no empty thread behind.
-    if let Some(folder) = &args.workspace {
-        cairn_tools::Workspace::open(folder).map_err(|err| Failure::Usage(err.to_string()))?;
-    }
     let existing = match &args.thread {
-        Some(id) => Some(store.thread(id).await.map_err(usage)?),
+        Some(id) => Some(runtime.store().thread(id).await?),
         None => None,
     };
+    let options = ThreadOptions {
+        mode: args.mode,
+        workspace: args.workspace.clone(),
+    };
+    // A typo in the folder is reported before the server is asked anything.
+    options.check()?;
     // The server and the model are settled before a new thread is stored: a run that
     // cannot start leaves no empty thread behind.
-    let used = existing.as_ref();
-    let server = match used {
-        Some(thread) => server_for(&args.server, thread),
-        None => args.server.clone(),
-    }
-    .connect()?;
-    let model = match (&args.model, used.and_then(|thread| thread.model.as_ref())) {
-        (Some(model), _) => model.clone(),
-        (None, Some(model)) if !args.server.given() => model.clone(),
-        (None, _) => only_model(&server).await?,
-    };
-    let mut thread = match existing {
-        Some(thread) => thread,
-        None => runtime
-            .new_thread(&prompt, args.mode.unwrap_or_default())
-            .await
-            .map_err(runtime_failure)?,
-    };
-    if let Some(mode) = args.mode.filter(|mode| *mode != thread.mode) {
-        thread = store.set_mode(&thread.id, mode).await.map_err(usage)?;
-    }
-    if let Some(folder) = &args.workspace {
-        thread = store
-            .set_workspace(&thread.id, Some(folder))
-            .await
-            .map_err(usage)?;
-    }
-    let choice = ModelChoice {
-        client: server.model_client(),
-        dialect: server.dialect().to_string(),
-        base_url: server.server().to_owned(),
-        model,
-        sampling: Sampling {
-            temperature: args.temperature,
-            ..Sampling::default()
-        },
-    };
+    let choice = resolve_model(args.model_request()?, existing.as_ref(), &Keychain::new()).await?;
+    let thread = runtime.open_thread(existing, &prompt, &options).await?;
     crate::mcp::start(&runtime, &args.mcp).await?;
-    let live = runtime
-        .send(&thread.id, &prompt, choice)
-        .await
-        .map_err(runtime_failure)?;
+    let live = runtime.send(&thread.id, &prompt, choice).await?;
     Ok(Started {
         live,
         json: args.json,
     })
-}
-
-/// The flags, or the server the thread used last when none are given.
-fn server_for(flags: &ServerArgs, thread: &ThreadInfo) -> ServerArgs {
-    match (&thread.base_url, &thread.dialect) {
-        (Some(base_url), Some(dialect)) if !flags.given() => ServerArgs {
-            provider: None,
-            base_url: Some(base_url.clone()),
-            dialect: dialect.parse::<Dialect>().ok().or(flags.dialect),
-            ..flags.clone()
-        },
-        _ => flags.clone(),
-    }
-}
-
-fn runtime_failure(err: RuntimeError) -> Failure {
-    Failure::Usage(err.to_string())
-}
-
-/// The server's model when it offers exactly one; otherwise the user must choose.
-async fn only_model(server: &Server) -> Result<String, Failure> {
-    let models = server.list_models().await.map_err(Failure::from_provider)?;
-    let name = server.server();
-    match models.as_slice() {
-        [only] => Ok(only.clone()),
-        [] => Err(Failure::Usage(format!(
-            "{name} offers no models; load or pull one (`cairn pull MODEL`), then pass it with --model"
-        ))),
-        many => Err(Failure::Usage(format!(
-            "{name} offers several models; choose one with --model: {}",
-            many.join(", ")
-        ))),
-    }
 }
 
 impl Started {

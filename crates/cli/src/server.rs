@@ -1,44 +1,29 @@
-//! From flags to a connected model server, its API key looked up in the keychain.
+//! From flags to a model server: the runtime resolves it the way the desktop does.
 
-use cairn_providers::{Dialect, Endpoint, Server};
-use cairn_secrets::{Keychain, SecretStore, key_name};
+use cairn_providers::{Endpoint, Server};
+use cairn_runtime::{DefaultModel, ModelRequest, ServerName};
+use cairn_secrets::Keychain;
 
-use crate::args::ServerArgs;
+use crate::args::{RunArgs, ServerArgs};
 use crate::exit::Failure;
-
-pub const DEFAULT_BASE_URL: &str = "http://localhost:11434";
 
 impl ServerArgs {
     /// Whether the user named a server at all.
     pub fn given(&self) -> bool {
-        self.provider.is_some() || self.base_url.is_some()
+        self.name().given()
     }
 
-    /// Where to connect, without its key.
+    fn name(&self) -> ServerName {
+        ServerName {
+            provider: self.provider.clone(),
+            base_url: self.base_url.clone(),
+            dialect: self.dialect,
+        }
+    }
+
+    /// Where to connect, without its key: the server named, else the default address.
     pub fn endpoint(&self) -> Result<Endpoint, Failure> {
-        let (base_url, preset_dialect) = match &self.provider {
-            Some(id) => {
-                let preset = cairn_providers::server::preset(id).ok_or_else(|| {
-                    let known: Vec<_> = cairn_providers::PRESETS.iter().map(|p| p.id).collect();
-                    Failure::Usage(format!(
-                        "unknown provider `{id}`: use one of {}",
-                        known.join(", ")
-                    ))
-                })?;
-                (preset.base_url.to_owned(), Some(preset.dialect))
-            }
-            None => (
-                self.base_url
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
-                None,
-            ),
-        };
-        let dialect = self
-            .dialect
-            .or(preset_dialect)
-            .unwrap_or_else(|| Endpoint::guess_dialect(&base_url));
-        let mut endpoint = Endpoint::new(dialect, base_url);
+        let mut endpoint = self.name().endpoint()?;
         endpoint.idle_timeout = self.idle_timeout.map(std::time::Duration::from_secs);
         endpoint.context_cap = self.context_cap;
         Ok(endpoint)
@@ -47,28 +32,34 @@ impl ServerArgs {
     /// The endpoint with its key (from `CAIRN_API_KEY`, else the keychain), connected.
     pub fn connect(&self) -> Result<Server, Failure> {
         let mut endpoint = self.endpoint()?;
-        endpoint.api_key = api_key(&endpoint)?;
+        endpoint.api_key = cairn_runtime::api_key(&endpoint, given_key(), &Keychain::new())?;
         Server::connect(&endpoint).map_err(Failure::from_provider)
     }
 }
 
-fn api_key(endpoint: &Endpoint) -> Result<Option<String>, Failure> {
-    if let Ok(key) = std::env::var("CAIRN_API_KEY")
-        && !key.is_empty()
-    {
-        return Ok(Some(key));
+impl RunArgs {
+    /// What the flags say about the model; the thread and the server say the rest.
+    pub fn model_request(&self) -> Result<ModelRequest, Failure> {
+        let endpoint = self.server.endpoint()?;
+        Ok(ModelRequest {
+            server: self.server.given().then(|| endpoint.clone()),
+            model: self.model.clone(),
+            default_server: Some(endpoint),
+            default_model: DefaultModel::OnlyOne,
+            api_key: given_key(),
+            idle_timeout: self.server.idle_timeout.map(std::time::Duration::from_secs),
+            context_cap: self.server.context_cap,
+            sampling: cairn_providers::Sampling {
+                temperature: self.temperature,
+                ..cairn_providers::Sampling::default()
+            },
+        })
     }
-    if endpoint.dialect == Dialect::Ollama {
-        return Ok(None);
-    }
-    let base = endpoint.normalized_base().map_err(Failure::from_provider)?;
-    match Keychain::new().get(&key_name(&base)) {
-        Ok(key) => Ok(key),
-        Err(err) => {
-            // A local server needs no key; say why one could not be read only if
-            // someone looks.
-            tracing::debug!(error = %err, "no API key from the keychain");
-            Ok(None)
-        }
-    }
+}
+
+/// The key in `CAIRN_API_KEY`, for scripts and machines without a keychain.
+fn given_key() -> Option<String> {
+    std::env::var("CAIRN_API_KEY")
+        .ok()
+        .filter(|key| !key.is_empty())
 }

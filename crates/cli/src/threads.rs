@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use cairn_protocol::{ExecutionTree, MessageStatus, Piece, Role, ThreadInfo, pieces};
-use cairn_store::{Page, Store, ThreadExport, markdown};
+use cairn_store::{Page, Store, ThreadExport};
 use serde_json::json;
 
 use crate::args::{ThreadsAction, ThreadsArgs};
@@ -21,17 +21,13 @@ pub async fn threads(args: ThreadsArgs) -> Exit {
 }
 
 async fn act(store: &Store, action: ThreadsAction) -> Result<(), Failure> {
-    let fail = |err: cairn_store::StoreError| Failure::Usage(err.to_string());
     match action {
         ThreadsAction::List {
             limit,
             offset,
             json,
         } => {
-            let threads = store
-                .list_threads(Page { limit, offset })
-                .await
-                .map_err(fail)?;
+            let threads = store.list_threads(Page { limit, offset }).await?;
             if json {
                 print_json(&threads)?;
             } else if threads.is_empty() {
@@ -43,8 +39,8 @@ async fn act(store: &Store, action: ThreadsAction) -> Result<(), Failure> {
             }
         }
         ThreadsAction::Show { id, json } => {
-            let thread = store.thread(&id).await.map_err(fail)?;
-            let messages = store.messages(&id).await.map_err(fail)?;
+            let thread = store.thread(&id).await?;
+            let messages = store.messages(&id).await?;
             if json {
                 print_json(&json!({"thread": thread, "messages": messages}))?;
             } else {
@@ -72,7 +68,7 @@ async fn act(store: &Store, action: ThreadsAction) -> Result<(), Failure> {
             }
         }
         ThreadsAction::Search { query, limit, json } => {
-            let hits = store.search(&query.join(" "), limit).await.map_err(fail)?;
+            let hits = store.search(&query.join(" "), limit).await?;
             if json {
                 print_json(&hits)?;
             } else if hits.is_empty() {
@@ -89,20 +85,14 @@ async fn act(store: &Store, action: ThreadsAction) -> Result<(), Failure> {
             }
         }
         ThreadsAction::Export { id, format, output } => {
-            let export = store.export_json(&id).await.map_err(fail)?;
-            let text = if format == "json" {
-                serde_json::to_string_pretty(&export)
-                    .map_err(|err| Failure::Usage(format!("cannot write the export: {err}")))?
-            } else {
-                markdown(&export)
-            };
+            let export = cairn_runtime::export(store, &id, format).await?;
             match output {
-                Some(path) => std::fs::write(&path, text).map_err(|err| {
+                Some(path) => std::fs::write(&path, export.contents).map_err(|err| {
                     Failure::Usage(format!("cannot write {}: {err}", path.display()))
                 })?,
                 None => {
                     let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{text}");
+                    let _ = writeln!(out, "{}", export.contents);
                 }
             }
         }
@@ -115,18 +105,15 @@ async fn act(store: &Store, action: ThreadsAction) -> Result<(), Failure> {
                     file.display()
                 ))
             })?;
-            let thread = store.import(&export).await.map_err(fail)?;
+            let thread = store.import(&export).await?;
             println!("imported {}", summary(&thread));
         }
         ThreadsAction::Rename { id, title } => {
-            let thread = store
-                .rename_thread(&id, &title.join(" "))
-                .await
-                .map_err(fail)?;
+            let thread = store.rename_thread(&id, &title.join(" ")).await?;
             println!("{}", summary(&thread));
         }
         ThreadsAction::Delete { id } => {
-            if !store.delete_thread(&id).await.map_err(fail)? {
+            if !store.delete_thread(&id).await? {
                 return Err(Failure::Usage(format!("no thread `{id}`")));
             }
             println!("deleted {id}");

@@ -360,7 +360,6 @@ async fn an_unknown_model_lists_the_ones_there_are() {
             server.url()
         )
     );
-    assert!(!err.is_retryable());
 }
 
 #[tokio::test]
@@ -454,6 +453,34 @@ async fn a_cut_or_stalled_stream_keeps_what_arrived() {
     assert!(
         matches!(d.error, Some(ProviderError::Stalled { .. })),
         "{d:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_pull_whose_stream_ends_before_success_ends_in_an_error() {
+    let server = FakeServer::start().await;
+    server.push(
+        "POST /api/pull",
+        Reply::ndjson(
+            "{\"status\":\"pulling manifest\"}\n\
+             {\"status\":\"pulling abc\",\"total\":100,\"completed\":40}\n",
+        ),
+    );
+    let steps: Vec<_> = client(&server).pull("llama3.2").collect().await;
+    assert_eq!(steps.len(), 3, "{steps:?}");
+    assert_eq!(steps[1].as_ref().unwrap().completed, Some(40));
+    let err = steps[2].as_ref().unwrap_err();
+    assert!(
+        matches!(err, ProviderError::StreamCut { detail, .. } if detail.contains("last: pulling abc")),
+        "{err}"
+    );
+
+    // A body with no progress at all says so.
+    server.push("POST /api/pull", Reply::ndjson(""));
+    let steps: Vec<_> = client(&server).pull("llama3.2").collect().await;
+    assert!(
+        matches!(steps.as_slice(), [Err(ProviderError::StreamCut { detail, .. })] if detail.contains("last: nothing")),
+        "{steps:?}"
     );
 }
 

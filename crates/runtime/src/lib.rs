@@ -9,14 +9,23 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cairn_core::{
-    Claim, Engine, Limits, LiveTurn, SessionError, SessionGrants, Sessions, Toolbelt, TurnRequest,
-};
+mod error;
+mod export;
+mod model;
+mod thread;
+
+use cairn_core::{Claim, Engine, Limits, LiveTurn, SessionGrants, Sessions, Toolbelt, TurnRequest};
 use cairn_protocol::{ChatMessage, PermissionMode, ThreadInfo};
-use cairn_providers::{ModelClient, Sampling};
-use cairn_store::{NewThread, Recorder, Store, StoreError, title_from_prompt};
+use cairn_store::{NewThread, Recorder, Store, title_from_prompt};
 use cairn_tools::mcp::{McpConfig, McpError, McpPolicy, McpServer};
 use cairn_tools::{MemoryStore, Tool, Workspace};
+
+pub use error::{FailureKind, RuntimeError, provider_kind, store_kind};
+pub use export::{Export, export};
+pub use model::{
+    DEFAULT_BASE_URL, DefaultModel, ModelChoice, ModelRequest, ServerName, api_key, resolve_model,
+};
+pub use thread::{ThreadOptions, check_workspace};
 
 /// The setting that lists the MCP servers allowed to start.
 const MCP_ALLOWED: &str = "mcp_allowed_servers";
@@ -26,45 +35,6 @@ const MCP_TRUSTED: &str = "mcp_trusted_servers";
 /// Where the MCP servers file lives unless said otherwise: beside the database.
 pub fn default_mcp_config_path() -> Option<std::path::PathBuf> {
     cairn_store::Store::default_path().and_then(|db| db.parent().map(|dir| dir.join("mcp.json")))
-}
-
-/// The model a turn talks to, as the front end resolved it.
-#[derive(Clone)]
-pub struct ModelChoice {
-    pub client: Arc<dyn ModelClient>,
-    /// `ollama` or `openai`, remembered on the thread.
-    pub dialect: String,
-    pub base_url: String,
-    pub model: String,
-    pub sampling: Sampling,
-}
-
-impl std::fmt::Debug for ModelChoice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ModelChoice")
-            .field("dialect", &self.dialect)
-            .field("base_url", &self.base_url)
-            .field("model", &self.model)
-            .finish_non_exhaustive()
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum RuntimeError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Session(#[from] SessionError),
-    #[error("the thread's workspace folder cannot be used: {0}")]
-    Workspace(String),
-    #[error("an empty message cannot be sent")]
-    EmptyPrompt,
-    #[error("a plan is carried out in default or auto mode, not plan mode")]
-    Plan,
-    #[error("the tools do not fit together: {0}")]
-    Tools(cairn_core::ToolbeltError),
-    #[error(transparent)]
-    Mcp(McpError),
 }
 
 /// The store, the running turns, and the per-thread grants, shared by a front end.

@@ -123,6 +123,9 @@ pub struct PullProgress {
     pub completed: Option<u64>,
 }
 
+/// The status of a pull's last line when the model is in place.
+pub const PULL_SUCCESS: &str = "success";
+
 const UNREACHABLE: &str = "Is Ollama running? Start it with `ollama serve`.";
 
 impl OllamaClient {
@@ -199,7 +202,8 @@ impl OllamaClient {
         length
     }
 
-    /// Downloads a model, streaming Ollama's progress lines.
+    /// Downloads a model, streaming Ollama's progress lines. The last item is the
+    /// [`PULL_SUCCESS`] line or an error: a stream that ends before success is one.
     pub fn pull(
         &self,
         model: &str,
@@ -346,6 +350,8 @@ where
         lines: Lines,
         queue: VecDeque<Result<PullProgress, ProviderError>>,
         ended: bool,
+        /// The status of the last progress line, `success` once the pull is complete.
+        last: String,
     }
     let state = State {
         server,
@@ -353,14 +359,18 @@ where
         lines: Lines::new(Framing::Ndjson),
         queue: VecDeque::new(),
         ended: false,
+        last: String::new(),
     };
     stream::unfold(state, |mut state| async move {
         loop {
             if let Some(item) = state.queue.pop_front() {
-                if item.is_err() {
-                    // The first error ends the pull.
-                    state.queue.clear();
-                    state.ended = true;
+                match &item {
+                    Ok(progress) => state.last.clone_from(&progress.status),
+                    Err(_) => {
+                        // The first error ends the pull.
+                        state.queue.clear();
+                        state.ended = true;
+                    }
                 }
                 return Some((item, state));
             }
@@ -373,6 +383,7 @@ where
                 lines,
                 queue,
                 ended,
+                last: state_last,
                 ..
             } = &mut state;
             let mut deliver = |line: &str| {
@@ -390,7 +401,22 @@ where
                 }
                 None => {
                     *ended = true;
-                    lines.finish(&mut deliver)
+                    let finished = lines.finish(&mut deliver);
+                    let last = queue
+                        .iter()
+                        .rev()
+                        .find_map(|item| item.as_ref().ok())
+                        .map_or(state_last.as_str(), |progress| progress.status.as_str());
+                    if last != PULL_SUCCESS && !queue.iter().any(Result::is_err) {
+                        queue.push_back(Err(ProviderError::StreamCut {
+                            server: server.clone(),
+                            detail: format!(
+                                "the pull ended before it finished (last: {})",
+                                if last.is_empty() { "nothing" } else { last }
+                            ),
+                        }));
+                    }
+                    finished
                 }
             };
         }

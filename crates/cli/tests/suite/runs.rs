@@ -1,0 +1,256 @@
+//! `cairn run`: the event lines, the model it picks, both dialects, a stalled stream, Ctrl-C.
+
+use super::support::*;
+
+#[tokio::test]
+async fn json_mode_prints_exactly_the_event_lines_and_exits_0() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(fixture("openai/plain_stream_with_usage.sse")),
+    );
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "gpt-4o",
+        "--json",
+        "what's",
+        "the weather?",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events = out.events();
+    let kinds: Vec<_> = events.iter().map(Event::type_name).collect();
+    assert_eq!(kinds.first(), Some(&"agent_state"));
+    assert_eq!(&kinds[kinds.len() - 2..], ["agent_state", "done"]);
+    assert!(
+        kinds[1..kinds.len() - 2].iter().all(|k| *k == "chunk"),
+        "{kinds:?}"
+    );
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Chunk(c) => Some(c.content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(text.starts_with("I'm unable to provide real-time weather updates."));
+    let done = done(&events);
+    assert_eq!(done.status, TurnStatus::Completed);
+    assert_eq!(
+        (done.usage.prompt_tokens, done.usage.completion_tokens),
+        (14, 30)
+    );
+    let sent = server.requests()[0].json();
+    assert_eq!(sent["model"], "gpt-4o");
+    assert_eq!(
+        sent["messages"].as_array().unwrap().last().unwrap(),
+        &json!({"role": "user", "content": "what's the weather?"})
+    );
+}
+
+#[tokio::test]
+async fn the_model_defaults_to_the_servers_only_one() {
+    let server = FakeServer::start().await;
+    server.push(
+        "GET /v1/models",
+        Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"only-model","object":"model"}]}"#,
+        ),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["hi"])));
+    let url = server.url();
+    let out = output(cairn(&["run", "--base-url", &url, "--json", "hello"])).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(server.requests()[1].json()["model"], "only-model");
+
+    server.push(
+        "GET /v1/models",
+        Reply::json(200, r#"{"data":[{"id":"a"},{"id":"b"}]}"#),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let out = output(cairn(&["run", "--db", &db, "--base-url", &url, "hello"])).await;
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr.trim(),
+        format!("cairn: {url} offers several models; choose one with --model: a, b")
+    );
+    let listed = output(cairn(&["threads", "list", "--db", &db])).await;
+    assert_eq!(
+        listed.stdout.trim(),
+        "no threads yet",
+        "a run that could not start leaves no empty thread"
+    );
+}
+
+#[tokio::test]
+async fn a_first_turn_that_fails_lists_as_failed_with_its_question() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let out = output(cairn(&[
+        "run",
+        "--db",
+        &db,
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "hi",
+    ]))
+    .await;
+    assert_eq!(out.code, 3);
+    let listed = output(cairn(&["threads", "list", "--db", &db])).await;
+    let row: Vec<&str> = listed.stdout.trim().split('\t').collect();
+    assert_eq!(
+        row[1..],
+        ["hi", "2 messages", "default", "failed"],
+        "{row:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_native_ollama_dialect_streams_the_same_events() {
+    let server = FakeServer::start().await;
+    server.push(
+        "POST /api/show",
+        Reply::json(200, r#"{"model_info":{"qwen35.context_length":32768}}"#),
+    );
+    server.push(
+        "POST /api/chat",
+        Reply::ndjson(fixture("ollama/chat_stream_thinking.ndjson")),
+    );
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--dialect",
+        "ollama",
+        "--model",
+        "qwen3.5:2b",
+        "--json",
+        "say hello",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events = out.events();
+    let reasoning: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Reasoning(r) => Some(r.content.as_str()),
+            _ => None,
+        })
+        .collect();
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Chunk(c) => Some(c.content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(reasoning.starts_with("Thinking Process:"));
+    assert_eq!(text, "Hello");
+    assert_eq!(
+        (
+            done(&events).usage.prompt_tokens,
+            done(&events).usage.completion_tokens
+        ),
+        (18, 229)
+    );
+    let chat = server
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/api/chat")
+        .unwrap()
+        .json();
+    assert_eq!(chat["think"], true);
+    assert_eq!(chat["options"]["temperature"], 0.0);
+}
+
+#[tokio::test]
+async fn a_stalled_stream_gives_up_after_the_idle_timeout() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(
+            &b"data: {\"choices\":[{\"delta\":{\"content\":\"Thinking about it\"}}]}\n\n"[..],
+        )
+        .then(cairn_testkit::Piece::Hang),
+    );
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--idle-timeout",
+        "1",
+        "--json",
+        "hi",
+    ]))
+    .await;
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    let events = out.events();
+    assert!(
+        matches!(&events[1], Event::Chunk(c) if c.content == "Thinking about it"),
+        "the partial text came first"
+    );
+    assert!(
+        error_message(&events).contains("sent nothing for 1 s"),
+        "{events:?}"
+    );
+}
+
+#[tokio::test]
+async fn ctrl_c_stops_the_turn_keeps_the_partial_answer_and_exits_130() {
+    let server = FakeServer::start().await;
+    let words: Vec<String> = (0..200).map(|n| format!("word{n} ")).collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&words)).paced(200, Duration::from_millis(50)),
+    );
+    let url = server.url();
+    let (mut child, mut events) =
+        spawn_json(&["run", "--base-url", &url, "--model", "m", "--json", "count"]).await;
+    let mut streamed = String::new();
+    while streamed.is_empty() {
+        if let Event::Chunk(chunk) = next_event(&mut events).await {
+            streamed.push_str(&chunk.content);
+        }
+    }
+    let pid = child.id().unwrap().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut last = None;
+    while !matches!(last, Some(Event::Done(_))) {
+        let event = next_event(&mut events).await;
+        if let Event::Chunk(chunk) = &event {
+            streamed.push_str(&chunk.content);
+        }
+        last = Some(event);
+    }
+    let Some(Event::Done(done)) = last else {
+        unreachable!()
+    };
+    assert_eq!(done.status, TurnStatus::Cancelled);
+    assert!(streamed.starts_with("word0 "), "{streamed}");
+    assert!(!streamed.contains("word199"), "the stream was not stopped");
+    let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+}

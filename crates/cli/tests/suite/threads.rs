@@ -1,0 +1,351 @@
+//! Stored threads: continuing, search, export and import, a damaged file, kill -9, rules.
+
+use super::support::*;
+
+#[tokio::test]
+async fn runs_are_stored_and_a_thread_continues_where_it_left_off() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "call_l",
+            "list_dir",
+            json!({"path": "."}),
+        )])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["One file: a.txt"])));
+    server.push(CHAT, Reply::sse(sse::text(&["It says hi."])));
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("a.txt"), "hi").unwrap();
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--db",
+        &db,
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--mode",
+        "auto",
+        "--json",
+        "--workspace",
+        workspace.path().to_str().unwrap(),
+        "What files\nare here?",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let thread_id = done(&out.events()).thread_id.clone();
+
+    let out = output(cairn(&["threads", "list", "--db", &db, "--json"])).await;
+    let threads: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(threads[0]["id"], thread_id.as_str());
+    assert_eq!(threads[0]["title"], "What files");
+    assert_eq!(threads[0]["mode"], "auto");
+    assert_eq!(threads[0]["model"], "m");
+    assert_eq!(threads[0]["message_count"], 2);
+
+    let out = output(cairn(&[
+        "threads", "show", &thread_id, "--db", &db, "--json",
+    ]))
+    .await;
+    let shown: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let answer = &shown["messages"][1];
+    assert_eq!(answer["content"], "One file: a.txt");
+    assert_eq!(answer["status"], "complete");
+    assert_eq!(answer["execution_tree"]["version"], 1);
+    assert_eq!(answer["execution_tree"]["nodes"][0]["name"], "list_dir");
+
+    // Continued without naming the server, model, mode or workspace: the thread's own.
+    let out = output(cairn(&[
+        "run",
+        "--db",
+        &db,
+        "--thread",
+        &thread_id,
+        "--json",
+        "What does it say?",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let third = server.requests()[2].json();
+    let messages = third["messages"].as_array().unwrap();
+    let roles: Vec<_> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "assistant", "user"]
+    );
+    assert_eq!(messages[1]["content"], "What files\nare here?");
+    assert_eq!(messages[3]["tool_call_id"], "call_l");
+    assert!(
+        messages[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Permission mode: auto")
+    );
+    assert_eq!(third["model"], "m");
+}
+
+#[tokio::test]
+async fn threads_are_searched_exported_renamed_imported_and_deleted() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&["Saffron gives paella its colour."])),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--db",
+        &db,
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--json",
+        "why is paella yellow?",
+    ]))
+    .await;
+    let id = done(&out.events()).thread_id.clone();
+
+    let out = output(cairn(&["threads", "search", "saffron", "--db", &db])).await;
+    assert_eq!(out.code, 0);
+    assert!(
+        out.stdout.contains(&id) && out.stdout.contains("[Saffron]"),
+        "{}",
+        out.stdout
+    );
+
+    let out = output(cairn(&[
+        "threads", "rename", &id, "Paella", "colour", "--db", &db,
+    ]))
+    .await;
+    assert!(out.stdout.contains("\tPaella colour\t"), "{}", out.stdout);
+
+    let markdown = output(cairn(&["threads", "export", &id, "--db", &db]))
+        .await
+        .stdout;
+    assert!(
+        markdown.starts_with("# Paella colour\n") && markdown.contains("## Cairn\n\nSaffron gives"),
+        "{markdown}"
+    );
+    let file = dir.path().join("paella.json");
+    let out = output(cairn(&[
+        "threads",
+        "export",
+        &id,
+        "--format",
+        "json",
+        "-o",
+        file.to_str().unwrap(),
+        "--db",
+        &db,
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+
+    let out = output(cairn(&["threads", "delete", &id, "--db", &db])).await;
+    assert_eq!(out.stdout, format!("deleted {id}\n"));
+    let out = output(cairn(&["threads", "delete", &id, "--db", &db])).await;
+    assert_eq!(
+        (out.code, out.stderr.trim()),
+        (2, format!("cairn: no thread `{id}`").as_str())
+    );
+    assert_eq!(
+        output(cairn(&["threads", "search", "saffron", "--db", &db]))
+            .await
+            .stdout,
+        "no messages match\n"
+    );
+
+    let out = output(cairn(&[
+        "threads",
+        "import",
+        file.to_str().unwrap(),
+        "--db",
+        &db,
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let again = output(cairn(&["threads", "export", &id, "--db", &db]))
+        .await
+        .stdout;
+    assert_eq!(again, markdown, "the import brought back the same thread");
+}
+
+#[tokio::test]
+async fn a_database_cairn_cannot_read_is_refused_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.db");
+    std::fs::write(&path, b"plain text, not a database at all, really").unwrap();
+    let out = output(cairn(&["threads", "list", "--db", path.to_str().unwrap()])).await;
+    // A database that cannot be used is a storage failure (1), not a usage error.
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("is not a Cairn database or is damaged")
+            && out.stderr.contains("It was not changed"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        b"plain text, not a database at all, really"
+    );
+}
+
+#[tokio::test]
+async fn kill_9_mid_answer_leaves_a_sound_file_with_the_question_and_the_partial_answer() {
+    let server = FakeServer::start().await;
+    let words: Vec<String> = (0..400).map(|n| format!("w{n} ")).collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&words)).paced(120, Duration::from_millis(20)),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let url = server.url();
+    let (mut child, mut events) = spawn_json(&[
+        "run",
+        "--db",
+        &db,
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--json",
+        "count slowly",
+    ])
+    .await;
+    let mut streamed = String::new();
+    while streamed.len() < 200 {
+        if let Event::Chunk(chunk) = next_event(&mut events).await {
+            streamed.push_str(&chunk.content);
+        }
+    }
+    // Past one text flush, so the file holds some of what streamed.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    child.start_kill().unwrap();
+    let status = child.wait().await.unwrap();
+    assert_eq!(status.code(), None, "killed by a signal");
+
+    let store = cairn_store::Store::open(&db).await.unwrap();
+    assert_eq!(store.integrity_check().await.unwrap(), "ok");
+    let thread = &store
+        .list_threads(cairn_store::Page::default())
+        .await
+        .unwrap()[0];
+    let messages = store.messages(&thread.id).await.unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0].content, "count slowly");
+    assert_eq!(messages[1].status, cairn_protocol::MessageStatus::Partial);
+    assert!(
+        messages[1].content.starts_with("w0 w1 w2 "),
+        "{:?}",
+        messages[1].content
+    );
+    assert!(
+        messages[1].content.len() >= 100,
+        "at most the last moments were lost: {:?}",
+        messages[1].content
+    );
+}
+
+#[tokio::test]
+async fn rules_are_kept_with_the_threads_and_deny_holds_even_in_auto() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let out = output(cairn(&[
+        "rules",
+        "add",
+        "deny",
+        "run_command(rm:*)",
+        "--db",
+        &db,
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.ends_with("\tdeny\trun_command(rm:*)\n"));
+    let out = output(cairn(&["rules", "add", "allow", "rm -rf", "--db", &db])).await;
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("`rm -rf` is not a rule"),
+        "{}",
+        out.stderr
+    );
+    let listed = output(cairn(&["rules", "list", "--json", "--db", &db]))
+        .await
+        .stdout;
+    let rules: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(
+        rules,
+        json!([{"id": 1, "list": "deny", "rule": "run_command(rm:*)"}])
+    );
+
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "c1",
+            "run_command",
+            json!({"command": "ls && rm -rf keep"}),
+        )])),
+    );
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&["I was not allowed to delete it."])),
+    );
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir(workspace.path().join("keep")).unwrap();
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--db",
+        &db,
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--mode",
+        "auto",
+        "--json",
+        "--workspace",
+        workspace.path().to_str().unwrap(),
+        "clean up",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        workspace.path().join("keep").exists(),
+        "the deny rule held in auto mode"
+    );
+    let result = server.requests()[1].json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .clone();
+    assert!(
+        result
+            .as_str()
+            .unwrap()
+            .contains("the user's rule `run_command(rm:*)` refuses this call"),
+        "{result}"
+    );
+
+    assert_eq!(
+        output(cairn(&["rules", "remove", "1", "--db", &db]))
+            .await
+            .stdout,
+        "removed rule 1\n"
+    );
+    let out = output(cairn(&["rules", "remove", "1", "--db", &db])).await;
+    assert_eq!(out.code, 2);
+}
