@@ -14,15 +14,14 @@ use futures_util::{StreamExt, stream};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-use crate::disclosure::{LIST_TOOL_GROUPS, LOAD_TOOLS, LoadToolsArgs};
+use crate::callee::{CallFailure, Callee};
+use crate::disclosure::LoadToolsArgs;
 use crate::events::{Activity, value_text};
 use crate::gate::{GateDecision, GateRequest};
 use crate::history;
 use crate::level::{Level, LevelEnd, LevelFailure, Scope};
 use crate::prompt::{self, PromptContext};
-use crate::subtask::{
-    self, FINISH_SUBTASK, FinishSubtaskArgs, OutputSchema, RUN_SUBTASK, RunSubtaskArgs,
-};
+use crate::subtask::{self, FINISH_SUBTASK, FinishSubtaskArgs, OutputSchema, RunSubtaskArgs};
 use crate::turn::Turn;
 
 /// The results of a round's calls, and the structured result if one of them was an
@@ -70,6 +69,7 @@ impl Turn {
             // Collected first: a lazy `map` closure inside this boxed, Send future trips
             // the compiler's higher-ranked lifetime inference.
             let calls: Vec<_> = now.iter().map(|call| self.run_call(scope, call)).collect();
+            // The turn's slots bound what runs at once; this only keeps the queue short.
             let mut outcomes = stream::iter(calls).buffered(self.limits.max_parallel_per_turn);
             while let Some((message, done)) = outcomes.next().await {
                 results.push(message);
@@ -82,14 +82,9 @@ impl Turn {
     }
 
     fn parallel_safe(&self, scope: &Scope, call: &ToolCall) -> bool {
-        match call.name.as_str() {
-            RUN_SUBTASK => true,
-            FINISH_SUBTASK => false,
-            name => scope
-                .tools
-                .get(name)
-                .is_none_or(|tool| tool.parallel_safe()),
-        }
+        // A call with no callee here only returns an error: it can run beside anything.
+        Callee::resolve(scope, &call.name, self.limits.max_depth)
+            .map_or(true, |callee| callee.parallel_safe())
     }
 
     /// One call, start to end. Never fails: a failure is the call's result.
@@ -111,7 +106,7 @@ impl Turn {
             duration_ms: None,
         }));
         let outcome = if self.is_stopping() {
-            Err(CANCELLED.to_owned())
+            Err(CallFailure::Stopped)
         } else {
             self.execute(scope, call, args).await
         };
@@ -125,7 +120,11 @@ impl Turn {
                 };
                 (content, value, false, success.finished)
             }
-            Err(problem) => {
+            Err(failure) => {
+                let problem = match failure {
+                    CallFailure::RespondToModel(problem) => problem,
+                    CallFailure::Stopped => CANCELLED.to_owned(),
+                };
                 let content = format!("Error: {problem}");
                 (content.clone(), Value::String(content), true, None)
             }
@@ -155,62 +154,33 @@ impl Turn {
         scope: &Scope,
         call: &ToolCall,
         args: Result<Value, String>,
-    ) -> Result<Success, String> {
+    ) -> Result<Success, CallFailure> {
         if let Err(exceeded) = self.budget.charge_tool_call() {
             self.trip(exceeded);
-            return Err(CANCELLED.to_owned());
+            return Err(CallFailure::Stopped);
         }
         self.add_usage(&cairn_protocol::Usage {
             tool_calls: 1,
             ..Default::default()
         });
         let args = args?;
-        let name = call.name.as_str();
-        let tool = match name {
-            RUN_SUBTASK if scope.depth >= self.limits.max_depth => {
-                return Err(format!(
-                    "depth limit reached: subtasks nest at most {} levels and this one is at \
-                     depth {}. Do this part yourself.",
-                    self.limits.max_depth, scope.depth
-                ));
-            }
-            RUN_SUBTASK if scope.can_spawn => None,
-            FINISH_SUBTASK if scope.depth > 0 => None,
-            LIST_TOOL_GROUPS | LOAD_TOOLS if scope.disclosure.is_some() => None,
-            FINISH_SUBTASK => {
-                return Err(format!(
-                    "{FINISH_SUBTASK} only ends a subtask; at the top level, just answer"
-                ));
-            }
-            _ => {
-                let tool = scope.tools.get(name).ok_or_else(|| {
-                    let more = if scope.disclosure.is_some() {
-                        " (more with list_tool_groups)"
-                    } else {
-                        ""
-                    };
-                    format!(
-                        "there is no tool `{name}`. Available tools{more}: {}",
-                        scope.callable_names().join(", ")
-                    )
-                })?;
-                if let Some(disclosure) = &scope.disclosure {
-                    disclosure.note_call(name);
-                }
-                Some(tool)
-            }
-        };
-        self.pass_gate(scope, call, tool, &args).await?;
-        let Some(tool) = tool else {
-            return match name {
-                RUN_SUBTASK => self.spawn(scope, &call.id, args).await,
-                LIST_TOOL_GROUPS | LOAD_TOOLS => disclose(scope, name, args),
-                _ => finish(scope, args),
-            };
+        let callee = Callee::resolve(scope, &call.name, self.limits.max_depth)?;
+        if let (Callee::Tool(_), Some(disclosure)) = (&callee, &scope.disclosure) {
+            disclosure.note_call(&call.name);
+        }
+        self.pass_gate(scope, call, callee.tool(), &args).await?;
+        let tool = match callee {
+            Callee::Tool(tool) => tool,
+            Callee::RunSubtask => return self.spawn(scope, &call.id, args).await,
+            Callee::FinishSubtask => return Ok(finish(scope, args)?),
+            Callee::Disclosure { load } => return Ok(disclose(scope, load, args)?),
         };
         let _lock = match tool.exclusive_lock() {
             Some(lock) => Some(self.locks.acquire(lock).await),
             None => None,
+        };
+        let Some(_slot) = self.slot().await else {
+            return Err(CallFailure::Stopped);
         };
         let _executing = self.emitter.activity(Activity::Executing);
         let ctx = ToolContext {
@@ -220,10 +190,10 @@ impl Turn {
         };
         tokio::select! {
             biased;
-            () = self.cancel.cancelled() => Err(CANCELLED.to_owned()),
+            () = self.cancel.cancelled() => Err(CallFailure::Stopped),
             result = tool.call(args, &ctx) => result
                 .map(|output| Success::text(output.content))
-                .map_err(|err| err.to_string()),
+                .map_err(|err| CallFailure::RespondToModel(err.to_string())),
         }
     }
 
@@ -234,7 +204,7 @@ impl Turn {
         call: &ToolCall,
         tool: Option<&Arc<dyn Tool>>,
         args: &Value,
-    ) -> Result<(), String> {
+    ) -> Result<(), CallFailure> {
         let category = tool.map_or(ToolCategory::Read, |tool| tool.category());
         let subjects = tool.map(|tool| tool.subjects(args)).unwrap_or_default();
         let request = GateRequest {
@@ -244,7 +214,7 @@ impl Turn {
         };
         match self.gate.decide(&request, &self.grants) {
             GateDecision::Run => Ok(()),
-            GateDecision::Block(reason) => Err(reason),
+            GateDecision::Block(reason) => Err(CallFailure::RespondToModel(reason)),
             GateDecision::Ask => {
                 let grants =
                     tool.map_or_else(|| vec![call.name.clone()], |tool| tool.session_grants(args));
@@ -260,7 +230,7 @@ impl Turn {
         category: ToolCategory,
         args: &Value,
         grants: Vec<String>,
-    ) -> Result<(), String> {
+    ) -> Result<(), CallFailure> {
         let request = ToolApprovalRequest {
             approval_id: self.ids.approval(),
             tool_call_id: call.id.clone(),
@@ -281,7 +251,7 @@ impl Turn {
             let _waiting = self.emitter.activity(Activity::WaitingOnUser);
             tokio::select! {
                 biased;
-                () = self.cancel.cancelled() => return Err(CANCELLED.to_owned()),
+                () = self.cancel.cancelled() => return Err(CallFailure::Stopped),
                 resolution = ticket.resolution() => resolution,
             }
         };
@@ -298,24 +268,29 @@ impl Turn {
             }
             (cairn_protocol::ApprovalDecision::Deny, Some(reason)) => Err(format!(
                 "not run: {reason}. Continue without it, or say what you would have done."
-            )),
+            )
+            .into()),
             (cairn_protocol::ApprovalDecision::Deny, None) => Err(format!(
                 "the user denied this call to `{}`. Do not retry it; adapt, or ask the user \
                  what they want.",
                 call.name
-            )),
+            )
+            .into()),
         }
     }
 
     /// `run_subtask`: a child level at depth + 1 sharing this turn's budget and gate.
-    async fn spawn(&self, scope: &Scope, call_id: &str, args: Value) -> Result<Success, String> {
+    async fn spawn(
+        &self,
+        scope: &Scope,
+        call_id: &str,
+        args: Value,
+    ) -> Result<Success, CallFailure> {
         let args: RunSubtaskArgs = parse_args(args).map_err(|err| err.to_string())?;
         if args.instructions.trim().is_empty() {
-            return Err(
-                "invalid arguments: `instructions` is empty; say what the subtask \
-                        should do"
-                    .into(),
-            );
+            return Err(CallFailure::RespondToModel(
+                "invalid arguments: `instructions` is empty; say what the subtask should do".into(),
+            ));
         }
         let schema = args.output_schema.map(OutputSchema::compile).transpose()?;
         let tools = match &args.tools {
@@ -335,10 +310,10 @@ impl Turn {
             && args
                 .tools
                 .as_ref()
-                .is_none_or(|names| names.iter().any(|name| name == RUN_SUBTASK));
+                .is_none_or(|names| names.iter().any(|name| name == subtask::RUN_SUBTASK));
         if let Err(exceeded) = self.budget.charge_subtask() {
             self.trip(exceeded);
-            return Err(CANCELLED.to_owned());
+            return Err(CallFailure::Stopped);
         }
         let title = args
             .title
@@ -379,18 +354,20 @@ impl Turn {
             Err(LevelFailure::IterationLimit(iterations)) => Err(format!(
                 "the subtask `{title}` used all {iterations} of its iterations without \
                  finishing"
-            )),
-            Err(LevelFailure::Stopped) => Err(CANCELLED.to_owned()),
+            )
+            .into()),
+            Err(LevelFailure::Stopped) => Err(CallFailure::Stopped),
         }
     }
 }
 
-/// `list_tool_groups` and `load_tools`.
-fn disclose(scope: &Scope, name: &str, args: Value) -> Result<Success, String> {
+/// `list_tool_groups` and (`load`) `load_tools`.
+fn disclose(scope: &Scope, load: bool, args: Value) -> Result<Success, String> {
+    // Resolved only where the level has a disclosure.
     let Some(disclosure) = &scope.disclosure else {
-        return Err(format!("there is no tool `{name}`"));
+        return Err("tool groups are not in use here".into());
     };
-    if name == LIST_TOOL_GROUPS {
+    if !load {
         return Ok(Success::text(disclosure.list()));
     }
     let args: LoadToolsArgs = parse_args(args).map_err(|err| err.to_string())?;

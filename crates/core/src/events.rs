@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cairn_protocol::{
-    AgentState, AgentStateKind, Event, ExecutionTree, ExecutionTreeNode, TimelineBuilder,
-    ToolCallStatus, ToolCallUpdate, preview,
+    AgentState, AgentStateKind, ChatMessage, Event, ExecutionTree, ExecutionTreeNode,
+    TimelineBuilder, ToolCallStatus, ToolCallUpdate, preview,
 };
 use serde_json::Value;
 use tokio::time::Instant;
@@ -15,6 +15,12 @@ use tokio::time::Instant;
 /// A consumer of turn events: a CLI printer, an IPC channel, a session buffer.
 pub trait EventSink: Send + Sync {
     fn emit(&self, event: Event);
+}
+
+/// Receives root-level history as the turn appends it: each assistant message and
+/// each tool result, in order. Persistence uses it to commit at tool boundaries.
+pub trait Journal: Send + Sync {
+    fn root_message(&self, message: &ChatMessage);
 }
 
 impl<F: Fn(Event) + Send + Sync> EventSink for F {

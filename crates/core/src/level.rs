@@ -9,17 +9,14 @@ use std::sync::Arc;
 
 use cairn_protocol::{
     ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, ModelCall, Reasoning, ToolCall, ToolSpec,
-    Usage,
 };
-use cairn_providers::{ChatRequest, ModelEvent, RequestOrigin, TokenUsage};
-use futures_util::StreamExt;
+use cairn_providers::{ChatRequest, RequestOrigin};
 use serde_json::Value;
-use tokio::time::Instant;
 
 use crate::disclosure::Disclosure;
-use crate::events::Activity;
+use crate::events::{Activity, Journal};
 use crate::history;
-use crate::session::Journal;
+use crate::round::{self, Collected, Ending, Round, Seen};
 use crate::subtask::{self, OutputSchema};
 use crate::toolbelt::Toolbelt;
 use crate::turn::Turn;
@@ -125,13 +122,6 @@ pub(crate) enum LevelFailure {
     IterationLimit(u32),
     /// The whole turn is stopping (user, budget, provider); the reason is on the turn.
     Stopped,
-}
-
-/// The assistant side of one model round.
-struct Round {
-    text: String,
-    reasoning: String,
-    calls: Vec<ToolCall>,
 }
 
 impl Level {
@@ -255,8 +245,8 @@ impl Turn {
         None
     }
 
-    /// Streams one model answer, forwarding deltas as they arrive. On a stop the
-    /// partial text is kept in the level's history before returning.
+    /// Streams one model answer, forwarding deltas as they arrive, then records it.
+    /// On a stop the partial text is kept in the level's history before returning.
     async fn model_round(
         &self,
         level: &mut Level,
@@ -276,121 +266,100 @@ impl Turn {
             sampling,
             origin: level.origin(),
         };
-        let started = Instant::now();
-        let mut first_token = None;
-        let mut failure = None;
         let prompt_estimate = tool_tokens
             + level
                 .history
                 .iter()
                 .map(history::estimate_tokens)
                 .sum::<u64>();
-        let thinking = self.emitter.activity(Activity::Thinking);
-        let mut stream = self.model.stream_chat(request);
-        let mut round = Round {
-            text: String::new(),
-            reasoning: String::new(),
-            calls: Vec::new(),
+        let (parent_id, depth) = (level.scope.parent_id.clone(), level.scope.depth);
+        let collected = {
+            let _thinking = self.emitter.activity(Activity::Thinking);
+            // Held while the server answers. Without one the turn is stopping, and the
+            // round ends at once as stopped.
+            let _slot = self.slot().await;
+            let mut reconnecting = None;
+            round::collect(
+                self.model.stream_chat(request),
+                &self.cancel,
+                |seen| match seen {
+                    Seen::Text(delta) => self.emitter.emit(Event::Chunk(Chunk {
+                        content: delta.to_owned(),
+                        parent_id: parent_id.clone(),
+                        depth,
+                    })),
+                    Seen::Reasoning(delta) => self.emitter.emit(Event::Reasoning(Reasoning {
+                        content: delta.to_owned(),
+                        parent_id: parent_id.clone(),
+                        depth,
+                    })),
+                    Seen::Reconnecting {
+                        attempt,
+                        delay,
+                        reason,
+                    } => {
+                        tracing::info!(attempt, ?delay, %reason, "the model server is busy; retrying");
+                        reconnecting = Some(self.emitter.activity(Activity::Reconnecting));
+                    }
+                    Seen::Producing => reconnecting = None,
+                },
+            )
+            .await
         };
-        let mut reported: Option<TokenUsage> = None;
-        let mut reconnecting = None;
-        let stopped = loop {
-            let next = tokio::select! {
-                biased;
-                () = self.cancel.cancelled() => break true,
-                next = stream.next() => next,
-            };
-            if matches!(
-                next,
-                Some(Ok(ModelEvent::Text(_)
-                    | ModelEvent::Reasoning(_)
-                    | ModelEvent::ToolCall(_)))
-            ) {
-                reconnecting = None;
-                first_token.get_or_insert_with(|| started.elapsed());
-            }
-            match next {
-                None => break false,
-                Some(Ok(ModelEvent::Text(delta))) => {
-                    round.text.push_str(&delta);
-                    self.emitter.emit(Event::Chunk(Chunk {
-                        content: delta,
-                        parent_id: level.scope.parent_id.clone(),
-                        depth: level.scope.depth,
-                    }));
-                }
-                Some(Ok(ModelEvent::Reasoning(delta))) => {
-                    round.reasoning.push_str(&delta);
-                    self.emitter.emit(Event::Reasoning(Reasoning {
-                        content: delta,
-                        parent_id: level.scope.parent_id.clone(),
-                        depth: level.scope.depth,
-                    }));
-                }
-                Some(Ok(ModelEvent::ToolCall(mut call))) => {
-                    call.id = self.ids.claim_call(&call.id);
-                    round.calls.push(call);
-                }
-                // A forced retry answers twice in one round: both count.
-                Some(Ok(ModelEvent::Usage(usage))) => {
-                    let total = reported.get_or_insert_with(TokenUsage::default);
-                    total.prompt_tokens += usage.prompt_tokens;
-                    total.completion_tokens += usage.completion_tokens;
-                }
-                Some(Ok(ModelEvent::Finished(_))) => {}
-                Some(Ok(ModelEvent::Reconnecting {
-                    attempt,
-                    delay,
-                    reason,
-                })) => {
-                    tracing::info!(attempt, ?delay, %reason, "the model server is busy; retrying");
-                    reconnecting = Some(self.emitter.activity(Activity::Reconnecting));
-                }
-                Some(Err(err)) => {
-                    // The `error` event tells the user; the log only adds detail.
-                    tracing::debug!(error = %err, depth = level.scope.depth, "model call failed");
-                    failure = Some(err.to_string());
-                    self.fail(ErrorEvent {
-                        message: err.to_string(),
-                        kind: ErrorKind::Provider,
-                    });
-                    break true;
-                }
-            }
-        };
-        drop(stream);
-        drop(reconnecting);
-        drop(thinking);
-        let usage = round_usage(reported, prompt_estimate, &round);
+        self.record_round(level, collected, prompt_estimate)
+    }
+
+    /// Counts a collected round (usage, the call log), reports its failure, and keeps
+    /// what a stopped round said.
+    fn record_round(
+        &self,
+        level: &mut Level,
+        collected: Collected,
+        prompt_estimate: u64,
+    ) -> Result<Round, LevelFailure> {
+        let usage = collected.usage(prompt_estimate);
         self.add_usage(&usage);
-        self.record_call(ModelCall {
-            operation: if level.scope.depth == 0 {
-                "chat"
-            } else {
-                "subtask"
+        let depth = level.scope.depth;
+        let error = match &collected.ending {
+            Ending::Complete => None,
+            Ending::Stopped => Some("cancelled".to_owned()),
+            Ending::Failed(err) => {
+                // The `error` event tells the user; the log only adds detail.
+                tracing::debug!(error = %err, depth, "model call failed");
+                self.fail(ErrorEvent {
+                    message: err.to_string(),
+                    kind: ErrorKind::Provider,
+                });
+                Some(err.to_string())
             }
-            .to_owned(),
+        };
+        self.record_call(ModelCall {
+            operation: if depth == 0 { "chat" } else { "subtask" }.to_owned(),
             model: self.model_name.clone(),
-            depth: level.scope.depth,
+            depth,
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
             estimated: usage.estimated,
-            latency_ms: millis(started.elapsed()),
-            first_token_ms: first_token.map(millis),
-            error: failure.or_else(|| stopped.then(|| "cancelled".to_owned())),
+            latency_ms: millis(collected.elapsed),
+            first_token_ms: collected.first_token.map(millis),
+            error,
         });
-        if level.scope.depth == 0 {
+        let mut round = collected.round;
+        if depth == 0 {
             level.reasoning.push_str(&round.reasoning);
         }
-        if stopped {
-            // Calls not yet complete are dropped: only whole calls enter history, so
-            // the partial answer never leaves a call without its result.
-            if !round.text.is_empty() || !round.reasoning.is_empty() {
-                level.push(assistant(round.text, round.reasoning, Vec::new()));
+        if matches!(collected.ending, Ending::Complete) {
+            for call in &mut round.calls {
+                call.id = self.ids.claim_call(&call.id);
             }
-            return Err(LevelFailure::Stopped);
+            return Ok(round);
         }
-        Ok(round)
+        // Calls not yet complete are dropped: only whole calls enter history, so the
+        // partial answer never leaves a call without its result.
+        if !round.text.is_empty() || !round.reasoning.is_empty() {
+            level.push(assistant(round.text, round.reasoning, Vec::new()));
+        }
+        Err(LevelFailure::Stopped)
     }
 }
 
@@ -399,29 +368,6 @@ fn assistant(content: String, reasoning: String, tool_calls: Vec<ToolCall>) -> C
         content,
         reasoning: (!reasoning.is_empty()).then_some(reasoning),
         tool_calls,
-    }
-}
-
-fn round_usage(reported: Option<TokenUsage>, prompt_estimate: u64, round: &Round) -> Usage {
-    let (prompt_tokens, completion_tokens, estimated) = match reported {
-        Some(usage) => (usage.prompt_tokens, usage.completion_tokens, false),
-        None => {
-            let produced = round.text.len()
-                + round.reasoning.len()
-                + round
-                    .calls
-                    .iter()
-                    .map(|c| c.name.len() + c.arguments.len())
-                    .sum::<usize>();
-            (prompt_estimate, history::bytes_to_tokens(produced), true)
-        }
-    };
-    Usage {
-        prompt_tokens,
-        completion_tokens,
-        llm_calls: 1,
-        tool_calls: 0,
-        estimated,
     }
 }
 

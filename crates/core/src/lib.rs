@@ -10,6 +10,7 @@
 
 mod approvals;
 mod budget;
+mod callee;
 pub mod disclosure;
 mod dispatch;
 mod events;
@@ -19,6 +20,7 @@ mod level;
 mod limits;
 mod locks;
 pub mod prompt;
+mod round;
 pub mod rules;
 mod session;
 pub mod subtask;
@@ -27,12 +29,12 @@ mod turn;
 
 pub use approvals::{ApprovalError, Approvals, Resolution, Ticket};
 pub use budget::Budget;
-pub use events::{EventSink, TreeBuilder};
+pub use events::{EventSink, Journal, TreeBuilder};
 pub use gate::{Gate, GateDecision, GateRequest, SessionGrants};
 pub use limits::{Limits, LimitsError};
 pub use rules::{Rule, RuleError, RuleList, RuleSet};
 pub use session::{
-    Claim, Journal, LiveTurn, NoPersistence, SessionError, Sessions, TurnPersistence,
+    Claim, CommitError, LiveTurn, NoPersistence, SessionError, Sessions, TurnPersistence,
 };
 pub use toolbelt::{Toolbelt, ToolbeltError};
 pub use turn::{Engine, TurnControl, TurnOutcome, TurnRequest};

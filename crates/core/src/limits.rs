@@ -10,7 +10,7 @@ pub struct Limits {
     pub max_depth: u32,
     /// Model rounds one level may take; past it the level ends with an error.
     pub max_iterations_per_level: u32,
-    /// Tool calls of one model round that run at once.
+    /// Model requests and tool executions in flight at once, across the whole turn.
     pub max_parallel_per_turn: usize,
     pub max_total_subtasks: u64,
     pub max_total_llm_calls: u64,

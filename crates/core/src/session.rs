@@ -16,15 +16,9 @@ use cairn_protocol::{
 use tokio::sync::{mpsc, watch};
 
 use crate::approvals::{ApprovalError, Approvals};
-use crate::events::EventSink;
+use crate::events::{EventSink, Journal};
 use crate::gate::SessionGrants;
 use crate::turn::{Engine, TurnControl, TurnOutcome, TurnRequest};
-
-/// Receives root-level history as the turn appends it: each assistant message and
-/// each tool result, in order. Persistence uses it to commit at tool boundaries.
-pub trait Journal: Send + Sync {
-    fn root_message(&self, message: &ChatMessage);
-}
 
 /// Where a running turn is kept: observed as it goes, committed at its end.
 #[async_trait]
@@ -33,7 +27,18 @@ pub trait TurnPersistence: Journal {
     fn event(&self, event: &Event);
 
     /// Commits the finished turn. `done` is sent only after this returns.
-    async fn commit(&self, outcome: &TurnOutcome) -> Result<(), String>;
+    async fn commit(&self, outcome: &TurnOutcome) -> Result<(), CommitError>;
+}
+
+/// Why a finished turn could not be kept.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// The store failed or refused.
+    #[error(transparent)]
+    Store(Box<dyn std::error::Error + Send + Sync>),
+    /// The writer that keeps the turn stopped before the turn's end.
+    #[error("the writer stopped before the end of the turn")]
+    WriterGone,
 }
 
 /// For front ends that keep nothing (tests, a throwaway run).
@@ -48,7 +53,7 @@ impl Journal for NoPersistence {
 impl TurnPersistence for NoPersistence {
     fn event(&self, _event: &Event) {}
 
-    async fn commit(&self, _outcome: &TurnOutcome) -> Result<(), String> {
+    async fn commit(&self, _outcome: &TurnOutcome) -> Result<(), CommitError> {
         Ok(())
     }
 }

@@ -10,17 +10,6 @@ use serde_json::{Value, json};
 pub use cairn_protocol::RUN_SUBTASK;
 pub const FINISH_SUBTASK: &str = "finish_subtask";
 
-/// Names the engine answers itself; no toolbelt tool may take them.
-pub fn is_engine_tool(name: &str) -> bool {
-    matches!(
-        name,
-        RUN_SUBTASK
-            | FINISH_SUBTASK
-            | crate::disclosure::LIST_TOOL_GROUPS
-            | crate::disclosure::LOAD_TOOLS
-    )
-}
-
 pub fn run_subtask_spec() -> ToolSpec {
     ToolSpec {
         name: RUN_SUBTASK.into(),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use cairn_protocol::ToolSpec;
 use cairn_tools::Tool;
 
-use crate::subtask;
+use crate::callee;
 
 /// Tools by name, with their specs computed once.
 #[derive(Clone, Default)]
@@ -33,7 +33,7 @@ impl Toolbelt {
         let tools: Vec<Arc<dyn Tool>> = tools.into_iter().collect();
         for (index, tool) in tools.iter().enumerate() {
             let name = tool.name();
-            if subtask::is_engine_tool(name) {
+            if callee::is_engine_tool(name) {
                 return Err(ToolbeltError::Reserved(name.to_owned()));
             }
             if tools[..index].iter().any(|other| other.name() == name) {
@@ -76,7 +76,7 @@ impl Toolbelt {
     pub fn subset(&self, names: &[String]) -> Result<Self, Vec<String>> {
         let unknown: Vec<String> = names
             .iter()
-            .filter(|name| !self.contains(name) && !subtask::is_engine_tool(name))
+            .filter(|name| !self.contains(name) && !callee::is_engine_tool(name))
             .cloned()
             .collect();
         if !unknown.is_empty() {

@@ -14,18 +14,18 @@ use cairn_protocol::{
 };
 use cairn_providers::{ModelClient, Sampling};
 use cairn_tools::Workspace;
+use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
 use crate::approvals::Approvals;
 use crate::budget::Budget;
-use crate::events::{Emitter, EventSink};
+use crate::events::{Emitter, EventSink, Journal};
 use crate::gate::{Gate, SessionGrants};
 use crate::level::{Level, LevelFailure, Scope};
 use crate::limits::Limits;
 use crate::locks::NamedLocks;
 use crate::prompt::{self, PromptContext};
 use crate::rules::RuleSet;
-use crate::session::Journal;
 use crate::toolbelt::Toolbelt;
 
 /// The engine: a model and the limits every turn runs under.
@@ -210,6 +210,10 @@ pub(crate) struct Turn {
     stop: OnceLock<Stop>,
     pub(crate) emitter: Emitter,
     pub(crate) locks: NamedLocks,
+    /// Model requests and tool executions in flight, across every depth: at most
+    /// `max_parallel_per_turn`. A subtask waiting on its child holds none, so nesting
+    /// cannot starve itself.
+    slots: Semaphore,
     pub(crate) ids: Ids,
     usage: Mutex<Usage>,
     calls: Mutex<Vec<ModelCall>>,
@@ -239,6 +243,7 @@ impl Turn {
             stop: OnceLock::new(),
             emitter: Emitter::new(sink),
             locks: NamedLocks::default(),
+            slots: Semaphore::new(engine.limits.max_parallel_per_turn.max(1)),
             ids: Ids::new(&request.message_id, &request.history),
             usage: Mutex::new(Usage::default()),
             calls: Mutex::default(),
@@ -249,6 +254,16 @@ impl Turn {
 
     pub(crate) fn is_stopping(&self) -> bool {
         self.cancel.is_cancelled()
+    }
+
+    /// A slot for one model request or tool execution, once one is free; none when
+    /// the turn stops first.
+    pub(crate) async fn slot(&self) -> Option<SemaphorePermit<'_>> {
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => None,
+            permit = self.slots.acquire() => permit.ok(),
+        }
     }
 
     /// Ends the turn because a budget ran out. The first reason wins; a turn the

@@ -34,21 +34,6 @@ pub enum ProviderError {
     Script(String),
 }
 
-impl ProviderError {
-    /// Whether the same request may succeed if sent again shortly.
-    pub fn is_retryable(&self) -> bool {
-        match self {
-            Self::Http { status, .. } => matches!(status, 408 | 429 | 502 | 503 | 504),
-            Self::Unreachable { .. } | Self::StreamCut { .. } | Self::Stalled { .. } => true,
-            Self::BadUrl { .. }
-            | Self::UnknownModel { .. }
-            | Self::Server { .. }
-            | Self::Protocol { .. }
-            | Self::Script(_) => false,
-        }
-    }
-}
-
 fn available_list(available: &[String]) -> String {
     if available.is_empty() {
         "; it has no models at all".to_owned()

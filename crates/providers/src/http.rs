@@ -394,7 +394,8 @@ pub(crate) fn stream_answer<D: BodyDecoder>(
     decoder: D,
 ) -> ModelStream {
     enum Phase<D> {
-        Open(u32, D),
+        /// The attempt to open, after waiting the backoff (zero for the first).
+        Open(u32, Duration, D),
         Streaming(ModelStream),
         Over,
     }
@@ -417,8 +418,13 @@ pub(crate) fn stream_answer<D: BodyDecoder>(
                     };
                     Some((event, next))
                 }
-                Phase::Open(attempt, decoder) => {
+                Phase::Open(attempt, wait, decoder) => {
                     let opened = opened?;
+                    // The wait follows the `Reconnecting` event, so the user sees why
+                    // nothing happens during it.
+                    if !wait.is_zero() {
+                        tokio::time::sleep(wait).await;
+                    }
                     match opened.await {
                         Ok(response) => {
                             let body = decode(
@@ -440,8 +446,7 @@ pub(crate) fn stream_answer<D: BodyDecoder>(
                                 delay,
                                 reason: failure.error.to_string(),
                             };
-                            tokio::time::sleep(delay).await;
-                            Some((Ok(reconnecting), Phase::Open(attempt + 1, decoder)))
+                            Some((Ok(reconnecting), Phase::Open(attempt + 1, delay, decoder)))
                         }
                         Err(failure) => Some((Err(failure.error), Phase::Over)),
                     }
@@ -449,7 +454,10 @@ pub(crate) fn stream_answer<D: BodyDecoder>(
             }
         }
     };
-    Box::pin(stream::unfold(Phase::Open(0, decoder), step))
+    Box::pin(stream::unfold(
+        Phase::Open(0, Duration::ZERO, decoder),
+        step,
+    ))
 }
 
 /// A server that says it is busy before it has sent anything is worth asking again.

@@ -640,6 +640,32 @@ async fn a_busy_server_is_retried_before_the_first_byte() {
 }
 
 #[tokio::test]
+async fn the_wait_before_a_retry_is_announced_before_it_begins() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::json(429, r#"{"error":{"message":"Rate limit reached"}}"#),
+    );
+    let mut config = OpenAiConfig::new(server.url());
+    // A backoff far longer than the test may take: the event must come before it.
+    config.retry = cairn_providers::http::RetryPolicy {
+        attempts: 1,
+        first_delay: Duration::from_secs(3600),
+        max_delay: Duration::from_secs(3600),
+    };
+    let mut events = OpenAiClient::new(config)
+        .unwrap()
+        .stream_chat(request(vec![ChatMessage::user("hi")]));
+    let first = tokio::time::timeout(Duration::from_secs(30), events.next())
+        .await
+        .expect("the announcement comes at once, not after the wait");
+    assert!(
+        matches!(first, Some(Ok(ModelEvent::Reconnecting { attempt: 1, delay, .. })) if delay == Duration::from_secs(3600)),
+        "{first:?}"
+    );
+}
+
+#[tokio::test]
 async fn an_unreadable_chunk_is_skipped_when_the_stream_recovers() {
     let mut bytes =
         b"data: {\"choices\":[{\"delta\":{\"content\":\"Well, \"}}]}\n\ndata: {oops\n\n".to_vec();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use cairn_core::{Journal, TreeBuilder, TurnOutcome, TurnPersistence};
+use cairn_core::{CommitError, Journal, TreeBuilder, TurnOutcome, TurnPersistence};
 use cairn_protocol::{
     ChatMessage, Event, MessageStatus, ModelCall, ToolApprovalRequest, ToolCallStatus, TurnStatus,
 };
@@ -33,7 +33,7 @@ pub struct Recorder {
 enum Note {
     Event(Event),
     Root(ChatMessage),
-    Commit(Box<TurnOutcome>, oneshot::Sender<Result<(), String>>),
+    Commit(Box<TurnOutcome>, oneshot::Sender<Result<(), CommitError>>),
 }
 
 impl Recorder {
@@ -57,14 +57,12 @@ impl TurnPersistence for Recorder {
         let _ = self.notes.send(Note::Event(event.clone()));
     }
 
-    async fn commit(&self, outcome: &TurnOutcome) -> Result<(), String> {
+    async fn commit(&self, outcome: &TurnOutcome) -> Result<(), CommitError> {
         let (reply, answer) = oneshot::channel();
         self.notes
             .send(Note::Commit(Box::new(outcome.clone()), reply))
-            .map_err(|_| "the writer stopped before the end of the turn".to_owned())?;
-        answer
-            .await
-            .unwrap_or_else(|_| Err("the writer stopped before the end of the turn".to_owned()))
+            .map_err(|_| CommitError::WriterGone)?;
+        answer.await.unwrap_or(Err(CommitError::WriterGone))
     }
 }
 
@@ -141,7 +139,7 @@ async fn write(
             }
             Some(Note::Commit(outcome, reply)) => {
                 let result = store.commit_turn(&thread_id, &message_id, &outcome).await;
-                let _ = reply.send(result.map_err(|err| err.to_string()));
+                let _ = reply.send(result.map_err(|err| CommitError::Store(Box::new(err))));
                 return;
             }
             Some(Note::Root(message)) => {

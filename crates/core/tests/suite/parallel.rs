@@ -7,7 +7,7 @@ use cairn_protocol::{ChatMessage, ToolCategory};
 use cairn_providers::{ScriptedModel, ScriptedTurn};
 use serde_json::json;
 
-use super::support::{Harness, Probe, assert_calls_paired};
+use super::support::{CountedModel, Harness, Probe, assert_calls_paired};
 
 fn calls(n: usize, name: &str, args: impl Fn(usize) -> serde_json::Value) -> ScriptedTurn {
     (0..n).fold(ScriptedTurn::new(), |turn, i| turn.tool(name, args(i)))
@@ -25,6 +25,54 @@ async fn parallel_safe_calls_run_together_up_to_the_limit() {
         .await;
     assert_eq!(probe.calls(), 10);
     assert_eq!(probe.peak(), 4);
+}
+
+#[tokio::test]
+async fn the_limit_bounds_model_requests_and_tools_across_nested_subtasks() {
+    let model = ScriptedModel::new();
+    let titles = ["a", "b", "c", "d"];
+    let fan_out = titles.iter().fold(ScriptedTurn::new(), |turn, title| {
+        turn.tool(
+            "run_subtask",
+            json!({"title": title, "instructions": format!("do {title}")}),
+        )
+    });
+    model.root([fan_out, ScriptedTurn::text("all done")]);
+    for title in titles {
+        model.subtask(
+            title,
+            [
+                // Each child's answers take a while, so requests overlap.
+                ScriptedTurn::new()
+                    .delay(Duration::from_millis(20))
+                    .tool("probe", json!({}))
+                    .tool("probe", json!({}))
+                    .tool("probe", json!({})),
+                ScriptedTurn::new()
+                    .delay(Duration::from_millis(20))
+                    .say(format!("{title} done")),
+            ],
+        );
+    }
+    let probe = Probe::new("probe").delay(Duration::from_millis(20));
+    let run = tokio::time::timeout(
+        Duration::from_secs(20),
+        Harness::new(&model)
+            .client(std::sync::Arc::new(CountedModel::sharing(&model, &probe)))
+            .limits(|l| l.max_parallel_per_turn = 3)
+            .tool(probe.clone())
+            .run("go"),
+    )
+    .await
+    .expect("nesting never waits on itself");
+    assert_eq!(run.outcome.text, "all done");
+    assert_eq!(probe.calls(), 12);
+    // Four children at once, each with three calls, would reach twelve.
+    assert_eq!(
+        probe.peak(),
+        3,
+        "model requests and tools in flight together"
+    );
 }
 
 #[tokio::test]

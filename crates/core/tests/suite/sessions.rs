@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use cairn_core::{
-    Engine, Journal, Limits, SessionError, SessionGrants, Sessions, Toolbelt, TurnOutcome,
-    TurnPersistence, TurnRequest,
+    CommitError, Engine, Journal, Limits, SessionError, SessionGrants, Sessions, Toolbelt,
+    TurnOutcome, TurnPersistence, TurnRequest,
 };
 use cairn_protocol::{
     ApprovalDecision, ChatMessage, ErrorKind, Event, PermissionMode, ToolCategory, TurnStatus,
@@ -41,13 +41,13 @@ impl TurnPersistence for Recorded {
             .push(event.type_name().to_owned());
     }
 
-    async fn commit(&self, outcome: &TurnOutcome) -> Result<(), String> {
+    async fn commit(&self, outcome: &TurnOutcome) -> Result<(), CommitError> {
         self.events
             .lock()
             .unwrap()
             .push(format!("commit {:?}", outcome.status));
         if self.fail_commit {
-            Err("database or disk is full".into())
+            Err(CommitError::Store("database or disk is full".into()))
         } else {
             Ok(())
         }
@@ -316,7 +316,7 @@ impl TurnPersistence for NextTurnAtDone {
         }
     }
 
-    async fn commit(&self, _outcome: &TurnOutcome) -> Result<(), String> {
+    async fn commit(&self, _outcome: &TurnOutcome) -> Result<(), CommitError> {
         Ok(())
     }
 }

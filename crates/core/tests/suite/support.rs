@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use cairn_core::{Engine, EventSink, Limits, Toolbelt, TurnControl, TurnOutcome, TurnRequest};
 use cairn_protocol::{ChatMessage, Event, PermissionMode, ToolCallStatus, ToolCategory};
-use cairn_providers::{Sampling, ScriptedModel};
+use cairn_providers::{ChatRequest, ModelClient, ModelStream, Sampling, ScriptedModel};
 use cairn_tools::{Tool, ToolContext, ToolError, ToolOutput, Workspace};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -28,6 +28,8 @@ impl EventSink for Recorder {
 
 pub struct Harness {
     pub model: ScriptedModel,
+    /// Stands between the engine and the scripted model, when a test watches it.
+    pub client: Option<Arc<dyn ModelClient>>,
     pub limits: Limits,
     pub mode: PermissionMode,
     pub tools: Vec<Arc<dyn Tool>>,
@@ -52,6 +54,7 @@ impl Harness {
     pub fn new(model: &ScriptedModel) -> Self {
         Self {
             model: model.clone(),
+            client: None,
             limits: Limits::default(),
             mode: PermissionMode::Auto,
             tools: Vec::new(),
@@ -60,6 +63,12 @@ impl Harness {
             sampling: Sampling::default(),
             rules: cairn_core::RuleSet::new(),
         }
+    }
+
+    /// Runs against `client` instead of the scripted model itself.
+    pub fn client(mut self, client: Arc<dyn ModelClient>) -> Self {
+        self.client = Some(client);
+        self
     }
 
     pub fn limits(mut self, change: impl FnOnce(&mut Limits)) -> Self {
@@ -119,7 +128,11 @@ impl Harness {
     }
 
     pub fn start_with(&self, prompt: &str, control: TurnControl) -> Running {
-        let engine = Engine::new(Arc::new(self.model.clone()), self.limits);
+        let client = self
+            .client
+            .clone()
+            .unwrap_or_else(|| Arc::new(self.model.clone()));
+        let engine = Engine::new(client, self.limits);
         let (tx, live) = mpsc::unbounded_channel();
         let recorder = Recorder {
             events: Arc::default(),
@@ -392,5 +405,45 @@ impl Tool for Probe {
                 .clone()
                 .unwrap_or_else(|| format!("{} {}", self.name, args)),
         ))
+    }
+}
+
+/// A model whose answers count as running work with a probe's counters while they
+/// stream: the peak is then of model requests and tool executions together.
+pub struct CountedModel {
+    pub inner: ScriptedModel,
+    pub running: Arc<AtomicUsize>,
+    pub peak: Arc<AtomicUsize>,
+}
+
+impl CountedModel {
+    pub fn sharing(inner: &ScriptedModel, probe: &Probe) -> Self {
+        Self {
+            inner: inner.clone(),
+            running: probe.running.clone(),
+            peak: probe.peak.clone(),
+        }
+    }
+}
+
+impl ModelClient for CountedModel {
+    fn stream_chat(&self, request: ChatRequest) -> ModelStream {
+        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.peak.fetch_max(now, Ordering::SeqCst);
+        let leaving = Leaving(self.running.clone());
+        let inner = self.inner.stream_chat(request);
+        Box::pin(futures_util::StreamExt::map(inner, move |event| {
+            let _counted_until_dropped = &leaving;
+            event
+        }))
+    }
+}
+
+/// Counts one running thing out when dropped.
+struct Leaving(Arc<AtomicUsize>);
+
+impl Drop for Leaving {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }

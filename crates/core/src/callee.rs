@@ -1,0 +1,98 @@
+//! Who answers a tool call: a toolbelt tool, or one of the engine's own tools, which
+//! need the turn itself (depth, budget, gate) rather than the world. A new engine
+//! tool is added here: its name, whether it runs beside other calls, and where it is
+//! available.
+
+use std::sync::Arc;
+
+use cairn_tools::Tool;
+
+use crate::disclosure::{LIST_TOOL_GROUPS, LOAD_TOOLS};
+use crate::level::Scope;
+use crate::subtask::{FINISH_SUBTASK, RUN_SUBTASK};
+
+/// The names the engine answers itself; no toolbelt tool may take them.
+const ENGINE_TOOLS: [&str; 4] = [RUN_SUBTASK, FINISH_SUBTASK, LIST_TOOL_GROUPS, LOAD_TOOLS];
+
+/// Whether `name` belongs to the engine.
+pub fn is_engine_tool(name: &str) -> bool {
+    ENGINE_TOOLS.contains(&name)
+}
+
+/// A call's callee, resolved once.
+pub(crate) enum Callee<'a> {
+    Tool(&'a Arc<dyn Tool>),
+    RunSubtask,
+    FinishSubtask,
+    /// `list_tool_groups` (`load: false`) or `load_tools`.
+    Disclosure {
+        load: bool,
+    },
+}
+
+/// Why a call did not produce a result.
+#[derive(Debug)]
+pub(crate) enum CallFailure {
+    /// The call failed in a way the model can read and act on: its result says so.
+    RespondToModel(String),
+    /// The turn is stopping (Stop, or a budget ran out): the call is cancelled.
+    Stopped,
+}
+
+impl From<String> for CallFailure {
+    fn from(message: String) -> Self {
+        Self::RespondToModel(message)
+    }
+}
+
+impl<'a> Callee<'a> {
+    /// The callee of `name` at this level, or the error the model is told when there
+    /// is none here.
+    pub fn resolve(scope: &'a Scope, name: &str, max_depth: u32) -> Result<Self, String> {
+        match name {
+            RUN_SUBTASK if scope.depth >= max_depth => Err(format!(
+                "depth limit reached: subtasks nest at most {max_depth} levels and this one \
+                 is at depth {}. Do this part yourself.",
+                scope.depth
+            )),
+            RUN_SUBTASK if scope.can_spawn => Ok(Self::RunSubtask),
+            FINISH_SUBTASK if scope.depth > 0 => Ok(Self::FinishSubtask),
+            FINISH_SUBTASK => Err(format!(
+                "{FINISH_SUBTASK} only ends a subtask; at the top level, just answer"
+            )),
+            LIST_TOOL_GROUPS | LOAD_TOOLS if scope.disclosure.is_some() => Ok(Self::Disclosure {
+                load: name == LOAD_TOOLS,
+            }),
+            _ => scope.tools.get(name).map(Self::Tool).ok_or_else(|| {
+                let more = if scope.disclosure.is_some() {
+                    " (more with list_tool_groups)"
+                } else {
+                    ""
+                };
+                format!(
+                    "there is no tool `{name}`. Available tools{more}: {}",
+                    scope.callable_names().join(", ")
+                )
+            }),
+        }
+    }
+
+    /// Whether the call may run at the same time as its neighbours in a round.
+    pub fn parallel_safe(&self) -> bool {
+        match self {
+            Self::Tool(tool) => tool.parallel_safe(),
+            // Each subtask is its own level; the discovery tools only read.
+            Self::RunSubtask | Self::Disclosure { .. } => true,
+            // It ends the level: it must see every call before it finished.
+            Self::FinishSubtask => false,
+        }
+    }
+
+    /// The tool, when the callee is one from the toolbelt.
+    pub fn tool(&self) -> Option<&'a Arc<dyn Tool>> {
+        match self {
+            Self::Tool(tool) => Some(tool),
+            Self::RunSubtask | Self::FinishSubtask | Self::Disclosure { .. } => None,
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! One model answer read from its stream: text, reasoning and whole tool calls
+//! gathered, usage summed, how it ended. It knows nothing of levels or events: what
+//! it sees on the way is handed to the caller, which shows it.
+
+use std::time::Duration;
+
+use cairn_protocol::{ToolCall, Usage};
+use cairn_providers::{ModelEvent, ModelStream, ProviderError, TokenUsage};
+use futures_util::StreamExt;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::history;
+
+/// What the model said in one round.
+#[derive(Debug, Default)]
+pub(crate) struct Round {
+    pub text: String,
+    pub reasoning: String,
+    pub calls: Vec<ToolCall>,
+}
+
+/// Something seen on the way, for the caller to show as it arrives.
+pub(crate) enum Seen<'a> {
+    Text(&'a str),
+    Reasoning(&'a str),
+    /// The server was busy; the request goes again after `delay`.
+    Reconnecting {
+        attempt: u32,
+        delay: Duration,
+        reason: &'a str,
+    },
+    /// The model produced something (text, reasoning or a call): it is no longer
+    /// reconnecting.
+    Producing,
+}
+
+/// How a round's stream ended.
+#[derive(Debug)]
+pub(crate) enum Ending {
+    Complete,
+    Stopped,
+    Failed(ProviderError),
+}
+
+/// A round read to its end.
+#[derive(Debug)]
+pub(crate) struct Collected {
+    pub round: Round,
+    /// What the server reported, summed (a forced retry answers twice in one round).
+    pub reported: Option<TokenUsage>,
+    pub first_token: Option<Duration>,
+    pub elapsed: Duration,
+    pub ending: Ending,
+}
+
+/// Reads `stream` until it ends, fails or `cancel` fires.
+pub(crate) async fn collect(
+    mut stream: ModelStream,
+    cancel: &CancellationToken,
+    mut seen: impl FnMut(Seen<'_>),
+) -> Collected {
+    let started = Instant::now();
+    let mut round = Round::default();
+    let mut reported: Option<TokenUsage> = None;
+    let mut first_token = None;
+    let ending = loop {
+        let next = tokio::select! {
+            biased;
+            () = cancel.cancelled() => break Ending::Stopped,
+            next = stream.next() => next,
+        };
+        let event = match next {
+            None => break Ending::Complete,
+            Some(Err(err)) => break Ending::Failed(err),
+            Some(Ok(event)) => event,
+        };
+        if matches!(
+            event,
+            ModelEvent::Text(_) | ModelEvent::Reasoning(_) | ModelEvent::ToolCall(_)
+        ) {
+            first_token.get_or_insert_with(|| started.elapsed());
+            seen(Seen::Producing);
+        }
+        match event {
+            ModelEvent::Text(delta) => {
+                seen(Seen::Text(&delta));
+                round.text.push_str(&delta);
+            }
+            ModelEvent::Reasoning(delta) => {
+                seen(Seen::Reasoning(&delta));
+                round.reasoning.push_str(&delta);
+            }
+            ModelEvent::ToolCall(call) => round.calls.push(call),
+            ModelEvent::Usage(usage) => {
+                let total = reported.get_or_insert_with(TokenUsage::default);
+                total.prompt_tokens += usage.prompt_tokens;
+                total.completion_tokens += usage.completion_tokens;
+            }
+            ModelEvent::Finished(_) => {}
+            ModelEvent::Reconnecting {
+                attempt,
+                delay,
+                reason,
+            } => seen(Seen::Reconnecting {
+                attempt,
+                delay,
+                reason: &reason,
+            }),
+        }
+    };
+    Collected {
+        round,
+        reported,
+        first_token,
+        elapsed: started.elapsed(),
+        ending,
+    }
+}
+
+impl Collected {
+    /// The round's usage: as reported, else estimated from what was sent and said.
+    pub fn usage(&self, prompt_estimate: u64) -> Usage {
+        let (prompt_tokens, completion_tokens, estimated) = match self.reported {
+            Some(usage) => (usage.prompt_tokens, usage.completion_tokens, false),
+            None => {
+                let round = &self.round;
+                let produced = round.text.len()
+                    + round.reasoning.len()
+                    + round
+                        .calls
+                        .iter()
+                        .map(|c| c.name.len() + c.arguments.len())
+                        .sum::<usize>();
+                (prompt_estimate, history::bytes_to_tokens(produced), true)
+            }
+        };
+        Usage {
+            prompt_tokens,
+            completion_tokens,
+            llm_calls: 1,
+            tool_calls: 0,
+            estimated,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_providers::FinishReason;
+    use futures_util::stream;
+
+    fn stream_of(events: Vec<Result<ModelEvent, ProviderError>>) -> ModelStream {
+        Box::pin(stream::iter(events))
+    }
+
+    #[tokio::test]
+    async fn a_round_gathers_text_reasoning_calls_and_summed_usage() {
+        let events = vec![
+            Ok(ModelEvent::Reasoning("hm".into())),
+            Ok(ModelEvent::Text("Hel".into())),
+            Ok(ModelEvent::Text("lo".into())),
+            Ok(ModelEvent::ToolCall(ToolCall {
+                id: "c1".into(),
+                name: "read_file".into(),
+                arguments: "{}".into(),
+            })),
+            Ok(ModelEvent::Usage(TokenUsage {
+                prompt_tokens: 10,
+                completion_tokens: 2,
+            })),
+            Ok(ModelEvent::Usage(TokenUsage {
+                prompt_tokens: 5,
+                completion_tokens: 1,
+            })),
+            Ok(ModelEvent::Finished(FinishReason::Stop)),
+        ];
+        let mut shown = Vec::new();
+        let collected = collect(stream_of(events), &CancellationToken::new(), |seen| {
+            if let Seen::Text(text) | Seen::Reasoning(text) = seen {
+                shown.push(text.to_owned());
+            }
+        })
+        .await;
+        assert!(matches!(collected.ending, Ending::Complete));
+        assert_eq!(shown, ["hm", "Hel", "lo"]);
+        assert_eq!(collected.round.text, "Hello");
+        assert_eq!(collected.round.reasoning, "hm");
+        assert_eq!(collected.round.calls.len(), 1);
+        let usage = collected.usage(999);
+        assert_eq!((usage.prompt_tokens, usage.completion_tokens), (15, 3));
+        assert!(!usage.estimated);
+        assert!(collected.first_token.is_some());
+    }
+
+    #[tokio::test]
+    async fn without_a_report_usage_is_estimated_and_a_failure_ends_the_round() {
+        let events = vec![
+            Ok(ModelEvent::Text("abcdefgh".into())),
+            Err(ProviderError::Script("gone".into())),
+            Ok(ModelEvent::Text("never read".into())),
+        ];
+        let collected = collect(stream_of(events), &CancellationToken::new(), |_| {}).await;
+        assert!(matches!(
+            collected.ending,
+            Ending::Failed(ProviderError::Script(_))
+        ));
+        assert_eq!(collected.round.text, "abcdefgh");
+        let usage = collected.usage(42);
+        assert_eq!(usage.prompt_tokens, 42);
+        assert!(usage.estimated);
+    }
+
+    #[tokio::test]
+    async fn a_stop_ends_the_round_with_what_was_said() {
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let collected = collect(
+            stream_of(vec![Ok(ModelEvent::Text("x".into()))]),
+            &cancel,
+            |_| {},
+        )
+        .await;
+        assert!(matches!(collected.ending, Ending::Stopped));
+        assert!(collected.round.text.is_empty());
+    }
+}
