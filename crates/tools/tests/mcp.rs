@@ -208,6 +208,27 @@ async fn a_server_that_cannot_start_is_reported_and_the_others_still_start() {
     );
 }
 
+#[tokio::test]
+async fn a_command_found_nowhere_names_the_path_it_was_looked_for_in() {
+    let mut config = McpConfig::default();
+    config.servers.insert(
+        "gone".into(),
+        McpServerConfig::command("cairn-no-such-mcp-server", &[]),
+    );
+    let (servers, failures) = start_allowed(&config, &policy(&["gone"], &[]), http()).await;
+    assert!(servers.is_empty());
+    let reason = failures[0].to_string();
+    // The app's own PATH is among the folders searched (after the login shell's).
+    let own = std::env::var("PATH").unwrap();
+    let first_own = own.split(':').next().unwrap();
+    assert!(
+        reason.contains("`cairn-no-such-mcp-server` was not found")
+            && reason.contains("PATH searched")
+            && reason.contains(first_own),
+        "{reason}"
+    );
+}
+
 #[test]
 fn claude_desktop_config_files_are_read_and_checked() {
     let dir = tempfile::tempdir().unwrap();

@@ -15,6 +15,7 @@
 mod config;
 mod http;
 mod link;
+mod search_path;
 mod server;
 mod stdio;
 mod wire;

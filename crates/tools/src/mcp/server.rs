@@ -13,6 +13,7 @@ use super::McpError;
 use super::config::{McpServerConfig, McpTransport};
 use super::http::HttpLink;
 use super::link::{Broken, Link};
+use super::search_path::SearchPath;
 use super::stdio::StdioLink;
 use super::wire::{self, Outcome};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
@@ -301,7 +302,8 @@ async fn connect(
 ) -> Result<(Link, Vec<Value>), String> {
     let link = match &config.transport {
         McpTransport::Command { command, args, env } => {
-            Link::Stdio(StdioLink::spawn(name, command, args, env)?)
+            let search = SearchPath::for_servers().await;
+            Link::Stdio(StdioLink::spawn(name, command, args, env, search)?)
         }
         McpTransport::Url { url, headers } => {
             Link::Http(Box::new(HttpLink::new(url, headers, http.clone())?))

@@ -20,6 +20,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
 
 use super::link::Broken;
+use super::search_path::SearchPath;
 use super::wire::{self, Incoming, MAX_MESSAGE_BYTES, Outcome};
 use crate::process_group::Group;
 
@@ -48,15 +49,19 @@ impl std::fmt::Debug for StdioLink {
 }
 
 impl StdioLink {
-    /// Starts `command` with `args` and `env` (over the inherited environment).
+    /// Starts `command`, found in `search`, with `args` and `env` (over the inherited
+    /// environment, with `search` as its PATH unless `env` sets one).
     pub fn spawn(
         name: &str,
         command: &str,
         args: &[String],
         env: &BTreeMap<String, String>,
+        search: &SearchPath,
     ) -> Result<Self, String> {
-        let mut child = Command::new(command)
+        let program = search.resolve(command)?;
+        let mut child = Command::new(program)
             .args(args)
+            .env("PATH", search.joined())
             .envs(env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
