@@ -631,7 +631,8 @@ async fn an_mcp_server_that_keeps_dying_shows_in_settings_until_started_again() 
             Reply::sse(sse::tool_calls(&[(
                 &format!("c{n}"),
                 "mcp__fragile__crash",
-                json!({}),
+                // Each call differs: identical ones in a row would be refused as a loop.
+                json!({"attempt": n}),
             )])),
         );
     }

@@ -16,9 +16,8 @@ use bytes::Bytes;
 use cairn_core::{Engine, EventSink, Limits, Toolbelt, TurnControl, TurnRequest};
 use cairn_protocol::{ChatMessage, Event, PermissionMode, ToolCategory, TurnStatus};
 use cairn_providers::openai::decode_body;
-use cairn_providers::{
-    ChatRequest, ModelClient, ModelStream, Sampling, ScriptedModel, ScriptedTurn,
-};
+use cairn_providers::{ChatRequest, ModelClient, ModelStream, Sampling};
+use cairn_testkit::{ScriptedModel, ScriptedTurn};
 use cairn_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use futures_util::stream;
 use serde_json::{Value, json};

@@ -21,6 +21,7 @@ use crate::gate::{GateDecision, GateRequest};
 use crate::history;
 use crate::level::{Level, LevelEnd, LevelFailure, Scope};
 use crate::prompt::{self, PromptContext};
+use crate::repeats::{self, Previous, Verdict};
 use crate::subtask::{self, FINISH_SUBTASK, FinishSubtaskArgs, OutputSchema, RunSubtaskArgs};
 use crate::turn::Turn;
 
@@ -51,24 +52,47 @@ impl Success {
 const CANCELLED: &str = "cancelled: the turn was stopped before this call finished";
 
 impl Turn {
-    pub(crate) async fn dispatch(&self, scope: &Scope, calls: &[ToolCall]) -> Dispatched {
-        let mut results = Vec::with_capacity(calls.len());
+    /// Runs a round's calls as `verdicts` say (one per call): a refused repeat gets
+    /// its error without running, and waits for the call it repeats.
+    pub(crate) async fn dispatch(
+        &self,
+        scope: &Scope,
+        calls: &[ToolCall],
+        verdicts: &[Verdict],
+    ) -> Dispatched {
+        let mut results: Vec<ChatMessage> = Vec::with_capacity(calls.len());
         let mut finished = None;
-        let mut rest = calls;
-        while !rest.is_empty() {
-            let batch = match rest
-                .iter()
-                .position(|call| !self.parallel_safe(scope, call))
-            {
+        let mut next = 0;
+        while next < calls.len() {
+            if let Some(Verdict::Refuse(previous)) = verdicts.get(next) {
+                // Every call before this one has its result: the one it repeats too.
+                let returned = match previous {
+                    Previous::Returned(line) => line.clone(),
+                    Previous::InRound(index) => repeats::first_line(results[*index].content()),
+                };
+                let refusal = repeats::refusal(&calls[next], &returned);
+                let (message, _) = self.run_call(scope, &calls[next], Some(refusal)).await;
+                results.push(message);
+                next += 1;
+                continue;
+            }
+            let batch = calls[next..].iter().enumerate().position(|(offset, call)| {
+                verdicts.get(next + offset) != Some(&Verdict::Run)
+                    || !self.parallel_safe(scope, call)
+            });
+            let len = match batch {
                 Some(0) => 1,
                 Some(n) => n,
-                None => rest.len(),
+                None => calls.len() - next,
             };
-            let (now, later) = rest.split_at(batch);
-            rest = later;
+            let now = &calls[next..next + len];
+            next += len;
             // Collected first: a lazy `map` closure inside this boxed, Send future trips
             // the compiler's higher-ranked lifetime inference.
-            let calls: Vec<_> = now.iter().map(|call| self.run_call(scope, call)).collect();
+            let calls: Vec<_> = now
+                .iter()
+                .map(|call| self.run_call(scope, call, None))
+                .collect();
             // The turn's slots bound what runs at once; this only keeps the queue short.
             let mut outcomes = stream::iter(calls).buffered(self.limits.max_parallel_per_turn);
             while let Some((message, done)) = outcomes.next().await {
@@ -87,8 +111,14 @@ impl Turn {
             .map_or(true, |callee| callee.parallel_safe())
     }
 
-    /// One call, start to end. Never fails: a failure is the call's result.
-    async fn run_call(&self, scope: &Scope, call: &ToolCall) -> (ChatMessage, Option<Value>) {
+    /// One call, start to end (`refused`: with this error, without running). Never
+    /// fails: a failure is the call's result.
+    async fn run_call(
+        &self,
+        scope: &Scope,
+        call: &ToolCall,
+        refused: Option<String>,
+    ) -> (ChatMessage, Option<Value>) {
         let args = parse_arguments(&call.arguments);
         let started = std::time::Instant::now();
         self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
@@ -105,7 +135,9 @@ impl Turn {
             status: ToolCallStatus::Start,
             duration_ms: None,
         }));
-        let outcome = if self.is_stopping() {
+        let outcome = if let Some(refusal) = refused {
+            Err(CallFailure::RespondToModel(refusal))
+        } else if self.is_stopping() {
             Err(CallFailure::Stopped)
         } else {
             self.execute(scope, call, args).await

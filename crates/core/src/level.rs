@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::disclosure::Disclosure;
 use crate::events::{Activity, Journal};
 use crate::history;
+use crate::repeats::Repeats;
 use crate::round::{self, Collected, Ending, Round, Seen};
 use crate::subtask::{self, OutputSchema};
 use crate::toolbelt::Toolbelt;
@@ -108,6 +109,8 @@ pub(crate) struct Level {
     reasoning: String,
     /// Set on the root level only: told of each message as it is appended.
     pub journal: Option<Arc<dyn Journal>>,
+    /// The calls it keeps repeating.
+    repeats: Repeats,
 }
 
 #[derive(Debug)]
@@ -133,6 +136,7 @@ impl Level {
             texts: Vec::new(),
             reasoning: String::new(),
             journal: None,
+            repeats: Repeats::default(),
         }
     }
 
@@ -199,7 +203,9 @@ impl Turn {
                     }
                 }
                 level.push(assistant(round.text, round.reasoning, round.calls.clone()));
-                let dispatched = self.dispatch(&level.scope, &round.calls).await;
+                let verdicts = level.repeats.judge(&round.calls);
+                let dispatched = self.dispatch(&level.scope, &round.calls, &verdicts).await;
+                level.repeats.observe(&verdicts, &dispatched.results);
                 for result in dispatched.results {
                     level.push(result);
                 }

@@ -20,6 +20,7 @@ mod level;
 mod limits;
 mod locks;
 pub mod prompt;
+mod repeats;
 mod round;
 pub mod rules;
 mod session;

@@ -198,13 +198,16 @@ mod tests {
     async fn without_a_report_usage_is_estimated_and_a_failure_ends_the_round() {
         let events = vec![
             Ok(ModelEvent::Text("abcdefgh".into())),
-            Err(ProviderError::Script("gone".into())),
+            Err(ProviderError::StreamCut {
+                server: "s".into(),
+                detail: "gone".into(),
+            }),
             Ok(ModelEvent::Text("never read".into())),
         ];
         let collected = collect(stream_of(events), &CancellationToken::new(), |_| {}).await;
         assert!(matches!(
             collected.ending,
-            Ending::Failed(ProviderError::Script(_))
+            Ending::Failed(ProviderError::StreamCut { .. })
         ));
         assert_eq!(collected.round.text, "abcdefgh");
         let usage = collected.usage(42);

@@ -30,8 +30,6 @@ pub enum ProviderError {
     Stalled { server: String, seconds: u64 },
     #[error("{server} sent a response Cairn cannot read: {detail}")]
     Protocol { server: String, detail: String },
-    #[error("scripted model: {0}")]
-    Script(String),
 }
 
 fn available_list(available: &[String]) -> String {

@@ -4,8 +4,8 @@
 //! tools, sampling) in, a stream of [`ModelEvent`]s out, with tool-call fragments
 //! already reassembled. Behind it: Ollama's native API ([`ollama`]), the
 //! OpenAI-compatible API ([`openai`]), both hardened for small local models
-//! ([`textcalls`]), and [`ScriptedModel`], a deterministic model for tests and
-//! benchmarks. [`server`] knows the usual servers and finds the running ones.
+//! ([`textcalls`]). [`server`] knows the usual servers and finds the running ones.
+//! (A deterministic scripted model for tests lives in the testkit.)
 
 mod adapt;
 mod error;
@@ -13,7 +13,6 @@ pub mod http;
 mod model;
 pub mod ollama;
 pub mod openai;
-mod scripted;
 pub mod server;
 pub mod textcalls;
 
@@ -22,5 +21,4 @@ pub use model::{
     ChatRequest, FinishReason, ModelClient, ModelEvent, ModelStream, RequestOrigin, Sampling,
     TokenUsage,
 };
-pub use scripted::{Lane, ScriptedModel, ScriptedTurn};
 pub use server::{Detected, Dialect, Endpoint, PRESETS, Preset, Server, detect};

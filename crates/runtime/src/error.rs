@@ -111,8 +111,7 @@ pub fn provider_kind(err: &ProviderError) -> FailureKind {
         | ProviderError::Server { .. }
         | ProviderError::StreamCut { .. }
         | ProviderError::Stalled { .. }
-        | ProviderError::Protocol { .. }
-        | ProviderError::Script(_) => FailureKind::Provider,
+        | ProviderError::Protocol { .. } => FailureKind::Provider,
     }
 }
 

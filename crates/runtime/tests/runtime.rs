@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use cairn_core::Limits;
 use cairn_protocol::{Event, MessageStatus, PermissionMode, Role, ThreadInfo, TurnStatus};
-use cairn_providers::{ProviderError, Sampling, ScriptedModel, ScriptedTurn};
+use cairn_providers::Sampling;
 use cairn_runtime::{ModelChoice, Runtime, RuntimeError};
 use cairn_store::Store;
+use cairn_testkit::{ScriptedModel, ScriptedTurn, server_error};
 use serde_json::json;
 
 fn choice(model: &ScriptedModel) -> ModelChoice {
@@ -132,7 +133,7 @@ async fn a_failed_answer_is_retried_in_place_without_repeating_the_question() {
         runtime.retry(&thread.id, choice(&model)).await.is_err(),
         "nothing to retry in an empty chat"
     );
-    model.root([ScriptedTurn::new().fail(ProviderError::Script("the server fell over".into()))]);
+    model.root([ScriptedTurn::new().fail(server_error("the server fell over"))]);
     let live = runtime
         .send(&thread.id, "What is 2 + 2?", choice(&model))
         .await

@@ -11,8 +11,9 @@ use cairn_core::{Engine, Limits, SessionGrants, Sessions, Toolbelt, TurnRequest}
 use cairn_protocol::{
     ChatMessage, ErrorKind, Event, MessageStatus, PermissionMode, Role, TurnStatus,
 };
-use cairn_providers::{Sampling, ScriptedModel, ScriptedTurn};
+use cairn_providers::Sampling;
 use cairn_store::{NewThread, Page, Recorder, Store, StoreError, StoreOptions, title_from_prompt};
+use cairn_testkit::{ScriptedModel, ScriptedTurn};
 use serde_json::json;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Connection, SqliteConnection};

@@ -2,12 +2,15 @@
 //! scripted bytes (recorded model streams, error bodies, faults), and [`fixture`] to
 //! read the recorded wire traffic kept in `tests/fixtures/wire`; and [`mcp`], an MCP
 //! server with a tool for every fault (over stdio as `mcp-fixture-server`, and over
-//! HTTP).
+//! HTTP); and [`ScriptedModel`], a deterministic model in process for tests and
+//! benchmarks of the engine.
 
 mod fixtures;
 pub mod mcp;
+mod scripted;
 mod server;
 pub mod sse;
 
 pub use fixtures::{fixture, fixture_dir, ndjson_from_pretty, openai_sse, sse_from_payload_lines};
+pub use scripted::{Lane, SERVER as SCRIPTED_SERVER, ScriptedModel, ScriptedTurn, server_error};
 pub use server::{FakeServer, Piece, Recorded, Reply};

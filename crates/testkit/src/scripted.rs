@@ -11,8 +11,20 @@ use futures_util::StreamExt;
 use futures_util::stream;
 use tokio::sync::Barrier;
 
-use crate::error::ProviderError;
-use crate::model::{ChatRequest, FinishReason, ModelClient, ModelEvent, ModelStream, TokenUsage};
+use cairn_providers::{
+    ChatRequest, FinishReason, ModelClient, ModelEvent, ModelStream, ProviderError, TokenUsage,
+};
+
+/// How the scripted model is named in its errors.
+pub const SERVER: &str = "the scripted model";
+
+/// A failure as a model server reports one mid-answer, for [`ScriptedTurn::fail`].
+pub fn server_error(message: &str) -> ProviderError {
+    ProviderError::Server {
+        server: SERVER.to_owned(),
+        message: message.to_owned(),
+    }
+}
 
 /// Which requests a scripted turn answers.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -228,10 +240,13 @@ impl ScriptedModel {
         drop(script);
         match &self.responder {
             Some(respond) => Ok(respond(request)),
-            None => Err(ProviderError::Script(format!(
-                "no scripted turn left for depth {} (subtask {:?})",
-                origin.depth, origin.subtask_title
-            ))),
+            None => Err(ProviderError::Protocol {
+                server: SERVER.to_owned(),
+                detail: format!(
+                    "no scripted turn left for depth {} (subtask {:?})",
+                    origin.depth, origin.subtask_title
+                ),
+            }),
         }
     }
 }

@@ -4,7 +4,8 @@ use cairn_core::TurnControl;
 use cairn_protocol::{
     ApprovalDecision, Event, PermissionMode, ToolApprovalRequest, ToolCategory, TurnStatus,
 };
-use cairn_providers::{ScriptedModel, ScriptedTurn};
+use cairn_testkit::{ScriptedModel, ScriptedTurn};
+
 use serde_json::json;
 
 use super::support::{Harness, Probe, Running};

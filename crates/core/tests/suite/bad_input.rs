@@ -1,7 +1,8 @@
 //! What a model can get wrong becomes a tool error it can read, never a crash.
 
 use cairn_protocol::{ChatMessage, TurnStatus};
-use cairn_providers::{ScriptedModel, ScriptedTurn};
+use cairn_testkit::{ScriptedModel, ScriptedTurn};
+
 use serde_json::json;
 
 use super::support::{Harness, Probe, assert_calls_paired};

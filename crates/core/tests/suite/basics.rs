@@ -5,7 +5,8 @@ use std::time::Duration;
 use cairn_protocol::{
     AgentStateKind, ChatMessage, Event, ToolCallStatus, ToolCategory, TurnStatus,
 };
-use cairn_providers::{ScriptedModel, ScriptedTurn};
+use cairn_testkit::{ScriptedModel, ScriptedTurn};
+
 use serde_json::json;
 
 use super::support::{Harness, Probe, assert_calls_paired};

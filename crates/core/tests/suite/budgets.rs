@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use cairn_protocol::{BudgetExceeded, BudgetReason, ChatMessage, Event, TurnStatus};
-use cairn_providers::{ScriptedModel, ScriptedTurn};
+use cairn_testkit::{ScriptedModel, ScriptedTurn};
+
 use serde_json::json;
 
 use super::support::{Harness, Probe, Run, assert_calls_paired};

@@ -5,7 +5,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use cairn_protocol::{ErrorKind, Event, ToolCallStatus, TurnStatus};
-use cairn_providers::{ProviderError, ScriptedModel, ScriptedTurn};
+use cairn_providers::ProviderError;
+use cairn_testkit::{ScriptedModel, ScriptedTurn};
 use serde_json::json;
 
 use super::support::{Harness, Probe, Run, Running, assert_calls_paired};

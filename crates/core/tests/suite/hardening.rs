@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use cairn_protocol::{AgentStateKind, ChatMessage, Event, TurnStatus};
-use cairn_providers::{ProviderError, Sampling, ScriptedModel, ScriptedTurn};
+use cairn_providers::Sampling;
+use cairn_testkit::{ScriptedModel, ScriptedTurn, server_error};
 use cairn_tools::Tool;
 use serde_json::json;
 
@@ -107,11 +108,11 @@ async fn every_model_call_is_accounted_for_with_its_operation() {
     assert_eq!(run.outcome.usage.llm_calls, 3);
 
     let model = ScriptedModel::new();
-    model.root([ScriptedTurn::new().fail(ProviderError::Script("boom".into()))]);
+    model.root([ScriptedTurn::new().fail(server_error("boom"))]);
     let run = Harness::new(&model).run("go").await;
     assert_eq!(
         run.outcome.calls[0].error.as_deref(),
-        Some("scripted model: boom")
+        Some("the scripted model reported an error mid-answer: boom")
     );
 }
 
@@ -213,4 +214,52 @@ async fn loading_an_unknown_group_lists_the_real_ones_and_small_toolbelts_show_e
         11,
         "under the budget: all tools, no meta-tools"
     );
+}
+
+#[tokio::test]
+async fn the_third_identical_call_in_a_row_is_not_run_and_quotes_the_last_result() {
+    let model = ScriptedModel::new();
+    let same = || ScriptedTurn::new().tool("probe", json!({"path": "notes.md"}));
+    model.root([same(), same(), same(), ScriptedTurn::text("done")]);
+    let probe = Probe::new("probe").output("# Notes\nsecond line");
+    let run = Harness::new(&model).tool(probe.clone()).run("go").await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    assert_eq!(probe.calls(), 2, "the third call did not run");
+    let ends = run.tool_ends();
+    assert_eq!(ends.len(), 3, "the refused call still has its card");
+    let (_, refused, is_error) = &ends[2];
+    assert!(is_error);
+    let refused = refused.as_str().unwrap();
+    assert!(
+        refused.contains("repeats your previous call") && refused.contains("\"# Notes\""),
+        "{refused}"
+    );
+    // The model read the refusal as the call's result.
+    let last_request = model.requests().pop().unwrap();
+    let told = last_request.messages.last().unwrap().content();
+    assert_eq!(told, refused);
+}
+
+#[tokio::test]
+async fn identical_calls_in_one_round_count_in_their_order() {
+    let model = ScriptedModel::new();
+    let round = (0..4).fold(ScriptedTurn::new(), |turn, _| {
+        turn.tool("probe", json!({"path": "notes.md"}))
+    });
+    model.root([round, ScriptedTurn::text("done")]);
+    let probe = Probe::new("probe").output("only line");
+    let run = Harness::new(&model).tool(probe.clone()).run("go").await;
+    assert_eq!(probe.calls(), 2);
+    let errors: Vec<bool> = run.tool_ends().iter().map(|(_, _, error)| *error).collect();
+    assert_eq!(errors, [false, false, true, true]);
+    assert!(
+        run.tool_ends()[3]
+            .1
+            .as_str()
+            .unwrap()
+            .contains("\"only line\""),
+        "the refusal quotes the call it repeats, which ran in the same round"
+    );
+    // Every call has its result, in order.
+    super::support::assert_calls_paired(&run.outcome.messages);
 }

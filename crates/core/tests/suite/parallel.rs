@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use cairn_protocol::{ChatMessage, ToolCategory};
-use cairn_providers::{ScriptedModel, ScriptedTurn};
+use cairn_testkit::{ScriptedModel, ScriptedTurn};
+
 use serde_json::json;
 
 use super::support::{CountedModel, Harness, Probe, assert_calls_paired};
@@ -16,7 +17,11 @@ fn calls(n: usize, name: &str, args: impl Fn(usize) -> serde_json::Value) -> Scr
 #[tokio::test]
 async fn parallel_safe_calls_run_together_up_to_the_limit() {
     let model = ScriptedModel::new();
-    model.root([calls(10, "probe", |_| json!({})), ScriptedTurn::text("ok")]);
+    // Different arguments each: identical calls in a row would be refused as a loop.
+    model.root([
+        calls(10, "probe", |i| json!({"i": i})),
+        ScriptedTurn::text("ok"),
+    ]);
     let probe = Probe::new("probe").delay(Duration::from_millis(30));
     Harness::new(&model)
         .limits(|l| l.max_parallel_per_turn = 4)
@@ -45,9 +50,9 @@ async fn the_limit_bounds_model_requests_and_tools_across_nested_subtasks() {
                 // Each child's answers take a while, so requests overlap.
                 ScriptedTurn::new()
                     .delay(Duration::from_millis(20))
-                    .tool("probe", json!({}))
-                    .tool("probe", json!({}))
-                    .tool("probe", json!({})),
+                    .tool("probe", json!({"i": 1}))
+                    .tool("probe", json!({"i": 2}))
+                    .tool("probe", json!({"i": 3})),
                 ScriptedTurn::new()
                     .delay(Duration::from_millis(20))
                     .say(format!("{title} done")),
@@ -78,7 +83,10 @@ async fn the_limit_bounds_model_requests_and_tools_across_nested_subtasks() {
 #[tokio::test]
 async fn calls_that_are_not_parallel_safe_run_one_at_a_time() {
     let model = ScriptedModel::new();
-    model.root([calls(4, "writer", |_| json!({})), ScriptedTurn::text("ok")]);
+    model.root([
+        calls(4, "writer", |i| json!({"i": i})),
+        ScriptedTurn::text("ok"),
+    ]);
     let writer = Probe::new("writer")
         .exclusive()
         .delay(Duration::from_millis(10));

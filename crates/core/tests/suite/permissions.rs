@@ -3,7 +3,8 @@
 
 use cairn_core::{RuleList, TurnControl};
 use cairn_protocol::{ApprovalDecision, Event, PermissionMode, ToolCategory};
-use cairn_providers::{ScriptedModel, ScriptedTurn};
+use cairn_testkit::{ScriptedModel, ScriptedTurn};
+
 use serde_json::{Value, json};
 
 use super::support::{Harness, Probe, Run};

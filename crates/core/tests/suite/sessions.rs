@@ -12,7 +12,8 @@ use cairn_core::{
 use cairn_protocol::{
     ApprovalDecision, ChatMessage, ErrorKind, Event, PermissionMode, ToolCategory, TurnStatus,
 };
-use cairn_providers::{Sampling, ScriptedModel, ScriptedTurn};
+use cairn_providers::Sampling;
+use cairn_testkit::{ScriptedModel, ScriptedTurn};
 use cairn_tools::Tool;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;

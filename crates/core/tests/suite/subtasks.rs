@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use cairn_protocol::{ChatMessage, ErrorKind, Event, ToolCallStatus, TurnStatus};
-use cairn_providers::{Lane, ScriptedModel, ScriptedTurn};
+use cairn_testkit::{Lane, ScriptedModel, ScriptedTurn};
+
 use serde_json::{Value, json};
 use tokio::sync::Barrier;
 

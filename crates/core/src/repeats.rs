@@ -1,0 +1,191 @@
+//! Small models loop: they call the same tool with the same arguments again and
+//! again, each time reading the same result. At one level, the third identical call
+//! in a row (calls of one round count in their order) is not run; its result tells
+//! the model it repeats the previous call and quotes what that returned.
+
+use cairn_protocol::{ChatMessage, ToolCall};
+use serde_json::Value;
+
+/// Identical calls in a row that still run.
+const RUNS_IN_A_ROW: u32 = 2;
+/// The longest quote of an earlier result, in characters.
+const MAX_QUOTE_CHARS: usize = 200;
+
+/// The streak of identical calls at one level.
+#[derive(Debug, Default)]
+pub(crate) struct Repeats {
+    /// The last call's tool and arguments.
+    last: Option<String>,
+    in_a_row: u32,
+    /// The first line of what the streak's last call that ran returned.
+    returned: Option<String>,
+}
+
+/// What becomes of one call of a round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Run,
+    /// Not run: it repeats a call that ran.
+    Refuse(Previous),
+}
+
+/// The call a refused one repeats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Previous {
+    /// In an earlier round: the first line of what it returned.
+    Returned(String),
+    /// Earlier in this round, at this index: its result is not known yet.
+    InRound(usize),
+}
+
+impl Repeats {
+    /// Judges a round's calls in order, and counts them into the streak.
+    pub fn judge(&mut self, calls: &[ToolCall]) -> Vec<Verdict> {
+        let mut last_run: Option<usize> = None;
+        calls
+            .iter()
+            .enumerate()
+            .map(|(index, call)| {
+                let signature = signature(call);
+                if self.last.as_ref() == Some(&signature) {
+                    self.in_a_row += 1;
+                } else {
+                    self.last = Some(signature);
+                    self.in_a_row = 1;
+                    self.returned = None;
+                    last_run = None;
+                }
+                if self.in_a_row <= RUNS_IN_A_ROW {
+                    last_run = Some(index);
+                    return Verdict::Run;
+                }
+                Verdict::Refuse(match last_run {
+                    Some(earlier) => Previous::InRound(earlier),
+                    None => Previous::Returned(self.returned.clone().unwrap_or_default()),
+                })
+            })
+            .collect()
+    }
+
+    /// Keeps the first line of what the streak's last call that ran returned, for a
+    /// repeat in a later round. `results` are the round's, in call order.
+    pub fn observe(&mut self, verdicts: &[Verdict], results: &[ChatMessage]) {
+        let ran_last = verdicts
+            .iter()
+            .zip(results)
+            .rev()
+            .find(|(verdict, _)| **verdict == Verdict::Run);
+        // Only when the round ends inside the streak that call belongs to: every call
+        // after the last one that ran is a refused repeat of it.
+        if let Some((_, result)) = ran_last {
+            self.returned = Some(first_line(result.content()));
+        }
+    }
+}
+
+/// The error a refused call returns.
+pub(crate) fn refusal(call: &ToolCall, returned: &str) -> String {
+    format!(
+        "this call repeats your previous call (`{}` with the same arguments) and was not \
+         run. That call returned: \"{returned}\". Use that result, or call with different \
+         arguments.",
+        call.name
+    )
+}
+
+/// The first line of a result, cut to a quote's length.
+pub(crate) fn first_line(content: &str) -> String {
+    let line = content
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("");
+    let mut quote: String = line.trim().chars().take(MAX_QUOTE_CHARS).collect();
+    if line.trim().chars().count() > MAX_QUOTE_CHARS {
+        quote.push('…');
+    }
+    quote
+}
+
+/// A call's tool and arguments, the same however the arguments were spaced or their
+/// keys ordered.
+fn signature(call: &ToolCall) -> String {
+    let arguments = serde_json::from_str::<Value>(&call.arguments)
+        .map(|value| value.to_string())
+        .unwrap_or_else(|_| call.arguments.trim().to_owned());
+    format!("{}\u{0}{arguments}", call.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(name: &str, arguments: &str) -> ToolCall {
+        ToolCall {
+            id: format!("c-{name}"),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    fn result(content: &str) -> ChatMessage {
+        ChatMessage::Tool {
+            tool_call_id: "c".into(),
+            name: "read_file".into(),
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn the_third_identical_call_in_a_row_is_refused_across_rounds() {
+        let mut repeats = Repeats::default();
+        let read = call("read_file", r#"{"path": "a.md"}"#);
+        assert_eq!(repeats.judge(std::slice::from_ref(&read)), [Verdict::Run]);
+        repeats.observe(&[Verdict::Run], &[result("line one\nline two")]);
+        // Spaced and ordered differently, it is the same call.
+        let again = call("read_file", r#"{ "path":"a.md" }"#);
+        assert_eq!(repeats.judge(std::slice::from_ref(&again)), [Verdict::Run]);
+        repeats.observe(&[Verdict::Run], &[result("\nsame again\nmore")]);
+        assert_eq!(
+            repeats.judge(std::slice::from_ref(&read)),
+            [Verdict::Refuse(Previous::Returned("same again".into()))]
+        );
+        // A different call ends the streak.
+        let other = call("read_file", r#"{"path": "b.md"}"#);
+        assert_eq!(
+            repeats.judge(&[other, read.clone()]),
+            [Verdict::Run, Verdict::Run]
+        );
+    }
+
+    #[test]
+    fn duplicates_in_one_round_count_in_their_order() {
+        let mut repeats = Repeats::default();
+        let read = call("read_file", r#"{"path": "a.md"}"#);
+        let list = call("list_dir", "{}");
+        assert_eq!(
+            repeats.judge(&[read.clone(), read.clone(), read.clone(), read.clone()]),
+            [
+                Verdict::Run,
+                Verdict::Run,
+                Verdict::Refuse(Previous::InRound(1)),
+                Verdict::Refuse(Previous::InRound(1)),
+            ]
+        );
+        assert_eq!(
+            repeats.judge(&[list.clone(), list.clone(), list]),
+            [
+                Verdict::Run,
+                Verdict::Run,
+                Verdict::Refuse(Previous::InRound(1))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_quote_is_the_first_line_cut_short() {
+        assert_eq!(first_line("  \n  hello  \nworld"), "hello");
+        let long = "x".repeat(500);
+        assert_eq!(first_line(&long).chars().count(), MAX_QUOTE_CHARS + 1);
+    }
+}
