@@ -66,6 +66,7 @@ registered! {
     detect_providers => DetectProviders,
     list_models => ListModels,
     check_server => CheckServer,
+    model_context => ModelContext,
     pull_model => PullModel,
     set_api_key => SetApiKey,
     delete_api_key => DeleteApiKey,
@@ -435,6 +436,15 @@ async fn check_server(
 ) -> Reply<<CheckServer as Command>::Reply> {
     let CheckServer { dialect, base_url } = args;
     Ok(desk(&state)?.check_server(dialect, &base_url).await)
+}
+
+/// The chosen model's context window, for the model picker.
+#[tauri::command]
+async fn model_context(
+    state: State<'_, AppState>,
+    args: ModelContext,
+) -> Reply<<ModelContext as Command>::Reply> {
+    desk(&state)?.model_context(args).await.map_err(fail)
 }
 
 /// Downloads a model; progress arrives on `on_progress`, the last step says how

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use cairn_core::Limits;
 use cairn_desktop::desk::{Desk, DeskError, Overrides, Shell, forward};
-use cairn_protocol::desktop::commands::{AddRule, ExportThread};
+use cairn_protocol::desktop::commands::{AddRule, ExportThread, ModelContext};
 use cairn_protocol::desktop::{
-    CommandError, CommandErrorKind, ExportFormat, NewThreadOptions, Settings,
+    CommandError, CommandErrorKind, ContextInfo, ExportFormat, NewThreadOptions, Settings,
 };
 use cairn_protocol::{ApprovalDecision, Event, PermissionMode, TurnStatus};
 use cairn_protocol::{Dialect, RuleList};
@@ -149,7 +149,7 @@ async fn a_message_starts_a_thread_streams_its_answer_and_is_stored() {
         matches!(events.last(), Some(Event::Done(done)) if done.status == TurnStatus::Completed)
     );
 
-    let request = &s.server.requests()[0];
+    let request = &s.server.requests_to(CHAT)[0];
     assert_eq!(request.json()["model"], "test-model");
     let thread = s.desk.load_thread(&live.thread_id).await.unwrap();
     assert_eq!(thread.thread.title, "Say hello");
@@ -397,7 +397,7 @@ async fn settings_are_checked_kept_and_survive_a_restart() {
     // The sampling settings reach the server.
     s.server.push(CHAT, Reply::sse(sse::text(&["ok"])));
     chat_to_the_end(&again, "hi").await;
-    let body = s.server.requests()[0].json();
+    let body = s.server.requests_to(CHAT)[0].json();
     assert_eq!(body["temperature"], 0.2);
     assert_eq!(body["model"], "qwen3:8b");
 }
@@ -432,7 +432,7 @@ async fn api_keys_go_to_the_keychain_and_to_the_server_only() {
     s.server.push(CHAT, Reply::sse(sse::text(&["ok"])));
     chat_to_the_end(&s.desk, "hi").await;
     assert_eq!(
-        s.server.requests()[0].header("authorization"),
+        s.server.requests_to(CHAT)[0].header("authorization"),
         Some("Bearer sk-secret")
     );
     let db = std::fs::read(s.dir.path().join("cairn.db")).unwrap();
@@ -601,7 +601,11 @@ async fn retry_uses_the_server_as_settings_have_it_now() {
     let live = s.desk.retry(&thread, None).await.unwrap();
     let events = collect(&live).await;
     assert_eq!(text_of(&events), "It is 4.");
-    assert_eq!(s.server.requests().len(), 1, "asked at the fixed address");
+    assert_eq!(
+        s.server.requests_to(CHAT).len(),
+        1,
+        "asked at the fixed address"
+    );
     let stored = s.desk.store().thread(&thread).await.unwrap();
     assert_eq!(stored.base_url.as_deref(), Some(s.server.url().as_str()));
 }
@@ -687,4 +691,61 @@ async fn an_mcp_server_that_keeps_dying_shows_in_settings_until_started_again() 
         .await
         .unwrap();
     assert_eq!((listed[0].tools.is_some(), &listed[0].error), (true, &None));
+}
+
+/// A llama.cpp-style model list that says the context the model runs with.
+fn models_with_context(model: &str, n_ctx: u32) -> Reply {
+    Reply::json(
+        200,
+        json!({"object": "list", "data": [{"id": model, "object": "model", "meta": {"n_ctx": n_ctx}}]})
+            .to_string(),
+    )
+}
+
+#[tokio::test]
+async fn the_model_picker_learns_the_context_and_whether_tools_wait_in_groups() {
+    let s = setup(Some("test-model")).await;
+    let ask = |workspace: Option<String>| ModelContext {
+        thread_id: None,
+        model: None,
+        mode: PermissionMode::Default,
+        workspace,
+    };
+    s.server
+        .push("GET /v1/models", models_with_context("test-model", 4096));
+    let info = s.desk.model_context(ask(None)).await.unwrap();
+    assert_eq!(
+        info,
+        ContextInfo {
+            tokens: Some(4096),
+            source: Some("llama.cpp server's n_ctx".into()),
+            tools_on_demand: false,
+        }
+    );
+
+    // An MCP server's tools beside a small window: they wait in their group.
+    let path = s.dir.path().join("mcp.json");
+    std::fs::write(
+        &path,
+        json!({"mcpServers": {"fixture": {"command": cairn_testkit::mcp::stdio_fixture()}}})
+            .to_string(),
+    )
+    .unwrap();
+    s.desk
+        .set_mcp_server(&path, "fixture", Some(true), Some(false))
+        .await
+        .unwrap();
+    s.server
+        .push("GET /v1/models", models_with_context("test-model", 1024));
+    let small = s.desk.model_context(ask(None)).await.unwrap();
+    assert_eq!(small.tokens, Some(1024));
+    assert!(small.tools_on_demand, "{small:?}");
+    s.server
+        .push("GET /v1/models", models_with_context("test-model", 131_072));
+    let large = s.desk.model_context(ask(None)).await.unwrap();
+    assert!(!large.tools_on_demand, "{large:?}");
+
+    // A server that does not say: nothing to show, nothing wrong.
+    let unknown = s.desk.model_context(ask(None)).await.unwrap();
+    assert_eq!(unknown.tokens, None);
 }

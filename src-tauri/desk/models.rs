@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use cairn_protocol::ThreadInfo;
+use cairn_protocol::desktop::commands::ModelContext;
 use cairn_protocol::desktop::{
-    CommandError, DetectedServer, ProviderPreset, PullPhase, PullStep, ServerCheck,
+    CommandError, ContextInfo, DetectedServer, ProviderPreset, PullPhase, PullStep, ServerCheck,
 };
 use cairn_providers::ollama::{OllamaClient, OllamaConfig, PULL_SUCCESS};
 use cairn_providers::{Dialect, Endpoint, PRESETS, Preset, Sampling, Server};
@@ -61,6 +62,30 @@ impl Desk {
             },
         };
         Ok(resolve_model(request, thread, self.secrets.as_ref()).await?)
+    }
+
+    /// What the model a turn would use can hold, as its server says, and whether the
+    /// tools would be shown on demand to fit.
+    pub async fn model_context(&self, args: ModelContext) -> Result<ContextInfo, DeskError> {
+        let thread = match &args.thread_id {
+            Some(id) => Some(self.store().thread(id).await?),
+            None => None,
+        };
+        let choice = self.model_choice(thread.as_ref(), args.model).await?;
+        let report = self
+            .runtime()
+            .context_report(
+                args.thread_id.as_deref(),
+                (args.mode, args.workspace.as_deref()),
+                &choice,
+            )
+            .await?;
+        let window = report.fit.window;
+        Ok(ContextInfo {
+            tokens: window.as_ref().map(|window| window.tokens),
+            source: window.map(|window| window.source),
+            tools_on_demand: report.tools_on_demand,
+        })
     }
 
     /// An endpoint with its key from the keychain (OpenAI-compatible servers only).

@@ -348,12 +348,16 @@ impl App {
     pub async fn unfocus_window(&self) {
         crate::session::focus_elsewhere();
         assert!(!crate::session::app_has_focus(), "the focus left the app");
+        // The X server moved the focus; the app learns it from an event it handles
+        // in its own time. Once the page sees it, the window does too.
+        self.wait_for_js("return !document.hasFocus();").await;
     }
 
     /// Puts the X input focus in the app's window, as clicking into it would.
     pub async fn focus_window(&self) {
         crate::session::focus_app_window();
         assert!(crate::session::app_has_focus(), "the app has the focus");
+        self.wait_for_js("return document.hasFocus();").await;
     }
 
     /// Runs `script` in the page and returns what it returns.

@@ -386,7 +386,9 @@ async fn in_plan_mode_a_write_is_blocked() {
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn stop_mid_stream_keeps_the_partial_text() {
     let server = FakeServer::start().await;
-    server.push(CHAT, slow_answer(&numbered("word", 30), 120));
+    // The answer holds after two words for as long as the test needs: it is stopped
+    // there, never let go.
+    server.push(CHAT, held_answer(&numbered("word", 30), 2, "never"));
     let home = Home::new();
     let app = App::launch(&home, &server.url()).await;
     app.send("Write a long text").await;
@@ -396,8 +398,7 @@ async fn stop_mid_stream_keeps_the_partial_text() {
     app.press(thirtyfour::Key::Escape).await;
     app.wait_for_text(".notice.muted", "Stopped.").await;
     let shown = text_of(&app.wait_for(".message.assistant .md").await).await;
-    assert!(shown.starts_with("word1 word2"), "{shown}");
-    assert!(!shown.contains("word30"), "the stream was stopped: {shown}");
+    assert_eq!(shown.trim(), "word1 word2", "the stream was stopped");
     app.screenshot("stopped").await;
 
     // What was kept is what the store has: open the thread afresh.
@@ -416,9 +417,12 @@ async fn stop_mid_stream_keeps_the_partial_text() {
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_reply_finished_out_of_sight_notifies_and_the_click_opens_its_chat() {
     let server = FakeServer::start().await;
+    // The reply waits until the user has turned away, however long that takes.
     server.push(
         CHAT,
-        Reply::sse(sse::text(&["Done while you were away."])).head_delay(Duration::from_secs(2)),
+        Reply::new(200, "text/event-stream")
+            .then(Piece::Gate("away".into()))
+            .then(Piece::Bytes(sse::text(&["Done while you were away."]))),
     );
     let home = Home::new();
     let watch = NotificationWatch::start();
@@ -429,6 +433,7 @@ async fn a_reply_finished_out_of_sight_notifies_and_the_click_opens_its_chat() {
     // The user turns to something else: a new chat in front, the window out of focus.
     app.click(".new-chat").await;
     app.unfocus_window().await;
+    server.open_gate("away");
 
     let bus = watch.wait_for("Work in the background").await;
     assert!(bus.contains("The reply is ready."), "{bus}");
@@ -551,13 +556,24 @@ async fn at_the_smallest_window_size_everything_stays_reachable() {
 async fn reopening_a_running_chat_shows_what_streamed_and_goes_on_live() {
     let server = FakeServer::start().await;
     let pieces = numbered("part", 24);
-    server.push(CHAT, slow_answer(&pieces, 90));
+    // Two parts stream while the chat is open, two more while it is closed; the rest
+    // waits until it is open again.
+    let text: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let parts = sse::answer_parts(&[], &text);
+    server.push(
+        CHAT,
+        gated(
+            parts,
+            &[(None, 3), (Some("closed"), 2), (Some("reopened"), 21)],
+        ),
+    );
     let home = Home::new();
     let app = App::launch(&home, &server.url()).await;
     app.send("Stream for a while").await;
     app.wait_for_text(".message.assistant .md", "part2").await;
     app.click(".new-chat").await;
     app.wait_for(".welcome").await;
+    server.open_gate("closed");
 
     app.wait_for_text(".thread-title", "Stream for a while")
         .await
@@ -565,9 +581,10 @@ async fn reopening_a_running_chat_shows_what_streamed_and_goes_on_live() {
         .await
         .unwrap();
     // What streamed while the chat was closed is there at once, in order...
-    let shown = text_of(&app.wait_for_text(".message.assistant .md", "part1").await).await;
-    assert!(shown.starts_with("part1 part2"), "{shown}");
+    let shown = text_of(&app.wait_for_text(".message.assistant .md", "part4").await).await;
+    assert_eq!(shown.trim(), "part1 part2 part3 part4");
     // ...and the rest arrives live, exactly once.
+    server.open_gate("reopened");
     let done = text_of(&app.wait_for_text(".message.assistant .md", "part24").await).await;
     assert_eq!(done.trim(), pieces.concat().trim());
     app.quit().await;
@@ -632,7 +649,8 @@ async fn an_mcp_servers_read_only_marks_count_only_once_the_user_trusts_it() {
         0,
         "trusted: it ran without asking"
     );
-    let requests = server.requests();
+    // The window also asks about the model (GET /v1/models): only chat bodies count.
+    let requests = server.requests_to(CHAT);
     let last = requests.last().unwrap().json();
     assert!(last.to_string().contains("echo 1"), "the tool ran: {last}");
     app.quit().await;
@@ -871,10 +889,30 @@ fn numbered(word: &str, count: usize) -> Vec<String> {
     (1..=count).map(|n| format!("{word}{n} ")).collect()
 }
 
-/// An answer streamed slowly enough to act on mid-way: `piece_len` bytes every 250 ms.
-fn slow_answer(pieces: &[String], piece_len: usize) -> Reply {
-    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    Reply::sse(sse::text(&pieces)).paced(piece_len, Duration::from_millis(250))
+/// An answer that streams its first `before` pieces, then holds at `gate` until the
+/// test opens it: a test acts mid-answer without racing the stream, however loaded
+/// the machine.
+fn held_answer(pieces: &[String], before: usize, gate: &str) -> Reply {
+    let text: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let parts = sse::answer_parts(&[], &text);
+    let rest = parts.len() - 1 - before;
+    gated(parts, &[(None, 1 + before), (Some(gate), rest)])
+}
+
+/// An answer's SSE parts sent in stretches: each `(gate, count)` waits at its gate (if
+/// any) until the test opens it, then sends the next `count` parts.
+fn gated(parts: Vec<Vec<u8>>, stretches: &[(Option<&str>, usize)]) -> Reply {
+    let mut parts = parts.into_iter().map(Piece::Bytes);
+    let mut reply = Reply::new(200, "text/event-stream");
+    for (gate, count) in stretches {
+        if let Some(gate) = gate {
+            reply = reply.then(Piece::Gate((*gate).into()));
+        }
+        for piece in parts.by_ref().take(*count) {
+            reply = reply.then(piece);
+        }
+    }
+    reply
 }
 
 /// The first chat request the app made (it also lists the server's models at start-up).
@@ -924,7 +962,8 @@ async fn without_a_tray_closing_the_window_quits_and_settings_says_why() {
 async fn with_a_tray_closing_the_window_hides_it_and_the_reply_goes_on() {
     let _tray = session::SystemTray::own();
     let server = FakeServer::start().await;
-    server.push(CHAT, slow_answer(&numbered("part", 8), 60));
+    // The reply goes on only once the window is hidden.
+    server.push(CHAT, held_answer(&numbered("part", 8), 1, "hidden"));
     let home = Home::new();
     let app = App::launch(&home, &server.url()).await;
     app.send("Keep going while hidden").await;
@@ -937,6 +976,7 @@ async fn with_a_tray_closing_the_window_hides_it_and_the_reply_goes_on() {
     }
     let exe = std::path::Path::new(harness::APP).canonicalize().unwrap();
     assert_eq!(harness::processes_running(&exe).len(), 1, "still running");
+    server.open_gate("hidden");
     session::press_keys("ctrl+shift+space");
     let done = text_of(&app.wait_for_text(".message.assistant .md", "part8").await).await;
     assert!(done.starts_with("part1 part2"), "{done}");
@@ -948,17 +988,9 @@ async fn with_a_tray_closing_the_window_hides_it_and_the_reply_goes_on() {
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn quitting_while_a_reply_runs_asks_and_the_question_follows_the_reply() {
     let server = FakeServer::start().await;
-    // The reply holds after its first words until the test lets it finish.
-    let mut parts = sse::answer_parts(&[], &["word1 ", "word2 ", "word12"]).into_iter();
-    let mut reply = Reply::new(200, "text/event-stream");
-    for part in parts.by_ref().take(2) {
-        reply = reply.then(Piece::Bytes(part));
-    }
-    reply = reply.then(Piece::Gate("finish".into()));
-    for part in parts {
-        reply = reply.then(Piece::Bytes(part));
-    }
-    server.push(CHAT, reply);
+    // The reply holds after its first word until the test lets it finish.
+    let words = ["word1 ", "word2 ", "word12"].map(String::from);
+    server.push(CHAT, held_answer(&words, 1, "finish"));
     let home = Home::new();
     let app = App::launch(&home, &server.url()).await;
     app.send("Write for a few seconds").await;
@@ -1094,22 +1126,17 @@ async fn the_chat_menu_closes_on_escape_or_a_click_elsewhere_and_rename_takes_th
 async fn a_streaming_answer_reads_as_it_is_written() {
     let server = FakeServer::start().await;
     // opening, reasoning | text 1 | text 2, close: the test opens each gate in turn.
-    let mut parts = sse::answer_parts(
+    let parts = sse::answer_parts(
         &["Let me think about links."],
         &["Read [the guide](https://exa", "mple.com/guide) today."],
-    )
-    .into_iter()
-    .map(Piece::Bytes);
-    let mut reply = Reply::new(200, "text/event-stream");
-    for (gate, taken) in [(None, 2), (Some("reasoned"), 1), (Some("half-link"), 2)] {
-        if let Some(gate) = gate {
-            reply = reply.then(Piece::Gate(gate.into()));
-        }
-        for piece in parts.by_ref().take(taken) {
-            reply = reply.then(piece);
-        }
-    }
-    server.push(CHAT, reply);
+    );
+    server.push(
+        CHAT,
+        gated(
+            parts,
+            &[(None, 2), (Some("reasoned"), 1), (Some("half-link"), 2)],
+        ),
+    );
     let home = Home::new();
     let app = App::launch(&home, &server.url()).await;
     app.send("Where is the guide?").await;
@@ -1250,6 +1277,57 @@ async fn a_search_lists_each_chat_once_in_plain_words_with_the_hit_marked() {
     hit.click().await.unwrap();
     app.wait_for_text(".chat-title", "Where is the pebble?")
         .await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn the_model_picker_says_how_much_context_the_model_has_and_when_tools_wait() {
+    let server = FakeServer::start().await;
+    // llama.cpp's model list says the context the model was started with.
+    let models = |n_ctx: u32| {
+        Reply::json(
+            200,
+            json!({"object": "list", "data": [
+                {"id": "test-model", "object": "model", "meta": {"n_ctx": n_ctx}}
+            ]})
+            .to_string(),
+        )
+    };
+    server.fallback("GET /v1/models", models(4096));
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    let hint = app.wait_for_text(".context-hint", "4k context").await;
+    assert_eq!(text_of(&hint).await, "4k context");
+    let title = hint.attr("title").await.unwrap().unwrap_or_default();
+    assert!(
+        title.starts_with("This model takes 4096 tokens at once (llama.cpp server's n_ctx)."),
+        "{title}"
+    );
+    assert_usable(&app, &[".context-hint", ".model-select", ".send"]).await;
+    app.screenshot("context-hint").await;
+
+    // With an MCP server's tools and a 1k context, the tools wait in their group.
+    std::fs::write(
+        home.mcp_config(),
+        json!({"mcpServers": {"fixture": {"command": mcp_fixture()}}}).to_string(),
+    )
+    .unwrap();
+    app.quit().await;
+    let store = cairn_store::Store::open(home.db()).await.unwrap();
+    let runtime = cairn_runtime::Runtime::new(store, cairn_core::Limits::default());
+    runtime.allow_mcp_server("fixture", true).await.unwrap();
+    drop(runtime);
+    server.fallback("GET /v1/models", models(1024));
+    let app = App::launch(&home, &server.url()).await;
+    app.wait_for_text(".context-hint", "1k context · tools on demand")
+        .await;
+    app.driver
+        .set_window_rect(0, 0, 800, 600)
+        .await
+        .expect("resizing the window");
+    assert_usable(&app, &[".context-hint", ".model-select", ".send"]).await;
+    app.screenshot("context-hint-tools-on-demand").await;
     app.quit().await;
 }
 

@@ -1,5 +1,6 @@
 //! How values read on screen: times, durations, sizes, previews, labels.
 
+use cairn_protocol::desktop::ContextInfo;
 use cairn_protocol::{AgentStateKind, BudgetExceeded, BudgetReason, PermissionMode};
 use serde_json::Value;
 
@@ -37,6 +38,33 @@ pub fn bytes(n: u64) -> String {
     } else {
         format!("{value:.1} {}", UNITS[unit])
     }
+}
+
+/// A context window in tokens as people say it: 4096 → "4k", 131072 → "128k".
+pub fn context_size(tokens: u32) -> String {
+    if tokens < 1000 {
+        return tokens.to_string();
+    }
+    format!("{}k", (tokens + 512) / 1024)
+}
+
+/// The picker's tooltip: the exact window, who said so, and what Cairn does about it.
+pub fn context_hint(info: &ContextInfo) -> String {
+    let Some(tokens) = info.tokens else {
+        return String::new();
+    };
+    let source = info.source.as_deref().unwrap_or("the server");
+    let mut hint = format!(
+        "This model takes {tokens} tokens at once ({source}). Cairn fits the conversation \
+         and each tool result to it."
+    );
+    if info.tools_on_demand {
+        hint.push_str(
+            " Its tools would take more than half of that, so the model sees a few and \
+             loads the rest as it needs them.",
+        );
+    }
+    hint
 }
 
 /// A value as a card shows it: strings as they are, anything else as pretty JSON,
@@ -105,6 +133,23 @@ pub fn budget(exceeded: &BudgetExceeded) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn context_sizes_read_as_people_say_them() {
+        assert_eq!(context_size(4096), "4k");
+        assert_eq!(context_size(32_768), "32k");
+        assert_eq!(context_size(131_072), "128k");
+        assert_eq!(context_size(40_960), "40k");
+        assert_eq!(context_size(512), "512");
+        let info = ContextInfo {
+            tokens: Some(4096),
+            source: Some("Ollama, as loaded".into()),
+            tools_on_demand: true,
+        };
+        let hint = context_hint(&info);
+        assert!(hint.starts_with("This model takes 4096 tokens at once (Ollama, as loaded)."));
+        assert!(hint.contains("loads the rest as it needs them"));
+    }
 
     #[test]
     fn times_sizes_and_durations_read_naturally() {

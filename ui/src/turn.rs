@@ -7,6 +7,7 @@
 //! tests it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use cairn_protocol::{
     AgentStateKind, BudgetExceeded, ErrorEvent, Event, ExecutionTree, MessageStatus, Piece,
@@ -38,7 +39,8 @@ pub struct Card {
     /// A subtask's title.
     pub title: Option<String>,
     pub args: Option<Value>,
-    pub result: Option<Value>,
+    /// Shared: a result can be megabytes, and views clone cards freely.
+    pub result: Option<Arc<Value>>,
     pub state: CardState,
     /// Known once it ended (from the view's clock, or the stored tree).
     pub duration_ms: Option<u64>,
@@ -126,7 +128,10 @@ impl TurnView {
                             name: node.name.clone(),
                             title: node.title.clone(),
                             args: node.args_preview.as_deref().map(preview_value),
-                            result: node.result_preview.as_deref().map(preview_value),
+                            result: node
+                                .result_preview
+                                .as_deref()
+                                .map(|text| Arc::new(preview_value(text))),
                             state: if node.is_error == Some(true) {
                                 CardState::Failed
                             } else {
@@ -182,7 +187,7 @@ impl TurnView {
                 }
                 ToolCallStatus::End => {
                     if let Some(card) = self.cards.get_mut(&update.tool_call_id) {
-                        card.result = update.result.clone();
+                        card.result = update.result.clone().map(Arc::new);
                         card.state = if update.is_error == Some(true) {
                             CardState::Failed
                         } else {
@@ -396,8 +401,8 @@ mod tests {
         assert_eq!(subtask.duration_ms, Some(40));
         let read = &view.cards["r1"];
         assert_eq!(
-            (read.depth, read.expanded, read.result.clone()),
-            (1, false, Some(json!("contents")))
+            (read.depth, read.expanded, read.result.as_deref()),
+            (1, false, Some(&json!("contents")))
         );
         assert_eq!(view.text(), "Let me split it.\n\nAll done.");
     }
@@ -533,7 +538,7 @@ mod tests {
             (1, false, CardState::Failed)
         );
         assert_eq!(view.cards["r1"].args, Some(json!({"path": "a"})));
-        assert_eq!(view.cards["s1"].result, Some(json!("ok")));
+        assert_eq!(view.cards["s1"].result.as_deref(), Some(&json!("ok")));
         assert_eq!(view.finished, Some(TurnStatus::Completed));
     }
 

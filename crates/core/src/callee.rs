@@ -9,10 +9,17 @@ use cairn_tools::Tool;
 
 use crate::disclosure::{LIST_TOOL_GROUPS, LOAD_TOOLS};
 use crate::level::Scope;
+use crate::results::READ_TOOL_RESULT;
 use crate::subtask::{FINISH_SUBTASK, RUN_SUBTASK};
 
 /// The names the engine answers itself; no toolbelt tool may take them.
-const ENGINE_TOOLS: [&str; 4] = [RUN_SUBTASK, FINISH_SUBTASK, LIST_TOOL_GROUPS, LOAD_TOOLS];
+const ENGINE_TOOLS: [&str; 5] = [
+    RUN_SUBTASK,
+    FINISH_SUBTASK,
+    LIST_TOOL_GROUPS,
+    LOAD_TOOLS,
+    READ_TOOL_RESULT,
+];
 
 /// Whether `name` belongs to the engine.
 pub fn is_engine_tool(name: &str) -> bool {
@@ -28,6 +35,9 @@ pub(crate) enum Callee<'a> {
     Disclosure {
         load: bool,
     },
+    /// A page of a result this turn cut; answerable at any depth, since a subtask
+    /// can be handed the id of a call its parent made.
+    ReadToolResult,
 }
 
 /// Why a call did not produce a result.
@@ -63,6 +73,7 @@ impl<'a> Callee<'a> {
             LIST_TOOL_GROUPS | LOAD_TOOLS if scope.disclosure.is_some() => Ok(Self::Disclosure {
                 load: name == LOAD_TOOLS,
             }),
+            READ_TOOL_RESULT => Ok(Self::ReadToolResult),
             _ => scope.tools.get(name).map(Self::Tool).ok_or_else(|| {
                 let more = if scope.disclosure.is_some() {
                     " (more with list_tool_groups)"
@@ -81,8 +92,8 @@ impl<'a> Callee<'a> {
     pub fn parallel_safe(&self) -> bool {
         match self {
             Self::Tool(tool) => tool.parallel_safe(),
-            // Each subtask is its own level; the discovery tools only read.
-            Self::RunSubtask | Self::Disclosure { .. } => true,
+            // Each subtask is its own level; the discovery tools and the pager only read.
+            Self::RunSubtask | Self::Disclosure { .. } | Self::ReadToolResult => true,
             // It ends the level: it must see every call before it finished.
             Self::FinishSubtask => false,
         }
@@ -92,7 +103,10 @@ impl<'a> Callee<'a> {
     pub fn tool(&self) -> Option<&'a Arc<dyn Tool>> {
         match self {
             Self::Tool(tool) => Some(tool),
-            Self::RunSubtask | Self::FinishSubtask | Self::Disclosure { .. } => None,
+            Self::RunSubtask
+            | Self::FinishSubtask
+            | Self::Disclosure { .. }
+            | Self::ReadToolResult => None,
         }
     }
 }

@@ -17,6 +17,16 @@ use serde_json::json;
 pub const LIST_TOOL_GROUPS: &str = "list_tool_groups";
 pub const LOAD_TOOLS: &str = "load_tools";
 
+/// When a level's tools are too many to show at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ToolBudget {
+    /// More tools than this are folded.
+    pub count: usize,
+    /// Tool schemas larger than this (estimated tokens) are folded too: the part of a
+    /// small context window the prompt leaves them. `None` when the window is unknown.
+    pub tokens: Option<u64>,
+}
+
 /// The group a tool belongs to, or `None` for a core tool.
 pub fn group_of(name: &str) -> Option<&str> {
     name.rfind("__")
@@ -46,9 +56,11 @@ pub(crate) struct LoadToolsArgs {
 }
 
 impl Disclosure {
-    /// Splits `specs` (the level's whole offer) when it is larger than `budget`.
-    pub fn over_budget(specs: &[ToolSpec], budget: usize) -> Option<Self> {
-        if specs.len() <= budget {
+    /// Splits `specs` (the level's whole offer) when it is over `budget`, in number
+    /// or in size.
+    pub fn over_budget(specs: &[ToolSpec], budget: ToolBudget) -> Option<Self> {
+        let too_large = budget.tokens.is_some_and(|room| spec_tokens(specs) > room);
+        if specs.len() <= budget.count && !too_large {
             return None;
         }
         let mut base = Vec::new();
@@ -165,6 +177,12 @@ impl Disclosure {
     }
 }
 
+/// The estimated size of tool schemas as the model receives them.
+pub(crate) fn spec_tokens(specs: &[ToolSpec]) -> u64 {
+    let bytes = serde_json::to_string(specs).map_or(0, |text| text.len());
+    crate::history::bytes_to_tokens(bytes)
+}
+
 fn list_tool_groups_spec() -> ToolSpec {
     ToolSpec {
         name: LIST_TOOL_GROUPS.into(),
@@ -190,6 +208,36 @@ fn load_tools_spec() -> ToolSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spec(name: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: "d".repeat(400),
+            parameters: json!({"type": "object"}),
+        }
+    }
+
+    #[test]
+    fn schemas_too_large_for_the_window_are_folded_though_they_are_few() {
+        let specs = [spec("read_file"), spec("mcp__gh__a"), spec("mcp__gh__b")];
+        let roomy = ToolBudget {
+            count: 38,
+            tokens: Some(10_000),
+        };
+        assert!(Disclosure::over_budget(&specs, roomy).is_none());
+        let unknown = ToolBudget {
+            count: 38,
+            tokens: None,
+        };
+        assert!(Disclosure::over_budget(&specs, unknown).is_none());
+        let tight = ToolBudget {
+            count: 38,
+            tokens: Some(200),
+        };
+        let folded = Disclosure::over_budget(&specs, tight).expect("folded");
+        let names: Vec<String> = folded.visible().iter().map(|s| s.name.clone()).collect();
+        assert_eq!(names, ["read_file", LIST_TOOL_GROUPS, LOAD_TOOLS]);
+    }
 
     #[test]
     fn groups_are_name_prefixes() {

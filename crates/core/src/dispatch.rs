@@ -2,7 +2,7 @@
 //!
 //! calls → batches (consecutive parallel-safe calls together, others alone) → per
 //! call: start event → budget → arguments → the gate (run / ask / block) → named
-//! lock → the tool, or a subtask → result cut to size → end event. Results come back
+//! lock → the tool, or a subtask → result cut to size (the whole kept) → end event. Results come back
 //! in the order the model made the calls, every call with one.
 
 use cairn_protocol::ToolCategory;
@@ -18,10 +18,10 @@ use crate::callee::{CallFailure, Callee};
 use crate::disclosure::LoadToolsArgs;
 use crate::events::{Activity, value_text};
 use crate::gate::{GateDecision, GateRequest};
-use crate::history;
 use crate::level::{Level, LevelEnd, LevelFailure, Scope};
 use crate::prompt::{self, PromptContext};
 use crate::repeats::{self, Previous, Verdict};
+use crate::results::{READ_TOOL_RESULT, ReadArgs};
 use crate::subtask::{self, FINISH_SUBTASK, FinishSubtaskArgs, OutputSchema, RunSubtaskArgs};
 use crate::turn::Turn;
 
@@ -144,13 +144,19 @@ impl Turn {
         };
         let (content, value, is_error, finished) = match outcome {
             Ok(success) => {
-                let content =
-                    history::truncate_result(success.content, self.limits.max_tool_result_bytes);
+                // A page of a kept result is already sized; cutting it again would
+                // only nest markers.
+                let max = if call.name == READ_TOOL_RESULT {
+                    usize::MAX
+                } else {
+                    self.limits.max_tool_result_bytes
+                };
+                let sized = self.kept.fit(&call.id, success.content, max);
                 let value = match success.value {
-                    Value::String(_) => Value::String(content.clone()),
+                    Value::String(_) => Value::String(sized.whole),
                     structured => structured,
                 };
-                (content, value, false, success.finished)
+                (sized.for_model, value, false, success.finished)
             }
             Err(failure) => {
                 let problem = match failure {
@@ -206,6 +212,11 @@ impl Turn {
             Callee::RunSubtask => return self.spawn(scope, &call.id, args).await,
             Callee::FinishSubtask => return Ok(finish(scope, args)?),
             Callee::Disclosure { load } => return Ok(disclose(scope, load, args)?),
+            Callee::ReadToolResult => {
+                let args: ReadArgs = parse_args(args).map_err(|err| err.to_string())?;
+                let page = self.kept.read(&args, self.limits.max_tool_result_bytes)?;
+                return Ok(Success::text(page));
+            }
         };
         let _lock = match tool.exclusive_lock() {
             Some(lock) => Some(self.locks.acquire(lock).await),
@@ -351,6 +362,17 @@ impl Turn {
             .title
             .filter(|title| !title.trim().is_empty())
             .unwrap_or_else(|| subtask::derive_title(&args.instructions));
+        let system = prompt::subtask(
+            &PromptContext {
+                mode: self.gate.mode(),
+                tools: &tools,
+                workspace: self.workspace.as_deref().map(cairn_tools::Workspace::root),
+                can_spawn,
+            },
+            &title,
+            depth,
+            schema.as_ref().map(|schema| &schema.source),
+        );
         let child_scope = crate::level::Scope::new(
             depth,
             Some(call_id.to_owned()),
@@ -358,18 +380,7 @@ impl Turn {
             tools,
             can_spawn,
             schema,
-            self.limits.max_visible_tools,
-        );
-        let system = prompt::subtask(
-            &PromptContext {
-                mode: self.gate.mode(),
-                tools: &child_scope.tools,
-                workspace: self.workspace.as_deref().map(cairn_tools::Workspace::root),
-                can_spawn,
-            },
-            &title,
-            depth,
-            child_scope.schema.as_ref().map(|schema| &schema.source),
+            self.tool_budget(&system),
         );
         let history = vec![
             ChatMessage::system(system),

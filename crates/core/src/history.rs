@@ -1,5 +1,5 @@
-//! Keeping the model's input within bounds: tool results cut to size, and history
-//! pruned oldest first to the token budget.
+//! Keeping the model's input within bounds: token estimates, and history pruned
+//! oldest first to the token budget. (Tool results are cut in `results`.)
 
 use cairn_protocol::ChatMessage;
 
@@ -16,27 +16,13 @@ pub fn estimate_tokens(message: &ChatMessage) -> u64 {
     bytes_to_tokens(bytes) + 4
 }
 
-pub fn bytes_to_tokens(bytes: usize) -> u64 {
-    u64::try_from(bytes.div_ceil(4)).unwrap_or(u64::MAX)
-}
+/// What [`estimate_tokens`] takes a token to be.
+pub const BYTES_PER_TOKEN: u64 = 4;
 
-/// `content` cut to `max_bytes` on a character boundary, with a marker the model and
-/// the user can see.
-pub fn truncate_result(content: String, max_bytes: usize) -> String {
-    if content.len() <= max_bytes {
-        return content;
-    }
-    let mut cut = max_bytes;
-    while !content.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let total = content.len();
-    let mut out = content;
-    out.truncate(cut);
-    out.push_str(&format!(
-        "\n[… truncated: showing the first {cut} of {total} bytes]"
-    ));
-    out
+pub fn bytes_to_tokens(bytes: usize) -> u64 {
+    u64::try_from(bytes)
+        .unwrap_or(u64::MAX)
+        .div_ceil(BYTES_PER_TOKEN)
 }
 
 /// Removes the oldest prunable messages until the estimate fits `budget`.
@@ -119,13 +105,6 @@ mod tests {
             content: "x".repeat(size),
             is_error: false,
         }
-    }
-
-    #[test]
-    fn truncation_cuts_on_a_char_boundary_with_a_marker() {
-        assert_eq!(truncate_result("short".into(), 10), "short");
-        let cut = truncate_result("ééééé".into(), 5);
-        assert_eq!(cut, "éé\n[… truncated: showing the first 4 of 10 bytes]");
     }
 
     #[test]

@@ -13,10 +13,11 @@ use cairn_protocol::{
 use cairn_providers::{ChatRequest, RequestOrigin};
 use serde_json::Value;
 
-use crate::disclosure::Disclosure;
+use crate::disclosure::{self, Disclosure, ToolBudget};
 use crate::events::{Activity, Journal};
 use crate::history;
 use crate::repeats::Repeats;
+use crate::results;
 use crate::round::{self, Collected, Ending, Round, Seen};
 use crate::subtask::{self, OutputSchema};
 use crate::toolbelt::Toolbelt;
@@ -50,7 +51,7 @@ impl Scope {
         tools: Toolbelt,
         can_spawn: bool,
         schema: Option<OutputSchema>,
-        tool_budget: usize,
+        tool_budget: ToolBudget,
     ) -> Self {
         let mut specs: Vec<ToolSpec> = tools.specs().to_vec();
         if can_spawn {
@@ -62,7 +63,18 @@ impl Scope {
             ));
         }
         let disclosure = Disclosure::over_budget(&specs, tool_budget);
-        let spec_bytes = serde_json::to_string(&specs).map_or(0, |text| text.len());
+        let spec_tokens = disclosure::spec_tokens(&specs);
+        if let (Some(_), Some(room)) = (&disclosure, tool_budget.tokens)
+            && spec_tokens > room
+        {
+            tracing::info!(
+                depth,
+                tools = specs.len(),
+                spec_tokens,
+                room,
+                "the tool schemas would crowd the model's context; tools are shown on demand"
+            );
+        }
         Self {
             depth,
             parent_id,
@@ -71,7 +83,7 @@ impl Scope {
             can_spawn,
             schema,
             specs: specs.into(),
-            spec_tokens: history::bytes_to_tokens(spec_bytes),
+            spec_tokens,
             disclosure,
         }
     }
@@ -82,8 +94,8 @@ impl Scope {
             None => (Arc::clone(&self.specs), self.spec_tokens),
             Some(disclosure) => {
                 let visible = disclosure.visible();
-                let bytes = serde_json::to_string(&*visible).map_or(0, |text| text.len());
-                (visible, history::bytes_to_tokens(bytes))
+                let tokens = disclosure::spec_tokens(&visible);
+                (visible, tokens)
             }
         }
     }
@@ -183,7 +195,7 @@ impl Turn {
                 }
                 iteration += 1;
                 self.guard(self.budget.check_wall_clock())?;
-                let (visible, visible_tokens) = level.scope.visible();
+                let (visible, visible_tokens) = self.offered(&level.scope);
                 if let Err(observed) = history::prune(
                     &mut level.history,
                     self.limits.max_history_tokens,
@@ -217,6 +229,20 @@ impl Turn {
                 }
             }
         })
+    }
+
+    /// The tools the model sees this round: the level's, and the pager once a
+    /// result of this turn has been cut.
+    fn offered(&self, scope: &Scope) -> (Arc<[ToolSpec]>, u64) {
+        let (visible, tokens) = scope.visible();
+        if !self.kept.any() {
+            return (visible, tokens);
+        }
+        let reader = results::read_tool_result_spec();
+        let reader_tokens = disclosure::spec_tokens(std::slice::from_ref(&reader));
+        let mut specs = visible.to_vec();
+        specs.push(reader);
+        (specs.into(), tokens + reader_tokens)
     }
 
     fn guard<T>(

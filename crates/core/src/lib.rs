@@ -11,6 +11,7 @@
 mod approvals;
 mod budget;
 mod callee;
+mod context;
 pub mod disclosure;
 mod dispatch;
 mod events;
@@ -21,6 +22,7 @@ mod limits;
 mod locks;
 pub mod prompt;
 mod repeats;
+mod results;
 mod round;
 pub mod rules;
 mod session;
@@ -30,9 +32,11 @@ mod turn;
 
 pub use approvals::{ApprovalError, Approvals, Resolution, Ticket};
 pub use budget::Budget;
+pub use context::ContextFit;
 pub use events::{EventSink, Journal, TreeBuilder};
 pub use gate::{Gate, GateDecision, GateRequest, SessionGrants};
 pub use limits::{Limits, LimitsError};
+pub use results::{MAX_KEPT_BYTES, READ_TOOL_RESULT};
 pub use rules::{Rule, RuleError, RuleList, RuleSet};
 pub use session::{
     Claim, CommitError, LiveTurn, NoPersistence, SessionError, Sessions, TurnPersistence,

@@ -119,6 +119,15 @@ fn mode_rules(mode: PermissionMode) -> String {
 
 /// The prompt with the project's instructions after it (capped: they are guidance,
 /// and a huge file would crowd out the conversation).
+/// The root prompt, with the project's own instructions when it has them.
+pub fn root_with_instructions(ctx: &PromptContext<'_>, instructions: Option<&str>) -> String {
+    let prompt = root(ctx);
+    match instructions {
+        Some(instructions) => with_instructions(prompt, instructions),
+        None => prompt,
+    }
+}
+
 pub fn with_instructions(mut prompt: String, instructions: &str) -> String {
     const MAX_CHARS: usize = 16_000;
     let trimmed = instructions.trim();

@@ -1,8 +1,9 @@
 //! One root turn: what it was asked, what it shares across its depths, how it stops,
 //! and what it hands back.
 //!
-//! request → root level (the loop, recursing into subtasks) ⟂ wall-clock watchdog →
-//! stop reason (none, user, budget, provider) → outcome + final events.
+//! request → the model's context window → limits fitted to it → root level (the
+//! loop, recursing into subtasks) ⟂ wall-clock watchdog → stop reason (none, user,
+//! budget, provider) → outcome + final events.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,12 +20,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approvals::Approvals;
 use crate::budget::Budget;
+use crate::context::ContextFit;
+use crate::disclosure::ToolBudget;
 use crate::events::{Emitter, EventSink, Journal};
 use crate::gate::{Gate, SessionGrants};
 use crate::level::{Level, LevelFailure, Scope};
 use crate::limits::Limits;
 use crate::locks::NamedLocks;
 use crate::prompt::{self, PromptContext};
+use crate::results::KeptResults;
 use crate::rules::RuleSet;
 use crate::toolbelt::Toolbelt;
 
@@ -147,30 +151,29 @@ impl Engine {
         control: TurnControl,
         sink: Arc<dyn EventSink>,
     ) -> TurnOutcome {
-        let turn = Turn::new(self, &request, &control, sink);
-        let can_spawn = self.limits.max_depth > 0;
-        let system = prompt::root(&PromptContext {
-            mode: request.mode,
-            tools: &request.tools,
-            workspace: request.workspace.as_deref().map(Workspace::root),
-            can_spawn,
-        });
-        let system = match &request.instructions {
-            Some(instructions) => prompt::with_instructions(system, instructions),
-            None => system,
+        let window = tokio::select! {
+            biased;
+            () = control.cancel.cancelled() => None,
+            window = self.model.context_window(&request.model) => window,
         };
+        let fit = ContextFit::new(self.limits, window, request.sampling.max_tokens);
+        tracing::info!(model = %request.model, "{}", fit.describe());
+        let turn = Turn::new(self, &fit, &request, &control, sink);
+        let can_spawn = self.limits.max_depth > 0;
+        let system = prompt::root_with_instructions(
+            &PromptContext {
+                mode: request.mode,
+                tools: &request.tools,
+                workspace: request.workspace.as_deref().map(Workspace::root),
+                can_spawn,
+            },
+            request.instructions.as_deref(),
+        );
+        let tool_budget = turn.tool_budget(&system);
         let mut history = Vec::with_capacity(request.history.len() + 1);
         history.push(ChatMessage::system(system));
         history.extend(request.history);
-        let scope = Scope::new(
-            0,
-            None,
-            None,
-            request.tools,
-            can_spawn,
-            None,
-            self.limits.max_visible_tools,
-        );
+        let scope = Scope::new(0, None, None, request.tools, can_spawn, None, tool_budget);
         let mut root = Level::new(scope, history);
         root.journal = control.journal.clone();
 
@@ -198,7 +201,12 @@ pub(crate) struct Turn {
     pub(crate) model: Arc<dyn ModelClient>,
     pub(crate) model_name: String,
     pub(crate) sampling: Sampling,
+    /// The engine's limits fitted to the model's context window.
     pub(crate) limits: Limits,
+    /// How the limits were fitted to the model's context window.
+    fit: ContextFit,
+    /// The whole of every result cut for the model, for `read_tool_result`.
+    pub(crate) kept: KeptResults,
     pub(crate) budget: Budget,
     pub(crate) gate: Gate,
     pub(crate) grants: Arc<SessionGrants>,
@@ -225,6 +233,7 @@ pub(crate) struct Turn {
 impl Turn {
     fn new(
         engine: &Engine,
+        fit: &ContextFit,
         request: &TurnRequest,
         control: &TurnControl,
         sink: Arc<dyn EventSink>,
@@ -233,8 +242,10 @@ impl Turn {
             model: Arc::clone(&engine.model),
             model_name: request.model.clone(),
             sampling: request.sampling,
-            limits: engine.limits,
-            budget: Budget::start(engine.limits),
+            limits: fit.limits,
+            fit: fit.clone(),
+            kept: KeptResults::default(),
+            budget: Budget::start(fit.limits),
             gate: Gate::new(request.mode, Arc::clone(&request.rules)),
             grants: Arc::clone(&control.grants),
             approvals: Arc::clone(&control.approvals),
@@ -243,13 +254,18 @@ impl Turn {
             stop: OnceLock::new(),
             emitter: Emitter::new(sink),
             locks: NamedLocks::default(),
-            slots: Semaphore::new(engine.limits.max_parallel_per_turn.max(1)),
+            slots: Semaphore::new(fit.limits.max_parallel_per_turn.max(1)),
             ids: Ids::new(&request.message_id, &request.history),
             usage: Mutex::new(Usage::default()),
             calls: Mutex::default(),
             thread_id: request.thread_id.clone(),
             message_id: request.message_id.clone(),
         }
+    }
+
+    /// When a level whose system prompt is `system` shows its tools on demand.
+    pub(crate) fn tool_budget(&self, system: &str) -> ToolBudget {
+        self.fit.tool_budget(system)
     }
 
     pub(crate) fn is_stopping(&self) -> bool {

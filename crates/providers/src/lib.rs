@@ -18,7 +18,7 @@ pub mod textcalls;
 
 pub use error::ProviderError;
 pub use model::{
-    ChatRequest, FinishReason, ModelClient, ModelEvent, ModelStream, RequestOrigin, Sampling,
-    TokenUsage,
+    ChatRequest, ContextFuture, ContextWindow, FinishReason, ModelClient, ModelEvent, ModelStream,
+    RequestOrigin, Sampling, TokenUsage,
 };
 pub use server::{Detected, Dialect, Endpoint, PRESETS, Preset, Server, detect};

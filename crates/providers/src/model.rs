@@ -1,3 +1,4 @@
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -82,7 +83,36 @@ impl FinishReason {
 
 pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, ProviderError>> + Send>>;
 
+/// How many tokens a model can take in at once (prompt and answer together), and
+/// who said so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextWindow {
+    pub tokens: u32,
+    /// Where the figure came from, for logs and the model picker
+    /// ("Ollama, as loaded", "vLLM's max_model_len").
+    pub source: String,
+}
+
+impl ContextWindow {
+    pub fn new(tokens: u32, source: impl Into<String>) -> Self {
+        Self {
+            tokens,
+            source: source.into(),
+        }
+    }
+}
+
+pub type ContextFuture<'a> = Pin<Box<dyn Future<Output = Option<ContextWindow>> + Send + 'a>>;
+
 /// A model server (or a stand-in). Dropping the stream cancels the request.
 pub trait ModelClient: Send + Sync {
     fn stream_chat(&self, request: ChatRequest) -> ModelStream;
+
+    /// The model's context window as the server reports it; `None` where the server
+    /// says nothing (the engine then keeps its configured limits). Never an error:
+    /// not knowing is an answer.
+    fn context_window<'a>(&'a self, model: &'a str) -> ContextFuture<'a> {
+        let _ = model;
+        Box::pin(std::future::ready(None))
+    }
 }

@@ -14,7 +14,7 @@ use cairn_providers::{
     ChatRequest, FinishReason, ModelClient, ModelEvent, ProviderError, RequestOrigin, Sampling,
     TokenUsage,
 };
-use cairn_testkit::{FakeServer, Piece, Reply, fixture, ndjson_from_pretty};
+use cairn_testkit::{FakeServer, Piece, Recorded, Reply, fixture, ndjson_from_pretty};
 use futures_util::{Stream, StreamExt, stream};
 use serde_json::{Value, json};
 
@@ -185,6 +185,7 @@ async fn an_unreadable_line_is_skipped_when_the_stream_recovers() {
 
 const CHAT: &str = "POST /api/chat";
 const SHOW: &str = "POST /api/show";
+const PS: &str = "GET /api/ps";
 const TAGS: &str = "GET /api/tags";
 
 fn config(server: &FakeServer) -> OllamaConfig {
@@ -249,9 +250,15 @@ async fn the_request_replays_history_in_ollamas_shape_with_a_real_context_window
     let d = collect(client(&server).stream_chat(request("qwen3.5:2b", history))).await;
     assert_eq!((d.text.as_str(), d.error), ("363.89", None));
     let requests = server.requests();
-    assert_eq!(requests[0].json(), json!({"model": "qwen3.5:2b"}));
+    let routes: Vec<String> = requests.iter().map(Recorded::route).collect();
     assert_eq!(
-        requests[1].json(),
+        routes,
+        [PS, SHOW, CHAT],
+        "not loaded: its own length, capped"
+    );
+    assert_eq!(requests[1].json(), json!({"model": "qwen3.5:2b"}));
+    assert_eq!(
+        requests[2].json(),
         json!({
             "model": "qwen3.5:2b",
             "messages": [
@@ -268,6 +275,60 @@ async fn the_request_replays_history_in_ollamas_shape_with_a_real_context_window
             "options": {"temperature": 0.0, "top_p": 0.9, "num_predict": 256, "num_ctx": 32768}
         })
     );
+}
+
+/// `GET /api/ps` as Ollama documents it, with the `context_length` newer servers add.
+fn ps(model: &str, context_length: u64) -> Reply {
+    Reply::json(
+        200,
+        json!({"models": [{
+            "name": model, "model": model, "size": 5_137_025_024_u64,
+            "digest": "2ae6f6dd7a3dd734790bbbf58b8909a606e0e7e97e94b7604e0aa7ae4490e6d8",
+            "details": {"format": "gguf", "family": "qwen3", "parameter_size": "8.2B",
+                        "quantization_level": "Q4_K_M"},
+            "expires_at": "2026-11-23T10:45:00.000Z", "size_vram": 5_137_025_024_u64,
+            "context_length": context_length
+        }]})
+        .to_string(),
+    )
+}
+
+#[tokio::test]
+async fn a_loaded_model_keeps_the_context_it_was_loaded_with() {
+    let server = FakeServer::start().await;
+    server.push(PS, ps("qwen3:8b", 4096));
+    server.push(
+        CHAT,
+        Reply::ndjson(fixture("ollama/chat_stream_after_tool_result.ndjson")),
+    );
+    let client = client(&server);
+    let window = client.context_window("qwen3:8b").await.unwrap();
+    assert_eq!(
+        (window.tokens, window.source.as_str()),
+        (4096, "Ollama, as loaded")
+    );
+    collect(client.stream_chat(request("qwen3:8b", vec![ChatMessage::user("hi")]))).await;
+    let requests = server.requests();
+    let routes: Vec<String> = requests.iter().map(Recorded::route).collect();
+    assert_eq!(
+        routes,
+        [PS, CHAT],
+        "asked once; no need to read the model's own length"
+    );
+    assert_eq!(
+        requests[1].json()["options"]["num_ctx"],
+        json!(4096),
+        "asking for another size would make Ollama load the model again"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_says_nothing_leaves_the_window_unknown() {
+    let server = FakeServer::start().await;
+    // An older Ollama: /api/ps without context_length, /api/show without model_info.
+    server.push(PS, Reply::json(200, r#"{"models": []}"#));
+    server.push(SHOW, Reply::json(200, r#"{"details": {}}"#));
+    assert_eq!(client(&server).context_window("old").await, None);
 }
 
 #[tokio::test]

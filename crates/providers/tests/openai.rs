@@ -13,7 +13,7 @@ use cairn_providers::{
     ChatRequest, FinishReason, ModelClient, ModelEvent, ProviderError, RequestOrigin, Sampling,
     TokenUsage,
 };
-use cairn_testkit::{FakeServer, Piece, Reply, fixture, openai_sse};
+use cairn_testkit::{FakeServer, Piece, Recorded, Reply, fixture, openai_sse};
 use futures_util::{Stream, StreamExt, stream};
 use serde_json::json;
 
@@ -518,6 +518,110 @@ async fn models_are_listed_from_v1_models() {
         .collect();
     assert!(!expected.is_empty());
     assert_eq!(models, expected);
+}
+
+const MODELS: &str = "GET /v1/models";
+
+fn routes(server: &FakeServer) -> Vec<String> {
+    server.requests().iter().map(Recorded::route).collect()
+}
+
+#[tokio::test]
+async fn llama_cpp_says_its_context_in_the_model_list() {
+    let server = FakeServer::start().await;
+    server.push(
+        MODELS,
+        Reply::json(200, fixture("openai/llamacpp_v1_models.json")),
+    );
+    let window = client(&server)
+        .context_window("unsloth/Qwen3.5-2B-GGUF")
+        .await
+        .unwrap();
+    assert_eq!(
+        window.tokens, 16384,
+        "the context it runs with, not n_ctx_train"
+    );
+    assert_eq!(window.source, "llama.cpp server's n_ctx");
+    assert_eq!(routes(&server), [MODELS]);
+}
+
+#[tokio::test]
+async fn vllm_says_its_context_as_max_model_len() {
+    let server = FakeServer::start().await;
+    // vLLM's model card shape (vllm/entrypoints/openai/protocol.py `ModelCard`).
+    server.push(
+        MODELS,
+        Reply::json(
+            200,
+            json!({"object": "list", "data": [{
+                "id": "Qwen/Qwen3-8B", "object": "model", "created": 1_795_430_000,
+                "owned_by": "vllm", "root": "Qwen/Qwen3-8B", "parent": null,
+                "max_model_len": 8192, "permission": []
+            }]})
+            .to_string(),
+        ),
+    );
+    let window = client(&server)
+        .context_window("Qwen/Qwen3-8B")
+        .await
+        .unwrap();
+    assert_eq!(
+        (window.tokens, window.source.as_str()),
+        (8192, "vLLM's max_model_len")
+    );
+}
+
+#[tokio::test]
+async fn lm_studio_is_asked_on_its_own_api_after_the_others_say_nothing() {
+    let server = FakeServer::start().await;
+    server.push(
+        MODELS,
+        Reply::json(200, r#"{"object":"list","data":[{"id":"qwen3-4b","object":"model","owned_by":"organization_owner"}]}"#),
+    );
+    // LM Studio's REST API (docs: "REST API v0", `GET /api/v0/models`).
+    server.push(
+        "GET /api/v0/models",
+        Reply::json(
+            200,
+            json!({"object": "list", "data": [
+                {"id": "qwen3-4b", "object": "model", "type": "llm", "publisher": "qwen",
+                 "arch": "qwen3", "compatibility_type": "gguf", "quantization": "Q4_K_M",
+                 "state": "loaded", "max_context_length": 32768, "loaded_context_length": 4096}
+            ]})
+            .to_string(),
+        ),
+    );
+    let client = client(&server);
+    let window = client.context_window("qwen3-4b").await.unwrap();
+    assert_eq!(
+        (window.tokens, window.source.as_str()),
+        (4096, "LM Studio, as loaded")
+    );
+    assert_eq!(
+        routes(&server),
+        [MODELS, "GET /props", "GET /api/v0/models"]
+    );
+    // Asked once per client: a turn's rounds do not ask again.
+    client.context_window("qwen3-4b").await;
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn a_hosted_api_leaves_the_window_unknown() {
+    let server = FakeServer::start().await;
+    server.push(
+        MODELS,
+        Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"gpt-x","object":"model"}]}"#,
+        ),
+    );
+    assert_eq!(client(&server).context_window("gpt-x").await, None);
+    assert_eq!(
+        routes(&server),
+        [MODELS, "GET /props", "GET /api/v0/models"],
+        "each way asked once, each answered nothing"
+    );
 }
 
 fn config(server: &FakeServer) -> OpenAiConfig {

@@ -14,7 +14,10 @@ mod export;
 mod model;
 mod thread;
 
-use cairn_core::{Claim, Engine, Limits, LiveTurn, SessionGrants, Sessions, Toolbelt, TurnRequest};
+use cairn_core::prompt::{self, PromptContext};
+use cairn_core::{
+    Claim, ContextFit, Engine, Limits, LiveTurn, SessionGrants, Sessions, Toolbelt, TurnRequest,
+};
 use cairn_protocol::{ChatMessage, PermissionMode, ThreadInfo};
 use cairn_store::{NewThread, Recorder, Store, title_from_prompt};
 use cairn_tools::mcp::{McpConfig, McpError, McpPolicy, McpServer};
@@ -56,6 +59,14 @@ pub struct Runtime {
 struct McpState {
     started: Vec<Arc<McpServer>>,
     failed: Vec<McpError>,
+}
+
+/// What a model's context leaves a turn (see [`Runtime::context_report`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextReport {
+    pub fit: ContextFit,
+    /// The tools would not all fit beside the prompt: they are shown on demand.
+    pub tools_on_demand: bool,
 }
 
 /// How one configured MCP server stands.
@@ -400,6 +411,43 @@ impl Runtime {
                 .cloned(),
         );
         Toolbelt::new(tools).map_err(RuntimeError::Tools)
+    }
+
+    /// What a turn with `choice` would have to work in: the model's context window as
+    /// its server reports it, and whether the tools would be shown on demand to fit
+    /// it. For a thread, its mode and workspace; for a new chat, `draft` ones.
+    pub async fn context_report(
+        &self,
+        thread_id: Option<&str>,
+        draft: (PermissionMode, Option<&str>),
+        choice: &ModelChoice,
+    ) -> Result<ContextReport, RuntimeError> {
+        let (mode, folder) = match thread_id {
+            Some(id) => {
+                let thread = self.store.thread(id).await?;
+                (thread.mode, thread.workspace)
+            }
+            None => (draft.0, draft.1.map(str::to_owned)),
+        };
+        // A folder that cannot be opened gives the thread no file tools, as a turn would
+        // refuse to start there anyway.
+        let workspace = folder.and_then(|root| Workspace::open(Path::new(&root)).ok());
+        let tools = self.toolbelt(workspace.is_some())?;
+        let window = choice.client.context_window(&choice.model).await;
+        let fit = ContextFit::new(self.limits, window, choice.sampling.max_tokens);
+        let system = prompt::root_with_instructions(
+            &PromptContext {
+                mode,
+                tools: &tools,
+                workspace: workspace.as_ref().map(Workspace::root),
+                can_spawn: self.limits.max_depth > 0,
+            },
+            workspace.as_ref().and_then(project_instructions).as_deref(),
+        );
+        Ok(ContextReport {
+            tools_on_demand: fit.tools_on_demand(&system, &tools),
+            fit,
+        })
     }
 
     fn grants(&self, thread_id: &str) -> Arc<SessionGrants> {

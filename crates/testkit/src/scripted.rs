@@ -12,7 +12,8 @@ use futures_util::stream;
 use tokio::sync::Barrier;
 
 use cairn_providers::{
-    ChatRequest, FinishReason, ModelClient, ModelEvent, ModelStream, ProviderError, TokenUsage,
+    ChatRequest, ContextFuture, ContextWindow, FinishReason, ModelClient, ModelEvent, ModelStream,
+    ProviderError, TokenUsage,
 };
 
 /// How the scripted model is named in its errors.
@@ -166,6 +167,8 @@ pub struct ScriptedModel {
     script: Arc<Mutex<Script>>,
     responder: Option<Arc<Responder>>,
     record: bool,
+    /// What it reports as its context window: none, like a hosted API, by default.
+    window: Option<ContextWindow>,
 }
 
 impl std::fmt::Debug for ScriptedModel {
@@ -189,6 +192,12 @@ impl ScriptedModel {
             responder: Some(Arc::new(respond)),
             ..Self::default()
         }
+    }
+
+    /// Reports a context window of `tokens`, as a local server would.
+    pub fn with_context_window(mut self, tokens: u32) -> Self {
+        self.window = Some(ContextWindow::new(tokens, "the scripted model"));
+        self
     }
 
     /// Appends turns to a lane; each request of that lane takes the next one.
@@ -252,6 +261,10 @@ impl ScriptedModel {
 }
 
 impl ModelClient for ScriptedModel {
+    fn context_window<'a>(&'a self, _model: &'a str) -> ContextFuture<'a> {
+        Box::pin(std::future::ready(self.window.clone()))
+    }
+
     fn stream_chat(&self, request: ChatRequest) -> ModelStream {
         let turn = match self.next_turn(&request) {
             Ok(turn) => turn,

@@ -103,6 +103,11 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    /// "METHOD /path", as replies are queued.
+    pub fn route(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
         self.headers
@@ -217,6 +222,17 @@ impl FakeServer {
     /// Every request received, in order.
     pub fn requests(&self) -> Vec<Recorded> {
         self.lock().received.clone()
+    }
+
+    /// The requests to one route ("POST /v1/chat/completions"), in order: a test of
+    /// the chat need not count the questions a client asks about the model first.
+    pub fn requests_to(&self, route: &str) -> Vec<Recorded> {
+        self.lock()
+            .received
+            .iter()
+            .filter(|request| request.route() == route)
+            .cloned()
+            .collect()
     }
 
     /// Lets every reply waiting at the gate `name` go on (now or when it gets there).

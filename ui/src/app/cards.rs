@@ -4,6 +4,7 @@
 
 use cairn_protocol::{ApprovalDecision, PermissionMode, ToolApprovalRequest, TurnStatus};
 use leptos::prelude::*;
+use serde_json::Value;
 
 use super::{EntryView, actions, ctx};
 use crate::format;
@@ -165,10 +166,31 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             .as_ref()
             .map(|args| format::preview(args, PREVIEW_CHARS))
     });
-    let result = pick(|card| {
-        card.result
-            .as_ref()
-            .map(|result| format::preview(result, PREVIEW_CHARS))
+    // A long result shows its start; "Show all" shows every byte the tool returned
+    // (the model may have read only a cut of it).
+    let show_all = RwSignal::new(false);
+    let result = ArcMemo::new({
+        let data = data.clone();
+        move |_| {
+            let max = if show_all.get() {
+                usize::MAX
+            } else {
+                PREVIEW_CHARS
+            };
+            data.with(|card| {
+                let result = card.as_ref()?.result.as_ref()?;
+                Some(format::preview(result, max))
+            })
+        }
+    });
+    let hidden = pick(|card| {
+        let result = card.result.as_ref()?;
+        let size = match &**result {
+            Value::String(text) => text.len(),
+            other => other.to_string().len(),
+        };
+        (format::preview(result, PREVIEW_CHARS + 1).chars().count() > PREVIEW_CHARS)
+            .then(|| format::bytes(u64::try_from(size).unwrap_or(u64::MAX)))
     });
     let toggle = {
         let turn = turn.clone();
@@ -209,6 +231,7 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
         expanded.get().then(|| {
             let args = args.clone();
             let result = result.clone();
+            let hidden = hidden.clone();
             let approval = approval.clone();
             let turn_for_approval = turn.clone();
             view! {
@@ -217,6 +240,11 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
                     {move || approval.get().map(|request| approval_card(turn_for_approval.clone(), request))}
                     {segments(turn.clone(), Some(id.clone()))}
                     {move || result.get().map(|result| view! { <pre class="card-result">{result}</pre> })}
+                    {move || hidden.get().filter(|_| !show_all.get()).map(|size| view! {
+                        <button class="link show-all" on:click=move |_| show_all.set(true)>
+                            {format!("Show all ({size})")}
+                        </button>
+                    })}
                 </div>
             }
         })

@@ -2,7 +2,8 @@
 //! model, the workspace folder, and Send / Stop.
 
 use cairn_protocol::PermissionMode;
-use cairn_protocol::desktop::commands::PickWorkspace;
+use cairn_protocol::desktop::ContextInfo;
+use cairn_protocol::desktop::commands::{ModelContext, PickWorkspace};
 use leptos::prelude::*;
 
 use super::{actions, ctx, ipc};
@@ -135,7 +136,59 @@ fn ModelSelect() -> impl IntoView {
                     <option value=model.clone()>{model.clone()}</option>
                 </For>
             </select>
+            <ContextHint />
         </label>
+    }
+}
+
+/// The chosen model's context window beside the picker, and whether its tools are
+/// shown on demand to fit it: what a 4k-token local model can take, said up front.
+#[component]
+fn ContextHint() -> impl IntoView {
+    let ctx = ctx();
+    let info = RwSignal::new(None::<ContextInfo>);
+    // Answers can come back out of order: only the latest question's answer shows.
+    let asked = StoredValue::new(0_u64);
+    Effect::new(move |_| {
+        let question = ModelContext {
+            thread_id: ctx.current_id(),
+            model: ctx.model.get(),
+            mode: ctx.draft.with(|draft| draft.mode),
+            workspace: ctx.draft.with(|draft| draft.workspace.clone()),
+        };
+        // A thread's own mode and folder count: follow them too.
+        ctx.current
+            .with(|thread| thread.as_ref().map(|t| (t.mode, t.workspace.clone())));
+        ctx.settings.track();
+        asked.update_value(|n| *n += 1);
+        let this = asked.get_value();
+        leptos::task::spawn_local(async move {
+            // No server or no model yet: the picker already says so.
+            let answer = ipc::call(&question).await.ok();
+            if asked.get_value() == this {
+                info.set(answer);
+            }
+        });
+    });
+    let text = move || {
+        info.with(|info| {
+            let info = info.as_ref()?;
+            let size = format::context_size(info.tokens?);
+            Some(if info.tools_on_demand {
+                format!("{size} context · tools on demand")
+            } else {
+                format!("{size} context")
+            })
+        })
+    };
+    let title = move || {
+        info.with(|info| info.as_ref().map(format::context_hint))
+            .unwrap_or_default()
+    };
+    view! {
+        <Show when=move || text().is_some()>
+            <span class="context-hint muted" title=title>{text}</span>
+        </Show>
     }
 }
 

@@ -103,7 +103,7 @@ async fn approvals_are_answered_on_stdin() {
         std::fs::read_to_string(workspace.path().join("notes/plan.md")).unwrap(),
         "# Plan\n"
     );
-    let followup = server.requests()[1].json();
+    let followup = server.requests_to(CHAT)[1].json();
     let result = followup["messages"]
         .as_array()
         .unwrap()

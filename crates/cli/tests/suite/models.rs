@@ -160,7 +160,7 @@ async fn a_key_in_the_keychain_is_sent_as_a_bearer_token() {
     .await;
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
-        server.requests()[0].header("authorization"),
+        server.requests_to(CHAT)[0].header("authorization"),
         Some("Bearer sk-from-keychain")
     );
     assert!(

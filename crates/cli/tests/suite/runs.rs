@@ -44,7 +44,7 @@ async fn json_mode_prints_exactly_the_event_lines_and_exits_0() {
         (done.usage.prompt_tokens, done.usage.completion_tokens),
         (14, 30)
     );
-    let sent = server.requests()[0].json();
+    let sent = server.requests_to(CHAT)[0].json();
     assert_eq!(sent["model"], "gpt-4o");
     assert_eq!(
         sent["messages"].as_array().unwrap().last().unwrap(),
@@ -66,7 +66,7 @@ async fn the_model_defaults_to_the_servers_only_one() {
     let url = server.url();
     let out = output(cairn(&["run", "--base-url", &url, "--json", "hello"])).await;
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(server.requests()[1].json()["model"], "only-model");
+    assert_eq!(server.requests_to(CHAT)[0].json()["model"], "only-model");
 
     server.push(
         "GET /v1/models",

@@ -70,7 +70,7 @@ async fn runs_are_stored_and_a_thread_continues_where_it_left_off() {
     ]))
     .await;
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let third = server.requests()[2].json();
+    let third = server.requests_to(CHAT)[2].json();
     let messages = third["messages"].as_array().unwrap();
     let roles: Vec<_> = messages
         .iter()
@@ -326,7 +326,7 @@ async fn rules_are_kept_with_the_threads_and_deny_holds_even_in_auto() {
         workspace.path().join("keep").exists(),
         "the deny rule held in auto mode"
     );
-    let result = server.requests()[1].json()["messages"]
+    let result = server.requests_to(CHAT)[1].json()["messages"]
         .as_array()
         .unwrap()
         .last()

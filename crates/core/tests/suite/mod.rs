@@ -3,6 +3,7 @@ mod bad_input;
 mod basics;
 mod budgets;
 mod cancel;
+mod context;
 mod hardening;
 mod parallel;
 mod permissions;

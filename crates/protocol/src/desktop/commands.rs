@@ -11,9 +11,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    DetectedServer, ExportFormat, McpServerInfo, NewThreadOptions, PendingApproval, PullStep,
-    RuleInfo, Sent, ServerCheck, Settings, SettingsSaved, ShellEvent, Startup, ThreadDetail,
-    ToolInfo,
+    ContextInfo, DetectedServer, ExportFormat, McpServerInfo, NewThreadOptions, PendingApproval,
+    PullStep, RuleInfo, Sent, ServerCheck, Settings, SettingsSaved, ShellEvent, Startup,
+    ThreadDetail, ToolInfo,
 };
 use crate::dialect::Dialect;
 use crate::event::Event;
@@ -111,6 +111,15 @@ commands! {
     /// A server's models; the server in Settings unless both are given.
     ListModels = "list_models" { dialect: Option<Dialect>, base_url: Option<String> } -> Vec<String>;
     CheckServer = "check_server" { dialect: Dialect, base_url: String } -> ServerCheck;
+    /// The context window of the model a turn would use (`model`, else the thread's or
+    /// the default), and whether its tools would be shown on demand. A new chat
+    /// gives its draft `mode` and `workspace`.
+    ModelContext = "model_context" {
+        thread_id: Option<String>,
+        model: Option<String>,
+        mode: PermissionMode,
+        workspace: Option<String>,
+    } -> ContextInfo;
     PullModel = "pull_model" { model: String } -> (), streams on "onProgress": PullStep;
     SetApiKey = "set_api_key" { base_url: String, key: String } -> ();
     DeleteApiKey = "delete_api_key" { base_url: String } -> bool;

@@ -105,6 +105,17 @@ pub struct Startup {
     pub env_overrides: Vec<String>,
 }
 
+/// What the model picker says about the chosen model's context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextInfo {
+    /// The context window in tokens, when the server reports it.
+    pub tokens: Option<u32>,
+    /// Who reported it ("Ollama, as loaded").
+    pub source: Option<String>,
+    /// The tools would crowd the window: the model sees them on demand.
+    pub tools_on_demand: bool,
+}
+
 /// Whether a server answers, as Settings shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerCheck {

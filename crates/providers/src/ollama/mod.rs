@@ -24,7 +24,9 @@ use serde_json::{Value, json};
 use crate::adapt;
 use crate::error::ProviderError;
 use crate::http::{self, Framing, Lines, OpenFailure, Peer, RetryPolicy};
-use crate::model::{ChatRequest, ModelClient, ModelEvent, ModelStream};
+use crate::model::{
+    ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream,
+};
 use decode::ChatDecoder;
 use request::Shape;
 
@@ -80,7 +82,7 @@ struct Inner {
 struct Learned {
     cannot_think: HashSet<String>,
     cannot_call_tools: HashSet<String>,
-    context_length: HashMap<String, Option<u32>>,
+    context: HashMap<String, Option<ContextWindow>>,
 }
 
 impl fmt::Debug for OllamaClient {
@@ -128,6 +130,9 @@ pub const PULL_SUCCESS: &str = "success";
 
 const UNREACHABLE: &str = "Is Ollama running? Start it with `ollama serve`.";
 
+/// How long a question about a model may take: a turn waits for the answer.
+const INFO_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl OllamaClient {
     pub fn new(config: OllamaConfig) -> Result<Self, ProviderError> {
         let base = http::normalize_base(&config.base_url, &["/api"])?;
@@ -174,32 +179,69 @@ impl OllamaClient {
         Ok(tags.models)
     }
 
-    /// The model's context length from `POST /api/show` (`<family>.context_length`),
-    /// asked once per model.
-    pub async fn context_length(&self, model: &str) -> Option<u32> {
-        if let Some(known) = self.learned().context_length.get(model) {
-            return *known;
+    /// The context the model runs with: as loaded when `GET /api/ps` lists it (so
+    /// Cairn asks for what the server already holds instead of reloading it), else
+    /// its own length from `POST /api/show`, up to the cap. Decided once per client.
+    pub async fn context_window(&self, model: &str) -> Option<ContextWindow> {
+        if let Some(known) = self.learned().context.get(model) {
+            return known.clone();
         }
-        let response = self
+        let window = match self.loaded_context(model).await {
+            Some(tokens) => Some(ContextWindow::new(tokens, "Ollama, as loaded")),
+            None => self.model_length(model).await.map(|length| {
+                let cap = self.inner.context_cap;
+                if length > cap {
+                    ContextWindow::new(cap, format!("Ollama, the model's {length} capped"))
+                } else {
+                    ContextWindow::new(length, "Ollama, the model's length")
+                }
+            }),
+        };
+        self.learned()
+            .context
+            .insert(model.to_owned(), window.clone());
+        window
+    }
+
+    /// `context_length` of the model in `GET /api/ps`, when it is loaded and the
+    /// server is new enough to say.
+    async fn loaded_context(&self, model: &str) -> Option<u32> {
+        let ps = self.inner.http.get(self.url("/api/ps"));
+        let ps = self
+            .ask(ps, model, "could not list the loaded models")
+            .await?;
+        loaded_context_of(&ps, model)
+    }
+
+    /// `<family>.context_length` from `POST /api/show`.
+    async fn model_length(&self, model: &str) -> Option<u32> {
+        let show = self
             .inner
             .http
             .post(self.url("/api/show"))
-            .json(&json!({"model": model}))
-            .send()
-            .await;
-        let length = match self.body(response).await {
-            Ok(body) => serde_json::from_slice::<Value>(&body)
-                .ok()
-                .and_then(|show| context_length_of(&show)),
+            .json(&json!({"model": model}));
+        let show = self
+            .ask(show, model, "could not read the model's context length")
+            .await?;
+        context_length_of(&show)
+    }
+
+    /// A question about `model` whose answer is optional: a failure is logged as
+    /// `failed` and is `None`.
+    async fn ask(
+        &self,
+        request: reqwest::RequestBuilder,
+        model: &str,
+        failed: &str,
+    ) -> Option<Value> {
+        let response = request.timeout(INFO_TIMEOUT).send().await;
+        match self.body(response).await {
+            Ok(body) => serde_json::from_slice(&body).ok(),
             Err(err) => {
-                tracing::debug!(model, error = %err, "could not read the model's context length");
+                tracing::debug!(model, error = %err, "{failed}");
                 None
             }
-        };
-        self.learned()
-            .context_length
-            .insert(model.to_owned(), length);
-        length
+        }
     }
 
     /// Downloads a model, streaming Ollama's progress lines. The last item is the
@@ -259,9 +301,9 @@ impl OllamaClient {
     /// a capability, and naming the models that exist when this one does not.
     async fn open(&self, request: &ChatRequest) -> Result<reqwest::Response, OpenFailure> {
         let num_ctx = self
-            .context_length(&request.model)
+            .context_window(&request.model)
             .await
-            .map(|length| length.min(self.inner.context_cap));
+            .map(|window| window.tokens);
         loop {
             let shape = {
                 let learned = self.learned();
@@ -324,6 +366,30 @@ impl OllamaClient {
             Err(_) => failure,
         }
     }
+}
+
+/// The `context_length` `/api/ps` gives `model` (named with or without its tag).
+fn loaded_context_of(ps: &Value, model: &str) -> Option<u32> {
+    let with_tag = if model.contains(':') {
+        model.to_owned()
+    } else {
+        format!("{model}:latest")
+    };
+    ps.get("models")?
+        .as_array()?
+        .iter()
+        .find(|entry| {
+            ["name", "model"].iter().any(|key| {
+                entry
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .is_some_and(|name| name == model || name == with_tag)
+            })
+        })?
+        .get("context_length")?
+        .as_u64()
+        .and_then(|length| u32::try_from(length).ok())
+        .filter(|&length| length > 0)
 }
 
 /// `model_info["<family>.context_length"]` of an `/api/show` answer.
@@ -466,6 +532,10 @@ impl ModelClient for OllamaClient {
         );
         adapt::text_calls(answer, known)
     }
+
+    fn context_window<'a>(&'a self, model: &'a str) -> ContextFuture<'a> {
+        Box::pin(OllamaClient::context_window(self, model))
+    }
 }
 
 /// Decodes a streamed `/api/chat` body (raw NDJSON bytes) into model events. Public
@@ -499,5 +569,27 @@ mod tests {
         assert_eq!(context_length_of(&show), Some(40960));
         assert_eq!(context_length_of(&json!({"model_info": {}})), None);
         assert_eq!(context_length_of(&json!({})), None);
+    }
+
+    #[test]
+    fn the_loaded_context_is_found_by_name_with_or_without_its_tag() {
+        let ps = json!({"models": [
+            {"name": "qwen3:8b", "model": "qwen3:8b", "context_length": 4096},
+            {"name": "llama3.2:latest", "model": "llama3.2:latest", "context_length": 8192},
+            {"name": "old:latest", "model": "old:latest"}
+        ]});
+        assert_eq!(loaded_context_of(&ps, "qwen3:8b"), Some(4096));
+        assert_eq!(loaded_context_of(&ps, "llama3.2"), Some(8192));
+        assert_eq!(
+            loaded_context_of(&ps, "qwen3"),
+            None,
+            "another tag is another model"
+        );
+        assert_eq!(
+            loaded_context_of(&ps, "old"),
+            None,
+            "an older server does not say"
+        );
+        assert_eq!(loaded_context_of(&json!({"models": []}), "qwen3:8b"), None);
     }
 }

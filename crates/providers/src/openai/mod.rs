@@ -5,11 +5,13 @@
 //! payloads ([`decode`]) → text calls converted → a narrated call retried once with
 //! `tool_choice: "required"` → [`ModelEvent`]s.
 
+mod context;
 pub mod decode;
 mod request;
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -19,7 +21,9 @@ use serde::Deserialize;
 use crate::adapt;
 use crate::error::ProviderError;
 use crate::http::{self, Framing, OpenFailure, Peer, RetryPolicy};
-use crate::model::{ChatRequest, ModelClient, ModelEvent, ModelStream};
+use crate::model::{
+    ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream,
+};
 use decode::ChunkDecoder;
 
 /// How to reach an OpenAI-compatible server.
@@ -80,6 +84,8 @@ struct Inner {
     api_key: Option<String>,
     retry: RetryPolicy,
     force_tool_retry: bool,
+    /// Context windows found, per model: asked once per client.
+    context: Mutex<HashMap<String, Option<ContextWindow>>>,
 }
 
 impl fmt::Debug for OpenAiClient {
@@ -111,6 +117,7 @@ impl OpenAiClient {
                 api_key: config.api_key,
                 retry: config.retry,
                 force_tool_retry: config.force_tool_retry,
+                context: Mutex::default(),
             }),
         })
     }
@@ -145,6 +152,51 @@ impl OpenAiClient {
                 detail: format!("GET /v1/models did not return a model list: {err}"),
             })?;
         Ok(models.data.into_iter().map(|model| model.id).collect())
+    }
+
+    /// The model's context window, from whichever local server's own answer says it
+    /// (see [`context`]); `None` when none does.
+    pub async fn context_window(&self, model: &str) -> Option<ContextWindow> {
+        let cached = self
+            .inner
+            .context
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(model)
+            .cloned();
+        if let Some(known) = cached {
+            return known;
+        }
+        let mut window = None;
+        for (path, read) in context::PROBES {
+            let url = format!("{}{path}", self.server());
+            let request = self.inner.http.get(&url).timeout(context::PROBE_TIMEOUT);
+            let response = self.authorized(request).send().await;
+            let response = match http::check(&self.inner.peer, response).await {
+                Ok(response) => response,
+                // This server has no such route: ask the next way.
+                Err(failure) if matches!(failure.error, ProviderError::Http { .. }) => continue,
+                // Unreachable or hanging: the chat request will say so better.
+                Err(_) => break,
+            };
+            let Ok(body) = response.bytes().await else {
+                continue;
+            };
+            if let Some(found) = serde_json::from_slice::<serde_json::Value>(&body)
+                .ok()
+                .and_then(|answer| read(&answer, model))
+            {
+                window = Some(found);
+                break;
+            }
+        }
+        tracing::debug!(server = %self.server(), model, ?window, "context window");
+        self.inner
+            .context
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(model.to_owned(), window.clone());
+        window
     }
 
     fn authorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -264,6 +316,10 @@ impl ModelClient for OpenAiClient {
         adapt::forced_retry(first, known, move || {
             adapt::text_calls(client.answer(request, Some("required")), retry_known)
         })
+    }
+
+    fn context_window<'a>(&'a self, model: &'a str) -> ContextFuture<'a> {
+        Box::pin(OpenAiClient::context_window(self, model))
     }
 }
 

@@ -1,0 +1,303 @@
+//! Tool results that do not fit the model's context: what the model reads is cut to
+//! size (head and tail, with a marker that says how to read the rest), and the whole
+//! result is kept with the turn for `read_tool_result` to page through.
+//!
+//! A 4k-token context holds about 16 KB; one `run_command` can print megabytes. Cutting
+//! keeps the turn alive; keeping the whole lets the model still reach what it needs.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use cairn_protocol::ToolSpec;
+use serde::Deserialize;
+use serde_json::json;
+
+pub const READ_TOOL_RESULT: &str = "read_tool_result";
+
+/// The most of one result kept for paging; past it the rest is dropped, and said so.
+pub const MAX_KEPT_BYTES: usize = 10 * 1024 * 1024;
+
+/// The most kept across one turn; the oldest results go first past it.
+const MAX_KEPT_PER_TURN: usize = 64 * 1024 * 1024;
+
+/// Room left in a cut result for the marker between head and tail.
+const MARKER_ROOM: usize = 240;
+
+/// The whole results of a turn's cut calls, by `tool_call_id`.
+#[derive(Debug, Default)]
+pub(crate) struct KeptResults {
+    inner: Mutex<Kept>,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
+    by_id: HashMap<String, Arc<str>>,
+    order: VecDeque<String>,
+    bytes: usize,
+}
+
+/// A tool result, as the model reads it and as the user sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sized {
+    /// At most the per-result limit, with a marker when cut.
+    pub for_model: String,
+    /// The whole result (up to [`MAX_KEPT_BYTES`]): what the card shows.
+    pub whole: String,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ReadArgs {
+    tool_call_id: String,
+    #[serde(default)]
+    offset: Option<usize>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+impl KeptResults {
+    /// Fits `content` into `max_bytes` for the model; a result that does not fit is
+    /// kept whole so the model can read the rest.
+    pub fn fit(&self, tool_call_id: &str, content: String, max_bytes: usize) -> Sized {
+        if content.len() <= max_bytes {
+            return Sized {
+                for_model: content.clone(),
+                whole: content,
+            };
+        }
+        let total = content.len();
+        let whole = if total > MAX_KEPT_BYTES {
+            let mut kept = content;
+            kept.truncate(floor_boundary(&kept, MAX_KEPT_BYTES));
+            kept.push_str(&format!(
+                "\n[… the result was {total} bytes; only the first {MAX_KEPT_BYTES} are kept]"
+            ));
+            kept
+        } else {
+            content
+        };
+        let for_model = cut_middle(tool_call_id, &whole, max_bytes);
+        self.keep(tool_call_id, &whole);
+        Sized { for_model, whole }
+    }
+
+    fn keep(&self, tool_call_id: &str, whole: &str) {
+        let mut kept = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        kept.bytes += whole.len();
+        kept.by_id.insert(tool_call_id.to_owned(), Arc::from(whole));
+        kept.order.push_back(tool_call_id.to_owned());
+        while kept.bytes > MAX_KEPT_PER_TURN && kept.order.len() > 1 {
+            let Some(oldest) = kept.order.pop_front() else {
+                break;
+            };
+            if let Some(dropped) = kept.by_id.remove(&oldest) {
+                kept.bytes -= dropped.len();
+            }
+        }
+    }
+
+    /// Whether any result of this turn was cut: only then is `read_tool_result` shown.
+    pub fn any(&self) -> bool {
+        !self
+            .inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .by_id
+            .is_empty()
+    }
+
+    /// `read_tool_result`: one page of a kept result, at most `max_bytes` long.
+    pub fn read(&self, args: &ReadArgs, max_bytes: usize) -> Result<String, String> {
+        let whole = {
+            let kept = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+            match kept.by_id.get(&args.tool_call_id) {
+                Some(whole) => Arc::clone(whole),
+                None if kept.by_id.is_empty() => {
+                    return Err(format!(
+                        "no result of this turn was cut, so there is nothing to read for `{}`; \
+                         results of earlier turns are not kept",
+                        args.tool_call_id
+                    ));
+                }
+                None => {
+                    let mut ids: Vec<&str> = kept.by_id.keys().map(String::as_str).collect();
+                    ids.sort_unstable();
+                    return Err(format!(
+                        "no cut result has the id `{}`; the ones that can be read are: {}",
+                        args.tool_call_id,
+                        ids.join(", ")
+                    ));
+                }
+            }
+        };
+        let total = whole.len();
+        let offset = args.offset.unwrap_or(0);
+        if offset >= total {
+            return Err(format!(
+                "offset {offset} is past the end: the result of `{}` is {total} bytes",
+                args.tool_call_id
+            ));
+        }
+        let page = max_bytes.saturating_sub(MARKER_ROOM).max(1);
+        let limit = args.limit.unwrap_or(page).clamp(1, page);
+        let start = floor_boundary(&whole, offset);
+        let end = floor_boundary(&whole, start.saturating_add(limit).min(total));
+        // A limit smaller than the character at `start` still moves forward.
+        let end = if end == start {
+            ceil_boundary(&whole, start + 1)
+        } else {
+            end
+        };
+        let mut out = format!(
+            "[bytes {start}–{end} of {total} of the result of {}]\n",
+            args.tool_call_id
+        );
+        out.push_str(&whole[start..end]);
+        if end < total {
+            out.push_str(&format!(
+                "\n[more: {READ_TOOL_RESULT} {{\"tool_call_id\": \"{}\", \"offset\": {end}}}]",
+                args.tool_call_id
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// `whole` cut to `max_bytes`: its head, a marker naming the call and how to read
+/// what was cut, and its tail (the end of a log or a listing often matters most).
+fn cut_middle(tool_call_id: &str, whole: &str, max_bytes: usize) -> String {
+    let total = whole.len();
+    // A cap too small for the marker still shows some of the result, and runs over
+    // by the marker rather than show none.
+    let room = max_bytes.saturating_sub(MARKER_ROOM).max(max_bytes / 2);
+    let head_end = floor_boundary(whole, room * 2 / 3);
+    let tail_start = ceil_boundary(whole, total - (room - room * 2 / 3));
+    let tail_start = tail_start.max(head_end);
+    let omitted = tail_start - head_end;
+    format!(
+        "{}\n[… {omitted} of {total} bytes cut here. Read them with {READ_TOOL_RESULT} \
+         {{\"tool_call_id\": \"{tool_call_id}\", \"offset\": {head_end}}}]\n{}",
+        &whole[..head_end],
+        &whole[tail_start..]
+    )
+}
+
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn ceil_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
+pub(crate) fn read_tool_result_spec() -> ToolSpec {
+    ToolSpec {
+        name: READ_TOOL_RESULT.into(),
+        description: "Read a part of a tool result that was cut because it was too long. \
+                      The cut result names the call and the offset to start from."
+            .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "tool_call_id": {"type": "string", "description": "The id the cut result names"},
+                "offset": {"type": "integer", "minimum": 0, "description": "Byte offset to start at (default 0)"},
+                "limit": {"type": "integer", "minimum": 1, "description": "Most bytes to return"}
+            },
+            "required": ["tool_call_id"]
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(id: &str, offset: Option<usize>, limit: Option<usize>) -> ReadArgs {
+        ReadArgs {
+            tool_call_id: id.into(),
+            offset,
+            limit,
+        }
+    }
+
+    #[test]
+    fn a_result_that_fits_is_neither_cut_nor_kept() {
+        let kept = KeptResults::default();
+        let sized = kept.fit("call_1", "short".into(), 1000);
+        assert_eq!(sized.for_model, "short");
+        assert_eq!(sized.whole, "short");
+        assert!(!kept.any());
+    }
+
+    #[test]
+    fn a_long_result_keeps_head_and_tail_and_names_the_call() {
+        let kept = KeptResults::default();
+        let whole: String = (0..2000).map(|n| format!("line {n}\n")).collect();
+        let sized = kept.fit("call_7", whole.clone(), 1000);
+        assert!(sized.for_model.len() <= 1000, "{}", sized.for_model.len());
+        assert!(sized.for_model.starts_with("line 0\nline 1\n"));
+        assert!(sized.for_model.ends_with("line 1999\n"));
+        assert!(sized.for_model.contains(
+            "Read them with read_tool_result {\"tool_call_id\": \"call_7\", \"offset\": "
+        ));
+        assert_eq!(sized.whole, whole);
+        assert!(kept.any());
+    }
+
+    #[test]
+    fn paging_from_the_marker_reaches_every_byte_of_the_result() {
+        let kept = KeptResults::default();
+        let whole: String = (0..3000).map(|n| format!("é{n} ")).collect();
+        let sized = kept.fit("call_2", whole.clone(), 800);
+        let marker = sized.for_model.split("\"offset\": ").nth(1).unwrap();
+        let first: usize = marker.split('}').next().unwrap().parse().unwrap();
+        let mut read = whole[..first].to_owned();
+        let mut offset = first;
+        while offset < whole.len() {
+            let page = kept.read(&args("call_2", Some(offset), None), 800).unwrap();
+            assert!(
+                page.len() <= 800 + 100,
+                "a page fits the limit with its notes"
+            );
+            let body = page.split_once('\n').unwrap().1;
+            let body = body.split("\n[more: ").next().unwrap();
+            read.push_str(body);
+            offset += body.len();
+        }
+        assert_eq!(read, whole);
+    }
+
+    #[test]
+    fn reading_what_is_not_there_says_what_is() {
+        let kept = KeptResults::default();
+        let nothing = kept.read(&args("call_1", None, None), 1000).unwrap_err();
+        assert!(
+            nothing.contains("no result of this turn was cut"),
+            "{nothing}"
+        );
+        kept.fit("call_3", "x".repeat(5000), 1000);
+        let wrong = kept.read(&args("call_9", None, None), 1000).unwrap_err();
+        assert!(wrong.contains("can be read are: call_3"), "{wrong}");
+        let past = kept
+            .read(&args("call_3", Some(5000), None), 1000)
+            .unwrap_err();
+        assert!(past.contains("5000 bytes"), "{past}");
+        let tiny = kept.read(&args("call_3", Some(10), Some(3)), 1000).unwrap();
+        assert!(tiny.starts_with("[bytes 10–13 of 5000"), "{tiny}");
+    }
+
+    #[test]
+    fn a_huge_result_is_kept_up_to_the_bound_and_says_so() {
+        let kept = KeptResults::default();
+        let sized = kept.fit("call_1", "y".repeat(MAX_KEPT_BYTES + 10), 1000);
+        assert!(sized.whole.len() < MAX_KEPT_BYTES + 200);
+        assert!(sized.whole.ends_with("only the first 10485760 are kept]"));
+    }
+}

@@ -1,0 +1,191 @@
+//! Small context windows: results cut to fit and paged back, history fitted to the
+//! window the server reports, tool schemas folded when they would crowd it.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use cairn_protocol::{ChatMessage, TurnStatus};
+use cairn_testkit::{ScriptedModel, ScriptedTurn};
+use cairn_tools::{Tool, ToolContext, ToolError, ToolOutput};
+use serde_json::{Value, json};
+
+use super::support::{Harness, Probe};
+
+fn numbered_lines(count: usize) -> String {
+    (0..count).map(|n| format!("line {n}\n")).collect()
+}
+
+fn tool_result(messages: &[ChatMessage], id: &str) -> String {
+    messages
+        .iter()
+        .find_map(|message| match message {
+            ChatMessage::Tool {
+                tool_call_id,
+                content,
+                ..
+            } if tool_call_id == id => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no result for {id} in {messages:#?}"))
+}
+
+fn tool_names(request: &cairn_providers::ChatRequest) -> Vec<String> {
+    request.tools.iter().map(|spec| spec.name.clone()).collect()
+}
+
+#[tokio::test]
+async fn a_long_result_keeps_head_and_tail_and_the_rest_is_read_in_pages() {
+    let whole = numbered_lines(1500);
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::new().tool_with_id("big", "probe", json!({})),
+        ScriptedTurn::new().tool_with_id(
+            "page",
+            "read_tool_result",
+            json!({"tool_call_id": "big", "offset": 7000, "limit": 70}),
+        ),
+        ScriptedTurn::text("read it"),
+    ]);
+    let run = Harness::new(&model)
+        .limits(|l| l.max_tool_result_bytes = 1000)
+        .tool(Probe::new("probe").output(whole.clone()))
+        .run("go")
+        .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+
+    let cut = tool_result(&run.outcome.messages, "big");
+    assert!(cut.len() <= 1000, "{} bytes", cut.len());
+    assert!(cut.starts_with("line 0\nline 1\n"), "the head is kept");
+    assert!(cut.ends_with("line 1499\n"), "the tail is kept");
+    assert!(
+        cut.contains("read_tool_result {\"tool_call_id\": \"big\", \"offset\": "),
+        "{cut}"
+    );
+
+    // The card gets the whole result; the model, the cut.
+    let ends = run.tool_ends();
+    assert_eq!(ends[0].1.as_str(), Some(whole.as_str()));
+
+    let page = tool_result(&run.outcome.messages, "page");
+    let expected = &whole[7000..7070];
+    assert_eq!(
+        page,
+        format!(
+            "[bytes 7000–7070 of {} of the result of big]\n{expected}\n[more: read_tool_result {{\"tool_call_id\": \"big\", \"offset\": 7070}}]",
+            whole.len()
+        )
+    );
+
+    let requests = model.requests();
+    assert!(!tool_names(&requests[0]).contains(&"read_tool_result".to_owned()));
+    assert!(
+        tool_names(&requests[1]).contains(&"read_tool_result".to_owned()),
+        "offered once a result was cut"
+    );
+}
+
+#[tokio::test]
+async fn a_small_window_cuts_results_to_a_quarter_of_it() {
+    let model = ScriptedModel::new().with_context_window(4096);
+    model.root([
+        ScriptedTurn::new().tool_with_id("big", "probe", json!({})),
+        ScriptedTurn::text("ok"),
+    ]);
+    let run = Harness::new(&model)
+        .tool(Probe::new("probe").output(numbered_lines(3000)))
+        .run("go")
+        .await;
+    let cut = tool_result(&run.outcome.messages, "big");
+    assert!(
+        cut.len() <= 4096,
+        "a quarter of 4096 tokens: {} bytes",
+        cut.len()
+    );
+    assert!(cut.len() > 3000, "and not much less: {} bytes", cut.len());
+}
+
+#[tokio::test]
+async fn history_is_fitted_to_the_window_the_server_reports() {
+    let old = vec![
+        ChatMessage::user("old ".repeat(5000)),
+        ChatMessage::assistant("old answer"),
+    ];
+    let sent_old = |model: ScriptedModel| {
+        let old = old.clone();
+        async move {
+            model.root([ScriptedTurn::text("fits")]);
+            let mut harness = Harness::new(&model);
+            harness.history = old;
+            let run = harness.run("new question").await;
+            assert_eq!(run.outcome.status, TurnStatus::Completed);
+            model.requests()[0]
+                .messages
+                .iter()
+                .any(|m| m.content().starts_with("old old"))
+        }
+    };
+    assert!(
+        sent_old(ScriptedModel::new()).await,
+        "without a window the 128k default keeps 5000 tokens of history"
+    );
+    assert!(
+        !sent_old(ScriptedModel::new().with_context_window(4096)).await,
+        "a 4096-token window cannot hold it"
+    );
+}
+
+/// A tool with a long schema, like many MCP tools.
+struct Wide(String);
+
+#[async_trait]
+impl Tool for Wide {
+    fn name(&self) -> &str {
+        &self.0
+    }
+
+    fn description(&self) -> &str {
+        "Does one of many things this server offers, described at the length MCP \
+         servers often use, with every option spelled out for the model to read. \
+         Does one of many things this server offers, described at the length MCP \
+         servers often use, with every option spelled out for the model to read."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "query": {"type": "string", "description": "What to look for, in full."},
+            "limit": {"type": "integer", "description": "How many results to return."}
+        }})
+    }
+
+    async fn call(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(self.0.clone()))
+    }
+}
+
+#[tokio::test]
+async fn tool_schemas_that_would_crowd_a_small_window_are_shown_on_demand() {
+    let offered = |model: ScriptedModel| async move {
+        model.root([ScriptedTurn::text("ok")]);
+        let mut harness = Harness::new(&model).tool(Probe::new("probe"));
+        for n in 0..20 {
+            harness
+                .tools
+                .push(Arc::new(Wide(format!("mcp__big__tool{n}"))));
+        }
+        harness.run("go").await;
+        tool_names(&model.requests()[0])
+    };
+    let roomy = offered(ScriptedModel::new().with_context_window(32_768)).await;
+    assert_eq!(
+        roomy.len(),
+        1 + 20 + 1,
+        "probe, the twenty, run_subtask: {roomy:?}"
+    );
+
+    let small = offered(ScriptedModel::new().with_context_window(4096)).await;
+    assert_eq!(
+        small,
+        ["probe", "run_subtask", "list_tool_groups", "load_tools"],
+        "the server's tools wait in their group"
+    );
+}
