@@ -22,6 +22,9 @@ pub struct AppState {
     shell: Mutex<ShellLink>,
     /// Why the summon shortcut is not registered, if it is not.
     pub shortcut_problem: Mutex<Option<String>>,
+    /// The summon shortcut as bound through the desktop portal (Wayland).
+    #[cfg(target_os = "linux")]
+    pub portal: Mutex<Option<crate::portal::Binding>>,
     /// Why closing the window cannot hide it to the tray, if it cannot.
     pub tray_problem: Mutex<Option<String>>,
     /// Set when the user confirmed Quit, so the exit is not asked about twice.
@@ -34,6 +37,8 @@ impl AppState {
             desk: OnceLock::new(),
             shell: Mutex::default(),
             shortcut_problem: Mutex::default(),
+            #[cfg(target_os = "linux")]
+            portal: Mutex::default(),
             tray_problem: Mutex::default(),
             quitting: std::sync::atomic::AtomicBool::new(false),
         }

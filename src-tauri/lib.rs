@@ -11,6 +11,8 @@ mod app;
 mod commands;
 mod links;
 mod notify;
+#[cfg(target_os = "linux")]
+pub mod portal;
 mod rendering;
 mod shortcut;
 #[cfg(target_os = "linux")]

@@ -705,15 +705,16 @@ fn models_with_context(model: &str, n_ctx: u32) -> Reply {
 #[tokio::test]
 async fn the_model_picker_learns_the_context_and_whether_tools_wait_in_groups() {
     let s = setup(Some("test-model")).await;
-    let ask = |workspace: Option<String>| ModelContext {
+    // Each question names another model: what a server said is remembered a while.
+    let ask = |model: &str| ModelContext {
         thread_id: None,
-        model: None,
+        model: Some(model.to_owned()),
         mode: PermissionMode::Default,
-        workspace,
+        workspace: None,
     };
     s.server
         .push("GET /v1/models", models_with_context("test-model", 4096));
-    let info = s.desk.model_context(ask(None)).await.unwrap();
+    let info = s.desk.model_context(ask("test-model")).await.unwrap();
     assert_eq!(
         info,
         ContextInfo {
@@ -736,16 +737,18 @@ async fn the_model_picker_learns_the_context_and_whether_tools_wait_in_groups() 
         .await
         .unwrap();
     s.server
-        .push("GET /v1/models", models_with_context("test-model", 1024));
-    let small = s.desk.model_context(ask(None)).await.unwrap();
+        .push("GET /v1/models", models_with_context("small-model", 1024));
+    let small = s.desk.model_context(ask("small-model")).await.unwrap();
     assert_eq!(small.tokens, Some(1024));
     assert!(small.tools_on_demand, "{small:?}");
-    s.server
-        .push("GET /v1/models", models_with_context("test-model", 131_072));
-    let large = s.desk.model_context(ask(None)).await.unwrap();
+    s.server.push(
+        "GET /v1/models",
+        models_with_context("large-model", 131_072),
+    );
+    let large = s.desk.model_context(ask("large-model")).await.unwrap();
     assert!(!large.tools_on_demand, "{large:?}");
 
     // A server that does not say: nothing to show, nothing wrong.
-    let unknown = s.desk.model_context(ask(None)).await.unwrap();
+    let unknown = s.desk.model_context(ask("quiet-model")).await.unwrap();
     assert_eq!(unknown.tokens, None);
 }

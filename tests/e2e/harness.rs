@@ -140,6 +140,11 @@ fn free_port() -> u16 {
 impl App {
     /// Starts the app over `home`'s database, talking to the model server at `base_url`.
     pub async fn launch(home: &Home, base_url: &str) -> Self {
+        Self::launch_with(home, base_url, &[]).await
+    }
+
+    /// Like [`App::launch`], with more environment (`XDG_SESSION_TYPE=wayland`).
+    pub async fn launch_with(home: &Home, base_url: &str, env: &[(&str, &str)]) -> Self {
         kill_strays();
         // thirtyfour's HTTP client needs rustls' crypto provider installed.
         drop(cairn_providers::http::client_builder());
@@ -152,6 +157,7 @@ impl App {
                 &native_port.to_string(),
             ])
             .envs(app_env(home, base_url))
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()

@@ -2,8 +2,8 @@
 //!
 //! calls → batches (consecutive parallel-safe calls together, others alone) → per
 //! call: start event → budget → arguments → the gate (run / ask / block) → named
-//! lock → the tool, or a subtask → result cut to size (the whole kept) → end event. Results come back
-//! in the order the model made the calls, every call with one.
+//! lock → the tool, or a subtask → result cut to size (the whole kept) → end event.
+//! Results come back in the order the model made the calls, every call with one.
 
 use cairn_protocol::ToolCategory;
 use cairn_protocol::{

@@ -15,6 +15,7 @@ pub mod ollama;
 pub mod openai;
 pub mod server;
 pub mod textcalls;
+mod windows;
 
 pub use error::ProviderError;
 pub use model::{

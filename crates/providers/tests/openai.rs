@@ -601,8 +601,11 @@ async fn lm_studio_is_asked_on_its_own_api_after_the_others_say_nothing() {
         routes(&server),
         [MODELS, "GET /props", "GET /api/v0/models"]
     );
-    // Asked once per client: a turn's rounds do not ask again.
-    client.context_window("qwen3-4b").await;
+    // Remembered a while, across clients: the next turn does not ask again.
+    OpenAiClient::new(config(&server))
+        .unwrap()
+        .context_window("qwen3-4b")
+        .await;
     assert_eq!(server.requests().len(), 3);
 }
 

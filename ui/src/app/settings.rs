@@ -206,7 +206,7 @@ pub fn SettingsScreen() -> impl IntoView {
                         <input type="text" class="shortcut" prop:value=move || draft.with(|s| s.summon_shortcut.clone())
                             on:input=move |event| draft.update(|s| s.summon_shortcut = event_target_value(&event)) />
                     </label>
-                    {move || ctx.shortcut_problem.get().map(|problem| view! { <p class="notice error">{problem}</p> })}
+                    {move || ctx.shortcut_problem.get().map(|problem| view! { <p class="notice error shortcut-problem">{problem}</p> })}
                     <label class="check">
                         <input type="checkbox" prop:checked=move || draft.with(|s| s.notifications)
                             on:change=move |event| draft.update(|s| s.notifications = event_target_checked(&event)) />

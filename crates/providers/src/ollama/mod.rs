@@ -1,6 +1,6 @@
 //! Ollama's native API.
 //!
-//! round → context length (`POST /api/show`, cached, capped) → `POST /api/chat` with
+//! round → context window (`GET /api/ps`, else `POST /api/show` capped; cached) → `POST /api/chat` with
 //! `think: true` (dropped and remembered if the model cannot think) and the tools
 //! (dropped and remembered if the model cannot call them) → NDJSON ([`decode`]) →
 //! text calls converted → [`ModelEvent`]s. Besides chat: `GET /api/tags` lists the
@@ -9,7 +9,7 @@
 pub mod decode;
 mod request;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::convert::Infallible;
 use std::fmt;
 use std::pin::Pin;
@@ -27,6 +27,7 @@ use crate::http::{self, Framing, Lines, OpenFailure, Peer, RetryPolicy};
 use crate::model::{
     ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream,
 };
+use crate::windows;
 use decode::ChatDecoder;
 use request::Shape;
 
@@ -63,7 +64,7 @@ impl OllamaConfig {
 }
 
 /// A client for one Ollama server. Cheap to clone; clones share what was learned
-/// about models (which cannot think, which cannot call tools, context lengths).
+/// about models (which cannot think, which cannot call tools).
 #[derive(Clone)]
 pub struct OllamaClient {
     inner: Arc<Inner>,
@@ -82,7 +83,6 @@ struct Inner {
 struct Learned {
     cannot_think: HashSet<String>,
     cannot_call_tools: HashSet<String>,
-    context: HashMap<String, Option<ContextWindow>>,
 }
 
 impl fmt::Debug for OllamaClient {
@@ -181,10 +181,11 @@ impl OllamaClient {
 
     /// The context the model runs with: as loaded when `GET /api/ps` lists it (so
     /// Cairn asks for what the server already holds instead of reloading it), else
-    /// its own length from `POST /api/show`, up to the cap. Decided once per client.
+    /// its own length from `POST /api/show`, up to the cap. Asked again after a few
+    /// minutes (see `windows`).
     pub async fn context_window(&self, model: &str) -> Option<ContextWindow> {
-        if let Some(known) = self.learned().context.get(model) {
-            return known.clone();
+        if let Some(known) = windows::known(self.server(), model) {
+            return known;
         }
         let window = match self.loaded_context(model).await {
             Some(tokens) => Some(ContextWindow::new(tokens, "Ollama, as loaded")),
@@ -197,9 +198,7 @@ impl OllamaClient {
                 }
             }),
         };
-        self.learned()
-            .context
-            .insert(model.to_owned(), window.clone());
+        windows::remember(self.server(), model, window.clone());
         window
     }
 

@@ -9,9 +9,8 @@ mod context;
 pub mod decode;
 mod request;
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -24,6 +23,7 @@ use crate::http::{self, Framing, OpenFailure, Peer, RetryPolicy};
 use crate::model::{
     ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream,
 };
+use crate::windows;
 use decode::ChunkDecoder;
 
 /// How to reach an OpenAI-compatible server.
@@ -84,8 +84,6 @@ struct Inner {
     api_key: Option<String>,
     retry: RetryPolicy,
     force_tool_retry: bool,
-    /// Context windows found, per model: asked once per client.
-    context: Mutex<HashMap<String, Option<ContextWindow>>>,
 }
 
 impl fmt::Debug for OpenAiClient {
@@ -117,7 +115,6 @@ impl OpenAiClient {
                 api_key: config.api_key,
                 retry: config.retry,
                 force_tool_retry: config.force_tool_retry,
-                context: Mutex::default(),
             }),
         })
     }
@@ -157,14 +154,7 @@ impl OpenAiClient {
     /// The model's context window, from whichever local server's own answer says it
     /// (see [`context`]); `None` when none does.
     pub async fn context_window(&self, model: &str) -> Option<ContextWindow> {
-        let cached = self
-            .inner
-            .context
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(model)
-            .cloned();
-        if let Some(known) = cached {
+        if let Some(known) = windows::known(self.server(), model) {
             return known;
         }
         let mut window = None;
@@ -191,11 +181,7 @@ impl OpenAiClient {
             }
         }
         tracing::debug!(server = %self.server(), model, ?window, "context window");
-        self.inner
-            .context
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(model.to_owned(), window.clone());
+        windows::remember(self.server(), model, window.clone());
         window
     }
 
