@@ -754,6 +754,59 @@ async fn an_allowed_mcp_server_that_fails_to_start_is_reported() {
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn an_mcp_server_only_the_login_shell_can_find_starts_from_a_desktop_launch() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    // A folder only the user's login shell puts on PATH (nvm, uv, ~/.local/bin): the
+    // app, started the way a desktop entry starts it, does not have it.
+    let own_bin = home.dir.path().join("own-bin");
+    std::fs::create_dir_all(&own_bin).unwrap();
+    let script = |path: &std::path::Path, body: String| {
+        std::fs::write(path, body).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    script(
+        &own_bin.join("fake-npx"),
+        format!("#!/bin/sh\nexec '{}' \"$@\"\n", mcp_fixture().display()),
+    );
+    // The login shell: its profile adds that folder (called as `-i -l -c SCRIPT`).
+    let login_shell = home.dir.path().join("login-shell");
+    script(
+        &login_shell,
+        format!(
+            "#!/bin/sh\nPATH='{}':\"$PATH\"; export PATH\nshift 3\nexec /bin/sh -c \"$1\"\n",
+            own_bin.display()
+        ),
+    );
+    std::fs::write(
+        home.mcp_config(),
+        json!({"mcpServers": {"npx-style": {"command": "fake-npx"}}}).to_string(),
+    )
+    .unwrap();
+    let own_path = std::env::var("PATH").unwrap();
+    assert!(
+        !own_path.contains("own-bin"),
+        "the app's PATH lacks the folder"
+    );
+    let store = cairn_store::Store::open(home.db()).await.unwrap();
+    let runtime = cairn_runtime::Runtime::new(store, cairn_core::Limits::default());
+    runtime.allow_mcp_server("npx-style", true).await.unwrap();
+    drop(runtime);
+
+    let shell = login_shell.display().to_string();
+    let app = App::launch_with(&home, &server.url(), &[("SHELL", &shell)]).await;
+    app.click(".chat-head [aria-label='Settings']").await;
+    app.wait_for_text(
+        ".mcp-server[data-server='npx-style'] .mcp-status",
+        "running",
+    )
+    .await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn retry_answers_the_failed_question_again_in_its_place() {
     let server = FakeServer::start().await;
     server.push(
@@ -1400,6 +1453,60 @@ async fn the_model_picker_says_how_much_context_the_model_has_and_when_tools_wai
         .expect("resizing the window");
     assert_usable(&app, &[".context-hint", ".model-select", ".send"]).await;
     app.screenshot("context-hint-tools-on-demand").await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_long_result_is_cut_for_the_model_and_shown_whole_in_its_card() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "r1",
+            "read_file",
+            json!({"path": "long.txt"}),
+        )])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["I read it."])));
+    let home = Home::new();
+    let workspace = home.workspace();
+    // About 90 KB: more than one result may take (50 KB), all of it one read.
+    let lines: String = (1..=1500)
+        .map(|n| format!("line {n:04} of a file longer than a small model takes in\n"))
+        .collect();
+    std::fs::write(workspace.join("long.txt"), &lines).unwrap();
+    let app = App::launch(&home, &server.url()).await;
+    app.choose_workspace(&workspace).await;
+    app.send("Read the long file").await;
+    app.wait_for_text(".message.assistant .md", "I read it.")
+        .await;
+
+    // The model read a cut that says how to read the rest.
+    let followup = server.requests_to(CHAT)[1].json();
+    let messages = followup["messages"].as_array().unwrap();
+    let read = messages.iter().find(|m| m["role"] == "tool").unwrap()["content"]
+        .as_str()
+        .unwrap();
+    assert!(read.len() <= 50_000, "{} bytes", read.len());
+    assert!(read.starts_with("line 0001"), "the head is kept");
+    assert!(
+        read.trim_end()
+            .ends_with("line 1500 of a file longer than a small model takes in")
+    );
+    assert!(
+        read.contains("read_tool_result {\"tool_call_id\": \"r1\""),
+        "the way to the rest"
+    );
+
+    // The card shows its start, and every line on request.
+    app.wait_for_text(".show-all", "Show all").await;
+    app.screenshot("long-result-start").await;
+    app.click(".show-all").await;
+    let shown = text_of(&app.wait_for_text(".card-result", "line 1500").await).await;
+    assert_eq!(shown.trim_end(), lines.trim_end());
+    assert_eq!(app.count(".show-all").await, 0);
+    app.screenshot("long-result-whole").await;
     app.quit().await;
 }
 

@@ -189,3 +189,65 @@ async fn tool_schemas_that_would_crowd_a_small_window_are_shown_on_demand() {
         "the server's tools wait in their group"
     );
 }
+
+/// The offset the last "read the rest" note in `content` names.
+fn next_offset(content: &str) -> Option<usize> {
+    let at = content.rfind("\"offset\": ")?;
+    content[at + 10..].split('}').next()?.parse().ok()
+}
+
+#[tokio::test]
+async fn a_4k_model_reading_a_40_kb_file_gets_a_quarter_of_its_context_and_pages_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (1..=800)
+        .map(|n| format!("note {n:03}: the garden path runs past the old stone wall\n"))
+        .collect();
+    assert!(text.len() > 40_000);
+    std::fs::write(dir.path().join("notes.md"), &text).unwrap();
+    // A model that reads the file, then follows each note to the next page.
+    let model = ScriptedModel::from_fn(|request| match request.messages.last() {
+        Some(ChatMessage::Tool { content, .. }) => match next_offset(content) {
+            Some(offset) => ScriptedTurn::new().tool_with_id(
+                &format!("page{offset}"),
+                "read_tool_result",
+                json!({"tool_call_id": "read", "offset": offset}),
+            ),
+            None => ScriptedTurn::text("I have read all of it."),
+        },
+        _ => ScriptedTurn::new().tool_with_id("read", "read_file", json!({"path": "notes.md"})),
+    })
+    .with_context_window(4096);
+    let run = Harness::new(&model)
+        .workspace(dir.path())
+        .run("Read notes.md")
+        .await;
+    assert_eq!(
+        run.outcome.status,
+        TurnStatus::Completed,
+        "{:?}",
+        run.outcome.error
+    );
+
+    let results: Vec<&str> = run
+        .outcome
+        .messages
+        .iter()
+        .filter_map(|message| match message {
+            ChatMessage::Tool { content, .. } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    let first = results[0];
+    assert!(
+        (3000..=4096).contains(&first.len()),
+        "about a quarter of 4096 tokens: {} bytes",
+        first.len()
+    );
+    assert!(results.len() >= 10, "paged in {} reads", results.len());
+    let mut read = text[..next_offset(first).unwrap()].to_owned();
+    for page in &results[1..] {
+        let body = page.split_once('\n').unwrap().1;
+        read.push_str(body.split("\n[more: ").next().unwrap());
+    }
+    assert_eq!(read, text, "the head and the pages are the whole file");
+}
