@@ -4,6 +4,7 @@
 //! waits for. Kept a few minutes: a local model can be loaded again at another size.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -15,16 +16,25 @@ type Found = HashMap<(String, String), (Instant, Option<ContextWindow>)>;
 
 static FOUND: LazyLock<Mutex<Found>> = LazyLock::new(Mutex::default);
 
-/// What `server` said about `model` lately: `Some(None)` when it said nothing.
-pub(crate) fn known(server: &str, model: &str) -> Option<Option<ContextWindow>> {
-    let found = FOUND.lock().unwrap_or_else(PoisonError::into_inner);
-    let (at, window) = found.get(&(server.to_owned(), model.to_owned()))?;
-    (at.elapsed() < KEPT_FOR).then(|| window.clone())
+/// What `server` said about `model` in the last few minutes, else what `ask` finds
+/// out now (then kept).
+pub(crate) async fn remembered(
+    server: &str,
+    model: &str,
+    ask: impl Future<Output = Option<ContextWindow>>,
+) -> Option<ContextWindow> {
+    let key = (server.to_owned(), model.to_owned());
+    if let Some((at, window)) = lock().get(&key)
+        && at.elapsed() < KEPT_FOR
+    {
+        return window.clone();
+    }
+    let window = ask.await;
+    tracing::debug!(server, model, ?window, "context window");
+    lock().insert(key, (Instant::now(), window.clone()));
+    window
 }
 
-pub(crate) fn remember(server: &str, model: &str, window: Option<ContextWindow>) {
-    FOUND.lock().unwrap_or_else(PoisonError::into_inner).insert(
-        (server.to_owned(), model.to_owned()),
-        (Instant::now(), window),
-    );
+fn lock() -> std::sync::MutexGuard<'static, Found> {
+    FOUND.lock().unwrap_or_else(PoisonError::into_inner)
 }

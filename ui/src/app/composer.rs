@@ -150,15 +150,13 @@ fn ContextHint() -> impl IntoView {
     // Answers can come back out of order: only the latest question's answer shows.
     let asked = StoredValue::new(0_u64);
     Effect::new(move |_| {
+        // `current_id` tracks the whole thread: a change of its mode or folder asks again.
         let question = ModelContext {
             thread_id: ctx.current_id(),
             model: ctx.model.get(),
             mode: ctx.draft.with(|draft| draft.mode),
             workspace: ctx.draft.with(|draft| draft.workspace.clone()),
         };
-        // A thread's own mode and folder count: follow them too.
-        ctx.current
-            .with(|thread| thread.as_ref().map(|t| (t.mode, t.workspace.clone())));
         ctx.settings.track();
         asked.update_value(|n| *n += 1);
         let this = asked.get_value();

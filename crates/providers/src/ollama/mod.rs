@@ -184,22 +184,20 @@ impl OllamaClient {
     /// its own length from `POST /api/show`, up to the cap. Asked again after a few
     /// minutes (see `windows`).
     pub async fn context_window(&self, model: &str) -> Option<ContextWindow> {
-        if let Some(known) = windows::known(self.server(), model) {
-            return known;
-        }
-        let window = match self.loaded_context(model).await {
-            Some(tokens) => Some(ContextWindow::new(tokens, "Ollama, as loaded")),
-            None => self.model_length(model).await.map(|length| {
-                let cap = self.inner.context_cap;
-                if length > cap {
-                    ContextWindow::new(cap, format!("Ollama, the model's {length} capped"))
-                } else {
-                    ContextWindow::new(length, "Ollama, the model's length")
-                }
-            }),
-        };
-        windows::remember(self.server(), model, window.clone());
-        window
+        windows::remembered(self.server(), model, async {
+            match self.loaded_context(model).await {
+                Some(tokens) => Some(ContextWindow::new(tokens, "Ollama, as loaded")),
+                None => self.model_length(model).await.map(|length| {
+                    let cap = self.inner.context_cap;
+                    if length > cap {
+                        ContextWindow::new(cap, format!("Ollama, the model's {length} capped"))
+                    } else {
+                        ContextWindow::new(length, "Ollama, the model's length")
+                    }
+                }),
+            }
+        })
+        .await
     }
 
     /// `context_length` of the model in `GET /api/ps`, when it is loaded and the

@@ -154,10 +154,11 @@ impl OpenAiClient {
     /// The model's context window, from whichever local server's own answer says it
     /// (see [`context`]); `None` when none does.
     pub async fn context_window(&self, model: &str) -> Option<ContextWindow> {
-        if let Some(known) = windows::known(self.server(), model) {
-            return known;
-        }
-        let mut window = None;
+        windows::remembered(self.server(), model, self.probe_context(model)).await
+    }
+
+    /// Asks each way in [`context::PROBES`] until one answers.
+    async fn probe_context(&self, model: &str) -> Option<ContextWindow> {
         for (path, read) in context::PROBES {
             let url = format!("{}{path}", self.server());
             let request = self.inner.http.get(&url).timeout(context::PROBE_TIMEOUT);
@@ -167,22 +168,19 @@ impl OpenAiClient {
                 // This server has no such route: ask the next way.
                 Err(failure) if matches!(failure.error, ProviderError::Http { .. }) => continue,
                 // Unreachable or hanging: the chat request will say so better.
-                Err(_) => break,
+                Err(_) => return None,
             };
             let Ok(body) = response.bytes().await else {
                 continue;
             };
-            if let Some(found) = serde_json::from_slice::<serde_json::Value>(&body)
+            let found = serde_json::from_slice::<serde_json::Value>(&body)
                 .ok()
-                .and_then(|answer| read(&answer, model))
-            {
-                window = Some(found);
-                break;
+                .and_then(|answer| read(&answer, model));
+            if found.is_some() {
+                return found;
             }
         }
-        tracing::debug!(server = %self.server(), model, ?window, "context window");
-        windows::remember(self.server(), model, window.clone());
-        window
+        None
     }
 
     fn authorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
