@@ -3,8 +3,8 @@
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use cairn_core::Limits;
-use cairn_protocol::Event;
-use cairn_protocol::desktop::ShellEvent;
+use cairn_protocol::desktop::{CommandError, ShellEvent};
+use cairn_protocol::{ApprovalDecision, Event};
 use cairn_secrets::Keychain;
 use cairn_store::Store;
 use tauri::ipc::Channel;
@@ -113,15 +113,13 @@ impl Shell for DesktopShell {
         let state = self.app.state::<AppState>();
         match event {
             Event::ToolApprovalRequest(request) => {
-                notify::approval_needed(&self.app, thread_id, title, &request.name);
+                notify::approval_needed(&self.app, thread_id, title, request);
             }
             Event::Done(done) => notify::turn_finished(&self.app, thread_id, title, done.status),
             _ => return,
         }
         if let Ok(desk) = state.desk() {
-            state.tell(ShellEvent::Pending {
-                approvals: desk.pending_approvals(),
-            });
+            approvals_changed(&self.app, desk);
         }
     }
 
@@ -131,6 +129,32 @@ impl Shell for DesktopShell {
             threads: running.to_vec(),
         });
     }
+}
+
+/// Answers one approval, from the window or from its notification, and tells the
+/// window which: the card must stop asking even while its call runs on.
+pub fn answer_approval(
+    app: &AppHandle,
+    approval_id: &str,
+    decision: ApprovalDecision,
+) -> Result<(), CommandError> {
+    let state = app.state::<AppState>();
+    let desk = state.desk()?;
+    desk.answer_approval(approval_id, decision)?;
+    state.tell(ShellEvent::Answered {
+        approval_id: approval_id.to_owned(),
+    });
+    approvals_changed(app, desk);
+    Ok(())
+}
+
+/// Approvals were asked or answered: the window hears which still wait, and the
+/// notifications of the ones that do not are taken away.
+fn approvals_changed(app: &AppHandle, desk: &Desk) {
+    let approvals = desk.pending_approvals();
+    notify::withdraw_answered(app, &approvals);
+    app.state::<AppState>()
+        .tell(ShellEvent::Pending { approvals });
 }
 
 /// Runs the app with its generated context (the embedded UI and the config). Call it
@@ -151,6 +175,7 @@ pub fn run(context: tauri::Context) {
         .plugin(tauri_plugin_dialog::init())
         .plugin(shortcut::plugin())
         .manage(AppState::new())
+        .manage(notify::Notifications::default())
         .invoke_handler(commands::handler())
         .setup(|app| {
             let handle = app.handle().clone();

@@ -186,19 +186,14 @@ async fn stop_turn(
 
 #[tauri::command]
 async fn answer_approval(
-    state: State<'_, AppState>,
+    app: AppHandle,
     args: AnswerApproval,
 ) -> Reply<<AnswerApproval as Command>::Reply> {
     let AnswerApproval {
         approval_id,
         decision,
     } = args;
-    let desk = desk(&state)?;
-    desk.answer_approval(&approval_id, decision).map_err(fail)?;
-    state.tell(ShellEvent::Pending {
-        approvals: desk.pending_approvals(),
-    });
-    Ok(())
+    crate::app::answer_approval(&app, &approval_id, decision)
 }
 
 #[tauri::command]

@@ -4,55 +4,19 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cairn_desktop::portal::{self, SUMMON};
-use gio::DBusConnection;
 
 #[path = "support/fake_portal.rs"]
 mod fake_portal;
+#[path = "support/private_bus.rs"]
+mod private_bus;
 
-use fake_portal::{FakePortal, connect};
-
-/// A session bus of our own, gone with the test.
-struct Bus {
-    daemon: Child,
-    address: String,
-}
-
-impl Bus {
-    fn start() -> Self {
-        let mut daemon = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address=1"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("dbus-daemon runs (apt install dbus)");
-        let mut line = String::new();
-        BufReader::new(daemon.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        Self {
-            daemon,
-            address: line.trim().to_owned(),
-        }
-    }
-
-    fn connect(&self) -> DBusConnection {
-        connect(&self.address)
-    }
-}
-
-impl Drop for Bus {
-    fn drop(&mut self) {
-        let _ = self.daemon.kill();
-        let _ = self.daemon.wait();
-    }
-}
+use fake_portal::FakePortal;
+use private_bus::{Bus, connect};
 
 fn wait_until(what: &str, done: impl Fn() -> bool) {
     for _ in 0..500 {
@@ -68,7 +32,7 @@ fn wait_until(what: &str, done: impl Fn() -> bool) {
 fn the_portal_binds_the_key_and_a_press_summons() {
     let bus = Bus::start();
     let fake = FakePortal::start(&bus.address, 0);
-    let app = bus.connect();
+    let app = connect(&bus.address);
     assert!(portal::available(&app));
 
     let presses = Arc::new(AtomicUsize::new(0));
@@ -106,7 +70,7 @@ fn a_refused_binding_says_so() {
     let outcome = Arc::new(Mutex::new(None));
     let told = Arc::clone(&outcome);
     let _binding = portal::bind(
-        bus.connect(),
+        connect(&bus.address),
         "Ctrl+Shift+Space",
         || {},
         move |result| *told.lock().unwrap() = Some(result),
@@ -120,7 +84,7 @@ fn a_refused_binding_says_so() {
 #[test]
 fn a_desktop_without_the_portal_is_told_apart() {
     let bus = Bus::start();
-    assert!(!portal::available(&bus.connect()));
+    assert!(!portal::available(&connect(&bus.address)));
     let problem = portal::unavailable("Ctrl+Shift+Space");
     assert!(problem.contains("no global shortcuts portal"), "{problem}");
 }

@@ -139,6 +139,10 @@ impl Approvals {
         Ok(())
     }
 
+    pub fn is_pending(&self, approval_id: &str) -> bool {
+        self.lock().pending.contains_key(approval_id)
+    }
+
     /// What is waiting for an answer, oldest first.
     pub fn pending(&self) -> Vec<ToolApprovalRequest> {
         let state = self.lock();

@@ -265,12 +265,23 @@ impl Drop for Claim {
 
 impl LiveTurn {
     /// What already streamed, and a receiver for everything after it: no gap, no
-    /// repeat.
+    /// repeat. A question already answered is left out of the replay: its call may
+    /// still run, and a front end that saw the question would offer to answer it.
     pub fn attach(&self) -> (Vec<Event>, mpsc::UnboundedReceiver<Event>) {
         let (sender, receiver) = mpsc::unbounded_channel();
         let mut stream = self.lock();
         stream.watchers.push(sender);
-        (stream.buffer.clone(), receiver)
+        let approvals = &self.control.approvals;
+        let seen = stream
+            .buffer
+            .iter()
+            .filter(|event| match event {
+                Event::ToolApprovalRequest(request) => approvals.is_pending(&request.approval_id),
+                _ => true,
+            })
+            .cloned()
+            .collect();
+        (seen, receiver)
     }
 
     pub fn approvals(&self) -> &Arc<Approvals> {

@@ -332,6 +332,13 @@ fn shell_event(ctx: Ctx, event: ShellEvent) {
             actions::refresh_threads(ctx);
         }
         ShellEvent::Pending { approvals } => ctx.pending.set(approvals),
+        ShellEvent::Answered { approval_id } => ctx.entries.with_untracked(|entries| {
+            for entry in entries {
+                if let EntryView::Assistant { turn, .. } = entry {
+                    turn.update(|view| view.answered(&approval_id));
+                }
+            }
+        }),
         ShellEvent::Notice { message } => ctx.say(message),
         ShellEvent::ConfirmQuit => ctx.confirm_quit.set(true),
     }

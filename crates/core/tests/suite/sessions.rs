@@ -223,6 +223,65 @@ async fn approvals_are_answered_by_id_whichever_thread_asked() {
 }
 
 #[tokio::test]
+async fn a_front_end_attaching_after_an_answer_is_not_asked_again() {
+    let sessions = Sessions::new();
+    // The write runs until stopped: its card must read "running", not "asking".
+    let writer = Probe::new("writer").category(ToolCategory::Write).hang();
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::call("writer", json!({"path": "a.md"}))]);
+    let turn = sessions
+        .start(
+            Engine::new(Arc::new(model), Limits::default()),
+            request("t1", vec![Arc::new(writer.clone())]),
+            Arc::new(SessionGrants::new()),
+            Arc::new(Recorded::default()),
+        )
+        .unwrap();
+    let (_, mut live) = turn.attach();
+    let asked = loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), live.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let Event::ToolApprovalRequest(request) = event {
+            break request;
+        }
+    };
+    let (before, _) = turn.attach();
+    assert!(
+        before
+            .iter()
+            .any(|e| matches!(e, Event::ToolApprovalRequest(_))),
+        "a question still waiting is replayed"
+    );
+
+    sessions
+        .answer(&asked.approval_id, ApprovalDecision::Allow)
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while writer.calls() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the allowed call runs");
+    let (after, _) = turn.attach();
+    let names: Vec<_> = after.iter().map(Event::type_name).collect();
+    assert!(
+        !names.contains(&"tool_approval_request"),
+        "an answered question is not replayed: {names:?}"
+    );
+    assert!(
+        after
+            .iter()
+            .any(|e| matches!(e, Event::ToolCallUpdate(u) if u.tool_call_id == asked.tool_call_id)),
+        "the call itself still shows: {names:?}"
+    );
+    turn.stop();
+    assert_eq!(turn.finished().await.unwrap().status, TurnStatus::Cancelled);
+}
+
+#[tokio::test]
 async fn stop_keeps_the_partial_answer_and_the_journal_sees_root_messages_in_order() {
     let model = ScriptedModel::new();
     model.root([

@@ -251,6 +251,9 @@ pub enum ShellEvent {
     Running { threads: Vec<String> },
     /// Approvals were asked or answered: every one still waiting.
     Pending { approvals: Vec<PendingApproval> },
+    /// This approval was answered (in the window or from its notification): its card
+    /// stops asking, though its call may run on.
+    Answered { approval_id: String },
     /// Something the user should know that belongs to no thread.
     Notice { message: String },
     /// The user asked to quit while turns run: ask them, with the running count as it
