@@ -1,5 +1,6 @@
 //! The misbehaving MCP fixture (`cairn_testkit::mcp`) over stdio: one JSON-RPC message
-//! per line. `--refuse` exits before answering anything. With `MCP_FIXTURE_LOG` set,
+//! per line. `--refuse` exits before answering anything, after a long log on stderr
+//! (as `npx` servers write) that ends in its last words. With `MCP_FIXTURE_LOG` set,
 //! every message received is appended to that file, one per line (tests read the
 //! `notifications/cancelled` Cairn sends).
 
@@ -12,7 +13,13 @@ use serde_json::Value;
 
 fn main() {
     if std::env::args().any(|arg| arg == "--refuse") {
-        eprintln!("fixture: refusing to start");
+        // More than a pipe holds: the last words are still in the pipe when the
+        // process is gone, and a reader that quotes them must read to the end first.
+        let mut stderr = std::io::stderr().lock();
+        for n in 0..4_000 {
+            let _ = writeln!(stderr, "fixture: loading module {n} of 4000 …");
+        }
+        let _ = writeln!(stderr, "fixture: refusing to start");
         std::process::exit(3);
     }
     let mut log = std::env::var_os("MCP_FIXTURE_LOG").and_then(|path| {

@@ -18,6 +18,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
 
 use super::link::Broken;
 use super::search_path::SearchPath;
@@ -26,6 +27,9 @@ use crate::process_group::Group;
 
 /// How much of the server's stderr is kept to quote when it fails.
 const STDERR_TAIL: usize = 2048;
+/// How long a broken link waits for stderr to end (a child the server started may
+/// hold it open after the server itself is gone).
+const STDERR_GRACE: Duration = Duration::from_millis(500);
 
 type Waiting = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Outcome, Broken>>>>>;
 
@@ -82,7 +86,7 @@ impl StdioLink {
         let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
         let child = Arc::new(tokio::sync::Mutex::new(child));
         tokio::spawn(write(stdin, queued));
-        tokio::spawn(drain(stderr, Arc::clone(&stderr_tail)));
+        let stderr_read = tokio::spawn(drain(stderr, Arc::clone(&stderr_tail)));
         tokio::spawn(
             Reader {
                 name: name.to_owned(),
@@ -90,6 +94,7 @@ impl StdioLink {
                 waiting: Arc::clone(&waiting),
                 broken: Arc::clone(&broken),
                 stderr_tail,
+                stderr_read,
                 child: Arc::clone(&child),
             }
             .run(stdout),
@@ -194,6 +199,8 @@ struct Reader {
     waiting: Waiting,
     broken: Arc<Mutex<Option<Broken>>>,
     stderr_tail: Arc<Mutex<VecDeque<u8>>>,
+    /// Ends when stderr does.
+    stderr_read: JoinHandle<()>,
     child: Arc<tokio::sync::Mutex<Child>>,
 }
 
@@ -270,12 +277,17 @@ impl Reader {
     }
 
     async fn break_link(self, reason: String) {
+        // Whatever state it is in, it is no longer spoken to. Once it is gone its
+        // stderr ends, and the last words are quoted only after they were all read:
+        // a process that wrote a long log can exit with them still in the pipe.
+        let _ = self.child.lock().await.start_kill();
+        let _ = tokio::time::timeout(STDERR_GRACE, self.stderr_read).await;
         let tail = {
             let tail = self
                 .stderr_tail
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            wire::excerpt(tail.iter().copied().collect::<Vec<u8>>().as_slice())
+            wire::last_words(tail.iter().copied().collect::<Vec<u8>>().as_slice())
         };
         let reason = if tail.is_empty() {
             reason
@@ -291,8 +303,6 @@ impl Reader {
         for waiter in waiting {
             let _ = waiter.send(Err(broken.clone()));
         }
-        // Whatever state it is in, it is no longer spoken to.
-        let _ = self.child.lock().await.start_kill();
     }
 }
 

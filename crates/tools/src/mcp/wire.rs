@@ -125,20 +125,45 @@ pub fn answer_to(id: Value, method: &str) -> Value {
     }
 }
 
+/// Characters an error quotes of what a server wrote.
+const SHOWN: usize = 120;
+
 /// The start of a message, for an error that quotes it.
 pub fn excerpt(text: &[u8]) -> String {
-    const SHOWN: usize = 120;
-    let text = String::from_utf8_lossy(text);
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = flatten(text);
     match flat.char_indices().nth(SHOWN) {
         Some((cut, _)) => format!("{}…", &flat[..cut]),
         None => flat,
     }
 }
 
+/// The end of a log, for an error that quotes a server's last words.
+pub fn last_words(text: &[u8]) -> String {
+    let flat = flatten(text);
+    let chars = flat.chars().count();
+    match flat.char_indices().nth(chars.saturating_sub(SHOWN)) {
+        Some((cut, _)) if cut > 0 => format!("…{}", &flat[cut..]),
+        _ => flat,
+    }
+}
+
+fn flatten(text: &[u8]) -> String {
+    let text = String::from_utf8_lossy(text);
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_is_quoted_by_its_end() {
+        assert_eq!(last_words(b"short\nlog"), "short log");
+        let long = format!("{}\nfatal: port in use", "noise ".repeat(100));
+        let quoted = last_words(long.as_bytes());
+        assert!(quoted.starts_with('…') && quoted.ends_with("fatal: port in use"), "{quoted}");
+        assert_eq!(quoted.chars().count(), SHOWN + 1);
+    }
 
     #[test]
     fn every_kind_of_message_is_told_apart() {
