@@ -338,8 +338,7 @@ async fn answer(store: &Store, thread: &str, prompt: &str, text: &str, cards: us
         error: None,
         budget: None,
     };
-    store
-        .commit_turn(thread, &start.assistant_id, &outcome)
+    cairn_runtime::commit_turn(store, thread, &start.assistant_id, &outcome)
         .await
         .unwrap();
 }

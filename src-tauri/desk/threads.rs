@@ -155,7 +155,9 @@ impl Desk {
     }
 
     pub async fn add_rule(&self, list: RuleList, rule: &str) -> Result<RuleInfo, DeskError> {
-        Ok(rule_info(self.store().add_rule(list, rule.trim()).await?))
+        Ok(rule_info(
+            cairn_runtime::add_rule(self.store(), list, rule).await?,
+        ))
     }
 
     pub async fn remove_rule(&self, id: i64) -> Result<(), DeskError> {

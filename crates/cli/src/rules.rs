@@ -14,10 +14,9 @@ pub async fn rules(args: RulesArgs) -> Exit {
 
 async fn act(args: RulesArgs) -> Result<(), Failure> {
     let store = args.db.open().await?;
-    let fail = |err: cairn_store::StoreError| Failure::Usage(err.to_string());
     match args.action {
         RulesAction::List { json } => {
-            let rules = store.rules().await.map_err(fail)?;
+            let rules = store.rules().await?;
             if json {
                 let text = serde_json::to_string(&rules)
                     .map_err(|err| Failure::Usage(format!("cannot print JSON: {err}")))?;
@@ -34,11 +33,11 @@ async fn act(args: RulesArgs) -> Result<(), Failure> {
         }
         RulesAction::Add { list, rule } => {
             let list: RuleList = list.parse().map_err(Failure::Usage)?;
-            let stored = store.add_rule(list, &rule).await.map_err(fail)?;
+            let stored = cairn_runtime::add_rule(&store, list, &rule).await?;
             println!("{}\t{}\t{}", stored.id, stored.list.as_str(), stored.rule);
         }
         RulesAction::Remove { id } => {
-            if !store.remove_rule(id).await.map_err(fail)? {
+            if !store.remove_rule(id).await? {
                 return Err(Failure::Usage(format!(
                     "no rule {id}; `cairn rules list` shows their ids"
                 )));

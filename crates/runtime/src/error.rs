@@ -1,7 +1,7 @@
 //! Every way the runtime can fail, and the one classification both front ends map
 //! from: the CLI's exit codes and the desktop's error kinds.
 
-use cairn_core::{SessionError, ToolbeltError};
+use cairn_core::{RuleError, SessionError, ToolbeltError};
 use cairn_providers::ProviderError;
 use cairn_store::StoreError;
 use cairn_tools::mcp::McpError;
@@ -40,6 +40,8 @@ pub enum RuntimeError {
     SeveralModels { server: String, models: Vec<String> },
     #[error("the export failed: {0}")]
     Export(String),
+    #[error(transparent)]
+    Rule(RuleError),
 }
 
 /// What a failure means for the person who met it.
@@ -74,7 +76,8 @@ impl RuntimeError {
             | Self::Plan
             | Self::Tools(ToolbeltError::Duplicate(_) | ToolbeltError::Reserved(_))
             | Self::UnknownProvider { .. }
-            | Self::Export(_) => FailureKind::Invalid,
+            | Self::Export(_)
+            | Self::Rule(_) => FailureKind::Invalid,
             Self::Mcp(McpError::Config { .. } | McpError::Setting(_)) => FailureKind::Invalid,
             // A server that cannot start is configuration the user can fix.
             Self::Mcp(McpError::Start { .. }) => FailureKind::Invalid,

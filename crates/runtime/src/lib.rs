@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 mod error;
 mod export;
 mod model;
+mod recorder;
+mod stored;
 mod thread;
 
 use cairn_core::prompt::{self, PromptContext};
@@ -19,7 +21,7 @@ use cairn_core::{
     Claim, ContextFit, Engine, Limits, LiveTurn, SessionGrants, Sessions, Toolbelt, TurnRequest,
 };
 use cairn_protocol::{ChatMessage, PermissionMode, ThreadInfo};
-use cairn_store::{NewThread, Recorder, Store, title_from_prompt};
+use cairn_store::{NewThread, Store, title_from_prompt};
 use cairn_tools::mcp::{McpConfig, McpError, McpPolicy, McpServer};
 use cairn_tools::{MemoryStore, Tool, Workspace};
 
@@ -28,6 +30,8 @@ pub use export::{Export, export};
 pub use model::{
     DEFAULT_BASE_URL, DefaultModel, ModelChoice, ModelRequest, ServerName, api_key, resolve_model,
 };
+pub use recorder::{Recorder, TEXT_FLUSH, commit_turn};
+pub use stored::{StoredMemory, add_rule, rule_set};
 pub use thread::{ThreadOptions, check_workspace};
 
 /// The setting that lists the MCP servers allowed to start.
@@ -360,7 +364,7 @@ impl Runtime {
             .await?;
         let instructions = workspace.as_deref().and_then(project_instructions);
         let tools = self.toolbelt(workspace.is_some())?;
-        let rules = Arc::new(self.store.rule_set().await?);
+        let rules = Arc::new(rule_set(&self.store).await?);
         let (history, start) = match opening {
             Opening::Ask(prompt) => {
                 let mut history = self.store.history(thread_id).await?;
@@ -398,7 +402,7 @@ impl Runtime {
     /// A thread's tools: the web, memory and the todo list always; files and commands
     /// with a workspace; and whatever MCP servers were started.
     pub fn toolbelt(&self, has_workspace: bool) -> Result<Toolbelt, RuntimeError> {
-        let memory: Arc<dyn MemoryStore> = Arc::new(self.store.clone());
+        let memory: Arc<dyn MemoryStore> = Arc::new(StoredMemory(self.store.clone()));
         let mut tools = cairn_tools::common_tools(self.http.clone(), memory);
         if has_workspace {
             tools.extend(cairn_tools::workspace_tools());

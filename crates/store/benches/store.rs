@@ -10,11 +10,10 @@
 
 use std::time::Instant;
 
-use cairn_core::TurnOutcome;
 use cairn_protocol::{
-    ChatMessage, ExecutionTree, ExecutionTreeNode, ModelCall, ToolCall, TurnStatus, Usage,
+    ChatMessage, ExecutionTree, ExecutionTreeNode, MessageStatus, ModelCall, ToolCall, Usage,
 };
-use cairn_store::{NewThread, Store};
+use cairn_store::{AnswerSnapshot, NewThread, Store};
 
 const WORDS: [&str; 24] = [
     "the", "file", "build", "test", "cargo", "error", "function", "thread", "model", "answer",
@@ -51,14 +50,42 @@ fn tree(nodes: usize) -> ExecutionTree {
     )
 }
 
-fn outcome(thread: &str, message: &str, n: usize, nodes: usize) -> TurnOutcome {
-    TurnOutcome {
-        thread_id: thread.into(),
-        message_id: message.into(),
-        status: TurnStatus::Completed,
+/// A finished answer as the recorder commits it.
+struct Answer {
+    text: String,
+    reasoning: String,
+    replay: Vec<ChatMessage>,
+    tree: ExecutionTree,
+    usage: Usage,
+    calls: Vec<ModelCall>,
+}
+
+impl Answer {
+    fn snapshot(&self) -> AnswerSnapshot<'_> {
+        AnswerSnapshot {
+            content: &self.text,
+            reasoning: &self.reasoning,
+            replay: &self.replay,
+            tree: &self.tree,
+            usage: Some(&self.usage),
+            status: MessageStatus::Complete,
+            error: None,
+        }
+    }
+
+    async fn commit(&self, store: &Store, thread: &str, message: &str) {
+        store
+            .finish_turn(thread, message, self.snapshot(), &self.calls)
+            .await
+            .unwrap();
+    }
+}
+
+fn answer(n: usize, nodes: usize) -> Answer {
+    Answer {
         text: text(n, 80),
         reasoning: text(n + 1, 40),
-        messages: vec![
+        replay: vec![
             ChatMessage::Assistant {
                 content: String::new(),
                 reasoning: None,
@@ -95,8 +122,6 @@ fn outcome(thread: &str, message: &str, n: usize, nodes: usize) -> TurnOutcome {
             first_token_ms: Some(120),
             error: None,
         }],
-        error: None,
-        budget: None,
     }
 }
 
@@ -112,14 +137,9 @@ async fn fill(store: &Store, thread: &str, turns: usize, offset: usize) {
             .begin_turn(thread, &text(offset + n, 25))
             .await
             .unwrap();
-        store
-            .commit_turn(
-                thread,
-                &start.assistant_id,
-                &outcome(thread, &start.assistant_id, offset + n, 3),
-            )
-            .await
-            .unwrap();
+        answer(offset + n, 3)
+            .commit(store, thread, &start.assistant_id)
+            .await;
     }
 }
 
@@ -130,12 +150,9 @@ async fn append(dir: &std::path::Path) {
     let mut samples = Vec::new();
     for n in 0..300 {
         let start = store.begin_turn(&thread, &text(n, 25)).await.unwrap();
-        let done = outcome(&thread, &start.assistant_id, n, 200);
+        let done = answer(n, 200);
         let began = Instant::now();
-        store
-            .commit_turn(&thread, &start.assistant_id, &done)
-            .await
-            .unwrap();
+        done.commit(&store, &thread, &start.assistant_id).await;
         samples.push(began.elapsed().as_secs_f64() * 1e3);
     }
     println!(

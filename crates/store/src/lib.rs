@@ -3,16 +3,19 @@
 //! A thread's messages are the bubbles a user sees (user prompts, assistant answers
 //! with their execution trees); each assistant message also keeps, as JSON, the
 //! model-facing messages its turn added, so the next turn replays exactly what the
-//! model would have seen had the app never stopped. [`Recorder`] commits a running
-//! turn incrementally: at every tool boundary and at a bounded rate while text
-//! streams, so a crash loses at most the last moments.
+//! model would have seen had the app never stopped. The runtime's recorder writes a
+//! running turn's answer as it builds up ([`Store::save_assistant`]) and commits it
+//! at the end ([`Store::finish_turn`]).
+//!
+//! The store knows the wire types and SQLite, nothing of the engine: it sits beside
+//! the engine, not above it.
 
+mod answers;
 mod error;
 mod export;
 mod messages;
 mod open;
 mod reader;
-mod recorder;
 mod search;
 mod settings;
 mod threads;
@@ -24,9 +27,8 @@ use sqlx::SqlitePool;
 
 pub use error::StoreError;
 pub use export::{ExportedMessage, ThreadExport, markdown};
-pub use messages::{TurnStart, title_from_prompt};
+pub use messages::{AnswerSnapshot, TurnStart, title_from_prompt};
 pub use open::StoreOptions;
-pub use recorder::{Recorder, TEXT_FLUSH};
 pub use settings::StoredRule;
 pub use threads::{NewThread, Page};
 

@@ -15,7 +15,7 @@ pub struct TurnStart {
 
 /// What an assistant message holds at some moment of its turn.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Snapshot<'a> {
+pub struct AnswerSnapshot<'a> {
     pub content: &'a str,
     pub reasoning: &'a str,
     pub replay: &'a [ChatMessage],
@@ -130,12 +130,12 @@ impl Store {
         })
     }
 
-    /// Writes the assistant message as it stands.
-    pub(crate) async fn save_assistant(
+    /// Writes the assistant message as it stands (a turn still running).
+    pub async fn save_assistant(
         &self,
         thread_id: &str,
         id: &str,
-        snapshot: Snapshot<'_>,
+        snapshot: AnswerSnapshot<'_>,
     ) -> Result<(), StoreError> {
         let mut tx = self.write().await?;
         update_assistant(self, &mut tx, thread_id, id, snapshot).await?;
@@ -195,7 +195,7 @@ pub(crate) async fn update_assistant(
     tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
     thread_id: &str,
     id: &str,
-    snapshot: Snapshot<'_>,
+    snapshot: AnswerSnapshot<'_>,
 ) -> Result<(), StoreError> {
     let encode = |value: Result<String, serde_json::Error>| {
         value.map_err(|err| StoreError::Invalid(format!("cannot encode the message: {err}")))

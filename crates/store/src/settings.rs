@@ -1,8 +1,6 @@
 //! Settings (JSON values by key), the permission rules, and the agent's memory.
 
-use async_trait::async_trait;
-use cairn_core::{Rule, RuleList, RuleSet};
-use cairn_tools::MemoryStore;
+use cairn_protocol::RuleList;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -60,27 +58,14 @@ impl Store {
             .collect()
     }
 
-    /// The rules as the gate uses them. A stored rule that no longer parses is
-    /// skipped with a warning rather than stopping every turn.
-    pub async fn rule_set(&self) -> Result<RuleSet, StoreError> {
-        let mut set = RuleSet::new();
-        for stored in self.rules().await? {
-            match Rule::parse(&stored.rule) {
-                Ok(rule) => set.add(stored.list, rule),
-                Err(err) => tracing::warn!(%err, "a stored permission rule is skipped"),
-            }
-        }
-        Ok(set)
-    }
-
-    /// Adds a rule after checking it parses; adding it twice is no error.
+    /// Adds a rule; adding it twice is no error. `rule` is the text of a rule the
+    /// permission gate parsed (the runtime checks it), so every stored rule applies.
     pub async fn add_rule(&self, list: RuleList, rule: &str) -> Result<StoredRule, StoreError> {
-        let parsed = Rule::parse(rule).map_err(|err| StoreError::Invalid(err.to_string()))?;
         sqlx::query(
             "INSERT OR IGNORE INTO permission_rules (list, rule, created_at) VALUES (?, ?, ?)",
         )
         .bind(list.as_str())
-        .bind(parsed.as_str())
+        .bind(rule)
         .bind(now_ms())
         .execute(&self.pool)
         .await
@@ -88,14 +73,14 @@ impl Store {
         let id: i64 =
             sqlx::query_scalar("SELECT id FROM permission_rules WHERE list = ? AND rule = ?")
                 .bind(list.as_str())
-                .bind(parsed.as_str())
+                .bind(rule)
                 .fetch_one(&self.pool)
                 .await
                 .map_err(|err| self.err(err))?;
         Ok(StoredRule {
             id,
             list,
-            rule: parsed.as_str().to_owned(),
+            rule: rule.to_owned(),
         })
     }
 
@@ -110,14 +95,15 @@ impl Store {
     }
 }
 
-#[async_trait]
-impl MemoryStore for Store {
-    async fn list(&self) -> Result<Vec<(String, String)>, String> {
+/// The agent's memory: notes by key that outlive threads.
+impl Store {
+    /// Every key with the first line of its note (at most 120 characters).
+    pub async fn memory_list(&self) -> Result<Vec<(String, String)>, StoreError> {
         let rows: Vec<(String, String)> =
             sqlx::query_as("SELECT key, value FROM memory ORDER BY key")
                 .fetch_all(&self.pool)
                 .await
-                .map_err(|err| self.err(err).to_string())?;
+                .map_err(|err| self.err(err))?;
         Ok(rows
             .into_iter()
             .map(|(key, value)| {
@@ -133,15 +119,15 @@ impl MemoryStore for Store {
             .collect())
     }
 
-    async fn read(&self, key: &str) -> Result<Option<String>, String> {
+    pub async fn memory_read(&self, key: &str) -> Result<Option<String>, StoreError> {
         sqlx::query_scalar("SELECT value FROM memory WHERE key = ?")
             .bind(key)
             .fetch_optional(&self.pool)
             .await
-            .map_err(|err| self.err(err).to_string())
+            .map_err(|err| self.err(err))
     }
 
-    async fn write(&self, key: &str, value: &str) -> Result<(), String> {
+    pub async fn memory_write(&self, key: &str, value: &str) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO memory (key, value, updated_at) VALUES (?, ?, ?) \
              ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
@@ -151,7 +137,7 @@ impl MemoryStore for Store {
         .bind(now_ms())
         .execute(&self.pool)
         .await
-        .map_err(|err| self.err(err).to_string())?;
+        .map_err(|err| self.err(err))?;
         Ok(())
     }
 }

@@ -161,7 +161,10 @@ mod tests {
         assert_eq!(last_words(b"short\nlog"), "short log");
         let long = format!("{}\nfatal: port in use", "noise ".repeat(100));
         let quoted = last_words(long.as_bytes());
-        assert!(quoted.starts_with('…') && quoted.ends_with("fatal: port in use"), "{quoted}");
+        assert!(
+            quoted.starts_with('…') && quoted.ends_with("fatal: port in use"),
+            "{quoted}"
+        );
         assert_eq!(quoted.chars().count(), SHOWN + 1);
     }
 

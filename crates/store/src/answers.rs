@@ -1,0 +1,132 @@
+//! The writes of a turn's answer that the runtime's recorder makes: the final commit
+//! with its model-call log, and the approvals waiting meanwhile.
+
+use cairn_protocol::{ModelCall, ToolApprovalRequest};
+
+use crate::messages::{AnswerSnapshot, update_assistant};
+use crate::{Store, StoreError, now_ms};
+
+impl Store {
+    /// The final write of a turn: the message, its model calls, no pending approvals.
+    pub async fn finish_turn(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+        snapshot: AnswerSnapshot<'_>,
+        calls: &[ModelCall],
+    ) -> Result<(), StoreError> {
+        let fail = |err| self.err(err);
+        let mut tx = self.write().await?;
+        update_assistant(self, &mut tx, thread_id, message_id, snapshot).await?;
+        for call in calls {
+            sqlx::query(
+                "INSERT INTO model_calls (thread_id, message_id, operation, model, depth, prompt_tokens, \
+                 completion_tokens, estimated, latency_ms, first_token_ms, error, created_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(thread_id)
+            .bind(message_id)
+            .bind(&call.operation)
+            .bind(&call.model)
+            .bind(i64::from(call.depth))
+            .bind(saturate(call.prompt_tokens))
+            .bind(saturate(call.completion_tokens))
+            .bind(call.estimated)
+            .bind(saturate(call.latency_ms))
+            .bind(call.first_token_ms.map(saturate))
+            .bind(&call.error)
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await
+            .map_err(fail)?;
+        }
+        sqlx::query("DELETE FROM pending_approvals WHERE message_id = ?")
+            .bind(message_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(fail)?;
+        tx.commit().await.map_err(fail)
+    }
+
+    pub async fn add_pending_approval(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+        request: &ToolApprovalRequest,
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(request)
+            .map_err(|err| StoreError::Invalid(format!("cannot encode the approval: {err}")))?;
+        sqlx::query(
+            "INSERT OR REPLACE INTO pending_approvals (approval_id, thread_id, message_id, tool_call_id, request, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&request.approval_id)
+        .bind(thread_id)
+        .bind(message_id)
+        .bind(&request.tool_call_id)
+        .bind(json)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await
+        .map_err(|err| self.err(err))?;
+        Ok(())
+    }
+
+    pub async fn remove_pending_approval(
+        &self,
+        message_id: &str,
+        tool_call_id: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM pending_approvals WHERE message_id = ? AND tool_call_id = ?")
+            .bind(message_id)
+            .bind(tool_call_id)
+            .execute(&self.pool)
+            .await
+            .map_err(|err| self.err(err))?;
+        Ok(())
+    }
+
+    /// Approvals recorded as waiting, oldest first (for a front end that restarted).
+    pub async fn pending_approvals(
+        &self,
+        thread_id: &str,
+    ) -> Result<Vec<ToolApprovalRequest>, StoreError> {
+        let rows: Vec<String> = sqlx::query_scalar(
+            "SELECT request FROM pending_approvals WHERE thread_id = ? ORDER BY created_at, approval_id",
+        )
+        .bind(thread_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|err| self.err(err))?;
+        rows.iter()
+            .map(|json| {
+                serde_json::from_str(json).map_err(|err| {
+                    StoreError::Invalid(format!("a stored approval cannot be read: {err}"))
+                })
+            })
+            .collect()
+    }
+
+    /// Tokens used in a thread so far, over every model call.
+    pub async fn thread_usage(&self, thread_id: &str) -> Result<cairn_protocol::Usage, StoreError> {
+        let row: (i64, i64, i64, bool) = sqlx::query_as(
+            "SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), COUNT(*), \
+             COALESCE(MAX(estimated), 0) FROM model_calls WHERE thread_id = ?",
+        )
+        .bind(thread_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(|err| self.err(err))?;
+        Ok(cairn_protocol::Usage {
+            prompt_tokens: u64::try_from(row.0).unwrap_or(0),
+            completion_tokens: u64::try_from(row.1).unwrap_or(0),
+            llm_calls: u64::try_from(row.2).unwrap_or(0),
+            tool_calls: 0,
+            estimated: row.3,
+        })
+    }
+}
+
+fn saturate(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
