@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use cairn_tools::Tool;
+use crate::tool::Tool;
 
 use crate::disclosure::{LIST_TOOL_GROUPS, LOAD_TOOLS};
 use crate::level::Scope;

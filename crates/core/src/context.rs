@@ -5,7 +5,7 @@
 //! tool schemas may take before tools are shown on demand. The configured limits stay
 //! the ceiling: a big window never raises them.
 
-use cairn_providers::ContextWindow;
+use crate::model::ContextWindow;
 
 use crate::disclosure::ToolBudget;
 use crate::history;

@@ -5,11 +5,11 @@
 //! lock → the tool, or a subtask → result cut to size (the whole kept) → end event.
 //! Results come back in the order the model made the calls, every call with one.
 
+use crate::tool::{Tool, ToolContext, parse_args};
 use cairn_protocol::ToolCategory;
 use cairn_protocol::{
     ChatMessage, Event, ToolApprovalRequest, ToolCall, ToolCallStatus, ToolCallUpdate,
 };
-use cairn_tools::{Tool, ToolContext, parse_args};
 use futures_util::{StreamExt, stream};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -366,7 +366,10 @@ impl Turn {
             &PromptContext {
                 mode: self.gate.mode(),
                 tools: &tools,
-                workspace: self.workspace.as_deref().map(cairn_tools::Workspace::root),
+                workspace: self
+                    .workspace
+                    .as_deref()
+                    .map(crate::workspace::Workspace::root),
                 can_spawn,
             },
             &title,

@@ -5,8 +5,8 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::tool::Subject;
 use cairn_protocol::{PermissionMode, ToolCategory};
-use cairn_tools::Subject;
 
 use crate::rules::{Rule, RuleError, RuleList, RuleSet, covers_all};
 

@@ -7,10 +7,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::model::{ChatRequest, RequestOrigin};
 use cairn_protocol::{
     ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, ModelCall, Reasoning, ToolCall, ToolSpec,
 };
-use cairn_providers::{ChatRequest, RequestOrigin};
 use serde_json::Value;
 
 use crate::disclosure::{self, Disclosure, ToolBudget};

@@ -5,8 +5,11 @@
 //! recurses into subtasks for `run_subtask`, and emits the event wire as it goes.
 //! One [`Budget`] bounds the whole tree; one cancellation token stops it.
 //!
-//! This crate knows nothing of Tauri, terminals or databases: front ends drive it
-//! through [`TurnControl`] and consume its events through an [`EventSink`].
+//! This crate knows nothing of Tauri, terminals, databases or model servers: front
+//! ends drive it through [`TurnControl`] and consume its events through an
+//! [`EventSink`]; it owns the ports it is driven through, [`model::ModelClient`] and
+//! [`tool::Tool`] (with the [`workspace::Workspace`] a call acts in), which the
+//! providers and tools crates implement.
 
 mod approvals;
 mod budget;
@@ -20,15 +23,19 @@ pub mod history;
 mod level;
 mod limits;
 mod locks;
+pub mod model;
 pub mod prompt;
 mod repeats;
 mod results;
 mod round;
 pub mod rules;
 mod session;
+pub mod shell;
 pub mod subtask;
+pub mod tool;
 mod toolbelt;
 mod turn;
+pub mod workspace;
 
 pub use approvals::{ApprovalError, Approvals, Resolution, Ticket};
 pub use budget::Budget;

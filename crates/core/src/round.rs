@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
+use crate::model::{ModelEvent, ModelStream, ProviderError, TokenUsage};
 use cairn_protocol::{ToolCall, Usage};
-use cairn_providers::{ModelEvent, ModelStream, ProviderError, TokenUsage};
 use futures_util::StreamExt;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -148,7 +148,7 @@ impl Collected {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_providers::FinishReason;
+    use crate::model::FinishReason;
     use futures_util::stream;
 
     fn stream_of(events: Vec<Result<ModelEvent, ProviderError>>) -> ModelStream {

@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use cairn_tools::Subject;
+use crate::tool::Subject;
 
 pub use cairn_protocol::RuleList;
 
@@ -367,7 +367,7 @@ mod tests {
             rule("run_command(git status)"),
         ];
         let parts = |line: &str| -> Vec<Subject> {
-            cairn_tools::shell::split(line)
+            crate::shell::split(line)
                 .unwrap()
                 .into_iter()
                 .map(Subject::Command)

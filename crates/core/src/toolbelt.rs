@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
+use crate::tool::Tool;
 use cairn_protocol::ToolSpec;
-use cairn_tools::Tool;
 
 use crate::callee;
 

@@ -9,12 +9,12 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use crate::model::{ModelClient, Sampling};
+use crate::workspace::Workspace;
 use cairn_protocol::{
     BudgetExceeded, ChatMessage, Done, ErrorEvent, ErrorKind, Event, ExecutionTree, ModelCall,
     PermissionMode, PlanReady, TurnStatus, Usage,
 };
-use cairn_providers::{ModelClient, Sampling};
-use cairn_tools::Workspace;
 use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 

@@ -5,9 +5,9 @@ use std::collections::VecDeque;
 
 use futures_util::{StreamExt, stream};
 
-use crate::error::ProviderError;
-use crate::model::{FinishReason, ModelEvent, ModelStream};
 use crate::textcalls::{TextCalls, narrates_call};
+use cairn_core::model::ProviderError;
+use cairn_core::model::{FinishReason, ModelEvent, ModelStream};
 
 type Item = Result<ModelEvent, ProviderError>;
 

@@ -14,8 +14,8 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt, stream};
 use memchr::memchr;
 
-use crate::error::ProviderError;
-use crate::model::{ModelEvent, ModelStream};
+use cairn_core::model::ProviderError;
+use cairn_core::model::{ModelEvent, ModelStream};
 
 /// An HTTP client builder with TLS ready: rustls on the `ring` provider (which builds
 /// with just a C compiler) and the platform's certificate store. Every client Cairn

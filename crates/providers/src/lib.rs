@@ -8,18 +8,17 @@
 //! (A deterministic scripted model for tests lives in the testkit.)
 
 mod adapt;
-mod error;
 pub mod http;
-mod model;
 pub mod ollama;
 pub mod openai;
 pub mod server;
 pub mod textcalls;
 mod windows;
 
-pub use error::ProviderError;
-pub use model::{
+// The model port is the engine's (it owns what it asks for); named here too because
+// every client implements it.
+pub use cairn_core::model::{
     ChatRequest, ContextFuture, ContextWindow, FinishReason, ModelClient, ModelEvent, ModelStream,
-    RequestOrigin, Sampling, TokenUsage,
+    ProviderError, RequestOrigin, Sampling, TokenUsage,
 };
 pub use server::{Detected, Dialect, Endpoint, PRESETS, Preset, Server, detect};

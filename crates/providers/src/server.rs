@@ -11,10 +11,10 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use serde::Serialize;
 
-use crate::error::ProviderError;
-use crate::model::ModelClient;
 use crate::ollama::{OllamaClient, OllamaConfig};
 use crate::openai::{OpenAiClient, OpenAiConfig};
+use cairn_core::model::ModelClient;
+use cairn_core::model::ProviderError;
 
 pub use cairn_protocol::Dialect;
 

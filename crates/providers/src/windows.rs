@@ -8,7 +8,7 @@ use std::future::Future;
 use std::sync::{LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::model::ContextWindow;
+use cairn_core::model::ContextWindow;
 
 const KEPT_FOR: Duration = Duration::from_secs(300);
 

@@ -5,18 +5,16 @@
 //! work. File tools reach the disk only through a [`Workspace`], which confines every
 //! path to the thread's workspace root.
 
-mod args;
 mod builtin;
 pub mod mcp;
 mod process_group;
-pub mod shell;
-mod tool;
-pub mod workspace;
 
-pub use args::parse_args;
 pub use builtin::{
     EditFile, ListDir, MemoryList, MemoryRead, MemoryStore, MemoryWrite, ReadFile, RunCommand,
     SearchFiles, TodoWrite, WebFetch, WriteFile, common_tools, file_tools, workspace_tools,
 };
-pub use tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
-pub use workspace::{Workspace, WorkspaceError};
+// The tool port and the workspace a call acts in are the engine's; named here too
+// because every tool implements and uses them.
+pub use cairn_core::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput, parse_args};
+pub use cairn_core::workspace::{Workspace, WorkspaceError};
+pub use cairn_core::{shell, workspace};

@@ -10,9 +10,9 @@ use cairn_protocol::ToolCall;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::error::ProviderError;
 use crate::http::{BodyDecoder, Progress, error_message};
-use crate::model::{FinishReason, ModelEvent, TokenUsage};
+use cairn_core::model::ProviderError;
+use cairn_core::model::{FinishReason, ModelEvent, TokenUsage};
 
 #[derive(Deserialize)]
 struct Line<'a> {

@@ -22,12 +22,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::adapt;
-use crate::error::ProviderError;
 use crate::http::{self, Framing, Lines, OpenFailure, Peer, RetryPolicy};
-use crate::model::{
+use crate::windows;
+use cairn_core::model::ProviderError;
+use cairn_core::model::{
     ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream,
 };
-use crate::windows;
 use decode::ChatDecoder;
 use request::Shape;
 

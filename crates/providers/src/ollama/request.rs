@@ -4,7 +4,7 @@ use cairn_protocol::ChatMessage;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::model::ChatRequest;
+use cairn_core::model::ChatRequest;
 
 #[derive(Serialize)]
 pub(crate) struct Body<'a> {

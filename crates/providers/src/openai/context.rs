@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::model::ContextWindow;
+use cairn_core::model::ContextWindow;
 
 /// How long one probe may take: a turn waits for the answer before its first round.
 pub(super) const PROBE_TIMEOUT: Duration = Duration::from_secs(10);

@@ -18,12 +18,12 @@ use futures_util::Stream;
 use serde::Deserialize;
 
 use crate::adapt;
-use crate::error::ProviderError;
 use crate::http::{self, Framing, OpenFailure, Peer, RetryPolicy};
-use crate::model::{
+use crate::windows;
+use cairn_core::model::ProviderError;
+use cairn_core::model::{
     ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream,
 };
-use crate::windows;
 use decode::ChunkDecoder;
 
 /// How to reach an OpenAI-compatible server.

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use crate::model::ChatRequest;
+use cairn_core::model::ChatRequest;
 
 #[derive(Serialize)]
 pub(crate) struct Body<'a> {

@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
-use crate::args::parse_args;
 use crate::process_group::Group;
-use crate::shell;
-use crate::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
+use cairn_core::shell;
+use cairn_core::tool::parse_args;
+use cairn_core::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);

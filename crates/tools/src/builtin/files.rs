@@ -8,9 +8,9 @@ use cairn_protocol::ToolCategory;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::args::parse_args;
-use crate::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
-use crate::workspace::{EntryKind, RelPath, Workspace, WorkspaceError, WriteOutcome};
+use cairn_core::tool::parse_args;
+use cairn_core::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
+use cairn_core::workspace::{EntryKind, RelPath, Workspace, WorkspaceError, WriteOutcome};
 
 /// Lines `read_file` returns when the model gives no `limit`.
 pub const DEFAULT_READ_LINES: usize = 2000;

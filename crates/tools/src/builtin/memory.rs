@@ -8,8 +8,8 @@ use cairn_protocol::ToolCategory;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::args::parse_args;
-use crate::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
+use cairn_core::tool::parse_args;
+use cairn_core::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Where memory lives.
 #[async_trait]

@@ -16,7 +16,7 @@ pub use memory::{MemoryList, MemoryRead, MemoryStore, MemoryWrite};
 pub use todo::TodoWrite;
 pub use web::WebFetch;
 
-use crate::tool::Tool;
+use cairn_core::tool::Tool;
 
 /// The tools that work in a workspace: files and commands. A thread without a
 /// workspace has none of them.

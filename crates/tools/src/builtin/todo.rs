@@ -5,8 +5,8 @@ use cairn_protocol::ToolCategory;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::args::parse_args;
-use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
+use cairn_core::tool::parse_args;
+use cairn_core::tool::{Tool, ToolContext, ToolError, ToolOutput};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TodoWrite;

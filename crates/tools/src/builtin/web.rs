@@ -7,9 +7,9 @@ use cairn_protocol::ToolCategory;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::args::parse_args;
 use crate::builtin::html;
-use crate::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
+use cairn_core::tool::parse_args;
+use cairn_core::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Bytes of a response read at most; the rest is not downloaded.
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;

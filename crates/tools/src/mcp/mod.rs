@@ -33,7 +33,7 @@ pub use config::{
 pub use server::{MAX_RESTARTS_PER_TURN, McpServer, START_TIMEOUT};
 pub use wire::MAX_MESSAGE_BYTES;
 
-use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
+use cairn_core::tool::{Tool, ToolContext, ToolError, ToolOutput};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum McpError {

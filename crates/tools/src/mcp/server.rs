@@ -16,7 +16,7 @@ use super::link::{Broken, Link};
 use super::search_path::SearchPath;
 use super::stdio::StdioLink;
 use super::wire::{self, Outcome};
-use crate::tool::{ToolContext, ToolError, ToolOutput};
+use cairn_core::tool::{ToolContext, ToolError, ToolOutput};
 
 /// How long a server may take to start and list its tools.
 pub const START_TIMEOUT: Duration = Duration::from_secs(20);

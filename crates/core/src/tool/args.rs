@@ -1,7 +1,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::tool::ToolError;
+use super::ToolError;
 
 /// Decodes a call's arguments into the tool's typed form, with an error the model can
 /// act on ("missing field `path`").

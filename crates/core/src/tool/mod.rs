@@ -1,3 +1,6 @@
+//! The tool port: what a capability the model calls is to the engine. The tools
+//! crate implements the built-in and MCP tools against it.
+
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -6,6 +9,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::workspace::Workspace;
+
+mod args;
+
+pub use args::parse_args;
 
 /// A capability the model can call.
 ///

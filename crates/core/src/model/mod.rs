@@ -1,3 +1,6 @@
+//! The model port: what the engine asks of a model server. The providers crate
+//! implements it for real servers; the testkit scripts it.
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -5,7 +8,9 @@ use std::sync::Arc;
 use cairn_protocol::{ChatMessage, ToolCall, ToolSpec};
 use futures_util::Stream;
 
-use crate::error::ProviderError;
+mod error;
+
+pub use error::ProviderError;
 
 /// One model round: the conversation so far and the tools the model may call.
 #[derive(Debug, Clone, PartialEq)]
