@@ -1,107 +1,20 @@
-//! The app's wiring: plugins, state, and what happens at start and at quit.
+//! The app's wiring: plugins, state, and what happens at start and at quit. The one
+//! module that knows every other.
 
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, PoisonError};
 
 use cairn_core::Limits;
-use cairn_protocol::desktop::{CommandError, ShellEvent};
-use cairn_protocol::{ApprovalDecision, Event};
+use cairn_protocol::Event;
+use cairn_protocol::desktop::ShellEvent;
 use cairn_secrets::Keychain;
 use cairn_store::Store;
-use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, RunEvent, WindowEvent};
 
 use crate::desk::{Desk, Overrides, Shell};
 #[cfg(target_os = "linux")]
 use crate::single_instance;
-use crate::{commands, notify, shortcut, tray, window};
-
-/// What every command and handler shares.
-pub struct AppState {
-    desk: OnceLock<Arc<Desk>>,
-    /// Where [`ShellEvent`]s go.
-    shell: Mutex<ShellLink>,
-    /// Why the summon shortcut is not registered, if it is not.
-    pub shortcut_problem: Mutex<Option<String>>,
-    /// The summon shortcut as bound through the desktop portal (Wayland).
-    #[cfg(target_os = "linux")]
-    pub portal: Mutex<Option<crate::portal::Binding>>,
-    /// Why closing the window cannot hide it to the tray, if it cannot.
-    pub tray_problem: Mutex<Option<String>>,
-    /// Set when the user confirmed Quit, so the exit is not asked about twice.
-    pub quitting: std::sync::atomic::AtomicBool,
-}
-
-impl AppState {
-    fn new() -> Self {
-        Self {
-            desk: OnceLock::new(),
-            shell: Mutex::default(),
-            shortcut_problem: Mutex::default(),
-            #[cfg(target_os = "linux")]
-            portal: Mutex::default(),
-            tray_problem: Mutex::default(),
-            quitting: std::sync::atomic::AtomicBool::new(false),
-        }
-    }
-
-    /// The desk; it is opened in `setup`, before any command can arrive.
-    pub fn desk(&self) -> Result<&Arc<Desk>, cairn_protocol::desktop::CommandError> {
-        self.desk
-            .get()
-            .ok_or_else(|| cairn_protocol::desktop::CommandError {
-                message: "Cairn is still starting".into(),
-                kind: cairn_protocol::desktop::CommandErrorKind::Busy,
-            })
-    }
-
-    pub fn set_shell_channel(&self, channel: Channel<ShellEvent>) {
-        let mut link = self.shell.lock().unwrap_or_else(PoisonError::into_inner);
-        for event in std::mem::take(&mut link.held) {
-            send(&channel, event);
-        }
-        link.channel = Some(channel);
-    }
-
-    /// Whether a webview listens for [`ShellEvent`]s.
-    pub fn is_listening(&self) -> bool {
-        self.shell
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .channel
-            .is_some()
-    }
-
-    /// Tells the webview something. Before a webview listens, notices wait for it
-    /// (the user must read them); everything else describes a moment and is dropped.
-    pub fn tell(&self, event: ShellEvent) {
-        let mut link = self.shell.lock().unwrap_or_else(PoisonError::into_inner);
-        match &link.channel {
-            Some(channel) => send(channel, event),
-            None if matches!(event, ShellEvent::Notice { .. }) => link.held.push(event),
-            None => {}
-        }
-    }
-}
-
-/// The webview's channel, once it said it is ready, and what waits for it. One lock
-/// for both, so a notice cannot slip in between the hand-over and the channel.
-#[derive(Default)]
-struct ShellLink {
-    channel: Option<Channel<ShellEvent>>,
-    held: Vec<ShellEvent>,
-}
-
-fn send(channel: &Channel<ShellEvent>, event: ShellEvent) {
-    if let Err(err) = channel.send(event) {
-        tracing::debug!(error = %err, "the webview did not take a shell event");
-    }
-}
-
-impl std::fmt::Debug for AppState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AppState").finish_non_exhaustive()
-    }
-}
+use crate::state::AppState;
+use crate::{approvals, commands, notify, shortcut, tray, window};
 
 /// The desk's view of the desktop: notifications, the tray, the webview.
 struct DesktopShell {
@@ -119,7 +32,7 @@ impl Shell for DesktopShell {
             _ => return,
         }
         if let Ok(desk) = state.desk() {
-            approvals_changed(&self.app, desk);
+            approvals::changed(&self.app, desk);
         }
     }
 
@@ -129,32 +42,6 @@ impl Shell for DesktopShell {
             threads: running.to_vec(),
         });
     }
-}
-
-/// Answers one approval, from the window or from its notification, and tells the
-/// window which: the card must stop asking even while its call runs on.
-pub fn answer_approval(
-    app: &AppHandle,
-    approval_id: &str,
-    decision: ApprovalDecision,
-) -> Result<(), CommandError> {
-    let state = app.state::<AppState>();
-    let desk = state.desk()?;
-    desk.answer_approval(approval_id, decision)?;
-    state.tell(ShellEvent::Answered {
-        approval_id: approval_id.to_owned(),
-    });
-    approvals_changed(app, desk);
-    Ok(())
-}
-
-/// Approvals were asked or answered: the window hears which still wait, and the
-/// notifications of the ones that do not are taken away.
-fn approvals_changed(app: &AppHandle, desk: &Desk) {
-    let approvals = desk.pending_approvals();
-    notify::withdraw_answered(app, &approvals);
-    app.state::<AppState>()
-        .tell(ShellEvent::Pending { approvals });
 }
 
 /// Runs the app with its generated context (the embedded UI and the config). Call it
@@ -175,16 +62,14 @@ pub fn run(context: tauri::Context) {
         .plugin(tauri_plugin_dialog::init())
         .plugin(shortcut::plugin())
         .manage(AppState::new())
-        .manage(notify::Notifications::default())
+        .manage(notify::Notifications::new(approvals::answer))
         .invoke_handler(commands::handler())
         .setup(|app| {
             let handle = app.handle().clone();
             let desk = tauri::async_runtime::block_on(open_desk(handle.clone()))?;
             let state = app.state::<AppState>();
             let settings = desk.settings();
-            if state.desk.set(Arc::clone(&desk)).is_err() {
-                return Err("the app was set up twice".into());
-            }
+            state.open(Arc::clone(&desk))?;
             tray::create(&handle)?;
             *state
                 .tray_problem

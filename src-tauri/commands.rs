@@ -17,8 +17,8 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 
-use crate::app::AppState;
 use crate::desk::{self, Desk, DeskError};
+use crate::state::AppState;
 use crate::{shortcut, window};
 
 type Reply<T> = Result<T, CommandError>;
@@ -193,7 +193,7 @@ async fn answer_approval(
         approval_id,
         decision,
     } = args;
-    crate::app::answer_approval(&app, &approval_id, decision)
+    crate::approvals::answer(&app, &approval_id, decision)
 }
 
 #[tauri::command]

@@ -8,6 +8,7 @@
 pub mod desk;
 
 mod app;
+mod approvals;
 mod commands;
 mod links;
 mod notify;
@@ -17,6 +18,7 @@ mod rendering;
 mod shortcut;
 #[cfg(target_os = "linux")]
 mod single_instance;
+mod state;
 mod tray;
 mod tray_host;
 mod window;

@@ -8,11 +8,11 @@
 //! on screen relies on: an approval answered in the window withdraws its
 //! notification even when the service has not yet said which id it got.
 
-use cairn_protocol::desktop::PendingApproval;
+use cairn_protocol::desktop::{CommandError, PendingApproval};
 use cairn_protocol::{ApprovalDecision, ToolApprovalRequest, TurnStatus};
 use tauri::{AppHandle, Manager};
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::window;
 
 /// The action keys the notification offers (`default` is a click on its body).
@@ -145,11 +145,25 @@ pub fn withdraw_answered(app: &AppHandle, pending: &[PendingApproval]) {
     platform::withdraw(app, waiting);
 }
 
+/// How a press on Allow or Deny is answered (the app's approvals, given at start so
+/// notifications need not know them).
+pub type Answer = fn(&AppHandle, &str, ApprovalDecision) -> Result<(), CommandError>;
+
 /// The notifications Cairn keeps track of; managed by the app.
-#[derive(Default)]
 pub struct Notifications {
+    answer: Answer,
     #[cfg(target_os = "linux")]
     inner: platform::Shown,
+}
+
+impl Notifications {
+    pub fn new(answer: Answer) -> Self {
+        Self {
+            answer,
+            #[cfg(target_os = "linux")]
+            inner: platform::Shown::default(),
+        }
+    }
 }
 
 fn wanted(app: &AppHandle) -> bool {
@@ -174,7 +188,8 @@ fn respond(app: &AppHandle, response: Response) {
         } => {
             // Answered from outside the window, it must still hear of it: its card
             // would otherwise keep offering the buttons.
-            if let Err(err) = crate::app::answer_approval(app, &approval_id, decision) {
+            let answer = app.state::<Notifications>().answer;
+            if let Err(err) = answer(app, &approval_id, decision) {
                 app.state::<AppState>()
                     .tell(cairn_protocol::desktop::ShellEvent::Notice {
                         message: err.message,
@@ -310,7 +325,7 @@ mod platform {
     fn keep(app: &AppHandle, connection: &DBusConnection, id: u32, about: About) {
         if let About::Approval { approval_id, .. } = &about {
             let waiting = app
-                .state::<crate::app::AppState>()
+                .state::<crate::state::AppState>()
                 .desk()
                 .is_ok_and(|desk| {
                     desk.pending_approvals()

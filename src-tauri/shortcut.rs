@@ -9,7 +9,7 @@ use tauri::plugin::TauriPlugin;
 use tauri::{AppHandle, Manager};
 use tauri_plugin_global_shortcut::{GlobalShortcutExt, Shortcut, ShortcutState};
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::window;
 
 pub fn plugin() -> TauriPlugin<tauri::Wry> {

@@ -6,8 +6,8 @@ use cairn_protocol::desktop::ShellEvent;
 use tauri::{AppHandle, CloseRequestApi, Manager, PhysicalPosition, PhysicalSize, Window};
 use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
 
-use crate::app::AppState;
 use crate::desk::{Desk, WindowGeometry};
+use crate::state::AppState;
 
 pub const MAIN: &str = "main";
 
