@@ -34,9 +34,9 @@ pub fn refresh_threads(ctx: Ctx) {
                 if let Some(id) = ctx.current_id()
                     && let Some(fresh) = threads.iter().find(|t| t.id == id)
                 {
-                    ctx.current.set(Some(fresh.clone()));
+                    ctx.chats.current.set(Some(fresh.clone()));
                 }
-                ctx.threads.set(threads);
+                ctx.chats.threads.set(threads);
             }
             Err(err) => ctx.say(err.message),
         }
@@ -50,41 +50,41 @@ pub fn refresh_models(ctx: Ctx) {
             base_url: None,
         };
         match ipc::call(&server).await {
-            Ok(models) => ctx.models.set(models),
+            Ok(models) => ctx.chat.models.set(models),
             // No server yet: the picker says so; sending explains further.
-            Err(_) => ctx.models.set(Vec::new()),
+            Err(_) => ctx.chat.models.set(Vec::new()),
         }
     });
 }
 
 pub fn new_chat(ctx: Ctx) {
-    ctx.narrow_sidebar.set(false);
-    ctx.generation.update(|g| *g += 1);
-    ctx.current.set(None);
-    ctx.entries.set(Vec::new());
+    ctx.nav.narrow_sidebar.set(false);
+    ctx.chats.generation.update(|g| *g += 1);
+    ctx.chats.current.set(None);
+    ctx.chat.entries.set(Vec::new());
     // The mode starts at Default, as a new chat's always does; the folder is the last.
-    ctx.draft.set(Draft {
-        workspace: ctx.last_workspace.get_untracked(),
+    ctx.chat.draft.set(Draft {
+        workspace: ctx.chat.last_workspace.get_untracked(),
         ..Draft::default()
     });
-    ctx.model.set(None);
-    ctx.screen.set(Screen::Chat);
-    ctx.focus.update(|n| *n += 1);
+    ctx.chat.model.set(None);
+    ctx.nav.screen.set(Screen::Chat);
+    ctx.nav.focus.update(|n| *n += 1);
 }
 
 /// Shows a thread: its stored messages, then, if a turn is running, the stream
 /// from its start (what already streamed, then live).
 pub fn open_thread(ctx: Ctx, thread_id: String) {
-    ctx.narrow_sidebar.set(false);
-    ctx.generation.update(|g| *g += 1);
-    let generation = ctx.generation.get_untracked();
-    ctx.screen.set(Screen::Chat);
+    ctx.nav.narrow_sidebar.set(false);
+    ctx.chats.generation.update(|g| *g += 1);
+    let generation = ctx.chats.generation.get_untracked();
+    ctx.nav.screen.set(Screen::Chat);
     leptos::task::spawn_local(async move {
         let detail = match ipc::call(&LoadThread { thread_id }).await {
             Ok(detail) => detail,
             Err(err) => return ctx.say(err.message),
         };
-        if ctx.generation.get_untracked() != generation {
+        if ctx.chats.generation.get_untracked() != generation {
             return;
         }
         let mut views: Vec<EntryView> = entries(&detail.messages)
@@ -111,10 +111,10 @@ pub fn open_thread(ctx: Ctx, thread_id: String) {
                 turn,
             );
         }
-        ctx.model.set(detail.thread.model.clone());
-        ctx.current.set(Some(detail.thread));
-        ctx.entries.set(views);
-        ctx.focus.update(|n| *n += 1);
+        ctx.chat.model.set(detail.thread.model.clone());
+        ctx.chats.current.set(Some(detail.thread));
+        ctx.chat.entries.set(views);
+        ctx.nav.focus.update(|n| *n += 1);
     });
 }
 
@@ -141,10 +141,11 @@ fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell
             return;
         };
         turn.update(|view| view.apply(&event, now_ms()));
-        ctx.stream_tick.update(|tick| *tick += 1);
+        ctx.chat.stream_tick.update(|tick| *tick += 1);
         if let Event::Done(done) = &event {
             seen_done.set(true);
-            ctx.running
+            ctx.chats
+                .running
                 .update(|running| running.retain(|id| *id != done.thread_id));
             refresh_threads(ctx);
             target = None;
@@ -155,18 +156,18 @@ fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell
 
 /// What the composer's Send does: a slash command, or a message.
 pub fn submit(ctx: Ctx) {
-    let text = ctx.composer.get_untracked();
+    let text = ctx.chat.composer.get_untracked();
     if text.trim().is_empty() {
         return;
     }
     match slash::parse(&text) {
         Some(Ok(command)) => {
-            ctx.composer.set(String::new());
+            ctx.chat.composer.set(String::new());
             run_slash(ctx, command);
         }
         Some(Err(problem)) => ctx.say(problem),
         None => {
-            ctx.composer.set(String::new());
+            ctx.chat.composer.set(String::new());
             send(ctx, text);
         }
     }
@@ -179,10 +180,10 @@ pub fn send(ctx: Ctx, prompt: String) {
     if let Some(id) = &thread_id
         && ctx.is_running(id)
     {
-        ctx.composer.set(prompt);
+        ctx.chat.composer.set(prompt);
         return ctx.say("This chat is still answering: wait for it or press Stop.");
     }
-    let draft = ctx.draft.get_untracked();
+    let draft = ctx.chat.draft.get_untracked();
     let command = SendMessage {
         thread_id,
         prompt: prompt.clone(),
@@ -190,7 +191,7 @@ pub fn send(ctx: Ctx, prompt: String) {
             mode: draft.mode,
             workspace: draft.workspace,
         }),
-        model: ctx.model.get_untracked(),
+        model: ctx.chat.model.get_untracked(),
     };
     start_turn(ctx, command, prompt, true);
 }
@@ -217,7 +218,7 @@ where
     let user_id = local_id("user");
     let turn_id = local_id("turn");
     let turn = ArcRwSignal::new(TurnView::new());
-    ctx.entries.update(|entries| {
+    ctx.chat.entries.update(|entries| {
         entries.push(EntryView::User {
             id: user_id.clone(),
             text: prompt.clone(),
@@ -227,23 +228,25 @@ where
             turn: turn.clone(),
         });
     });
-    let generation = ctx.generation.get_untracked();
+    let generation = ctx.chats.generation.get_untracked();
     let (channel, done) = turn_channel(ctx, turn);
     leptos::task::spawn_local(async move {
         match ipc::call_streaming(&command, &channel).await {
             Ok(sent) => {
                 mark_running(ctx, sent.thread_id.clone(), &done);
-                if ctx.generation.get_untracked() == generation && ctx.current_id().is_none() {
+                if ctx.chats.generation.get_untracked() == generation && ctx.current_id().is_none()
+                {
                     adopt_new_thread(ctx, sent.thread_id);
                 } else {
                     refresh_threads(ctx);
                 }
             }
             Err(err) => {
-                ctx.entries
+                ctx.chat
+                    .entries
                     .update(|entries| entries.retain(|e| e.id() != user_id && e.id() != turn_id));
-                if ctx.composer.get_untracked().trim().is_empty() && typed {
-                    ctx.composer.set(prompt);
+                if ctx.chat.composer.get_untracked().trim().is_empty() && typed {
+                    ctx.chat.composer.set(prompt);
                 }
                 if err.kind == CommandErrorKind::NoModel {
                     refresh_models(ctx);
@@ -259,7 +262,7 @@ where
 /// cannot, the failed answer stays and the reason is shown.
 pub fn retry(ctx: Ctx, entry_id: String) {
     // The failed turn knows its thread; a brand-new chat may not have adopted it yet.
-    let failed_in = ctx.entries.with_untracked(|entries| {
+    let failed_in = ctx.chat.entries.with_untracked(|entries| {
         entries.iter().find_map(|entry| match entry {
             EntryView::Assistant { id, turn } if *id == entry_id => {
                 turn.with_untracked(|view| view.thread_id.clone())
@@ -275,21 +278,22 @@ pub fn retry(ctx: Ctx, entry_id: String) {
     }
     let turn = ArcRwSignal::new(TurnView::new());
     let (channel, done) = turn_channel(ctx, turn.clone());
-    let generation = ctx.generation.get_untracked();
+    let generation = ctx.chats.generation.get_untracked();
     leptos::task::spawn_local(async move {
         // The model picked now, on the server Settings name now.
         let model = ctx
+            .chat
             .model
             .get_untracked()
-            .or_else(|| ctx.settings.with_untracked(|s| s.model.clone()));
+            .or_else(|| ctx.config.settings.with_untracked(|s| s.model.clone()));
         let retry = RetryTurn { thread_id, model };
         match ipc::call_streaming(&retry, &channel).await {
             Ok(sent) => {
                 mark_running(ctx, sent.thread_id, &done);
-                if ctx.generation.get_untracked() != generation {
+                if ctx.chats.generation.get_untracked() != generation {
                     return;
                 }
-                ctx.entries.update(|entries| {
+                ctx.chat.entries.update(|entries| {
                     if let Some(entry) = entries.iter_mut().find(|e| e.id() == entry_id) {
                         *entry = EntryView::Assistant {
                             id: local_id("turn"),
@@ -309,7 +313,7 @@ fn mark_running(ctx: Ctx, thread_id: String, done: &Cell<bool>) {
     if done.get() {
         return;
     }
-    ctx.running.update(|running| {
+    ctx.chats.running.update(|running| {
         if !running.contains(&thread_id) {
             running.push(thread_id);
         }
@@ -325,10 +329,10 @@ fn adopt_new_thread(ctx: Ctx, thread_id: String) {
         };
         if let Ok(threads) = ipc::call(&page).await {
             if let Some(thread) = threads.iter().find(|t| t.id == thread_id) {
-                ctx.model.set(thread.model.clone());
-                ctx.current.set(Some(thread.clone()));
+                ctx.chat.model.set(thread.model.clone());
+                ctx.chats.current.set(Some(thread.clone()));
             }
-            ctx.threads.set(threads);
+            ctx.chats.threads.set(threads);
         }
     });
 }
@@ -370,7 +374,7 @@ pub fn answer(
 
 pub fn set_mode(ctx: Ctx, mode: PermissionMode) {
     let Some(thread_id) = ctx.current_id() else {
-        return ctx.draft.update(|draft| draft.mode = mode);
+        return ctx.chat.draft.update(|draft| draft.mode = mode);
     };
     leptos::task::spawn_local(async move {
         match ipc::call(&SetMode { thread_id, mode }).await {
@@ -378,7 +382,7 @@ pub fn set_mode(ctx: Ctx, mode: PermissionMode) {
                 if ctx.is_running(&thread.id) {
                     ctx.say("The new mode applies from the next message.");
                 }
-                ctx.current.set(Some(thread));
+                ctx.chats.current.set(Some(thread));
             }
             Err(err) => ctx.say(err.message),
         }
@@ -393,21 +397,23 @@ pub fn set_workspace(ctx: Ctx, folder: Option<String>) {
                 match ipc::call(&SetWorkspace { thread_id, folder }).await {
                     Ok(thread) => {
                         if thread.workspace.is_some() {
-                            ctx.last_workspace.set(thread.workspace.clone());
+                            ctx.chat.last_workspace.set(thread.workspace.clone());
                         }
-                        ctx.current.set(Some(thread));
+                        ctx.chats.current.set(Some(thread));
                     }
                     Err(err) => ctx.say(err.message),
                 }
             }
             (None, Some(folder)) => match ipc::call(&CheckWorkspace { folder }).await {
                 Ok(folder) => {
-                    ctx.last_workspace.set(Some(folder.clone()));
-                    ctx.draft.update(|draft| draft.workspace = Some(folder));
+                    ctx.chat.last_workspace.set(Some(folder.clone()));
+                    ctx.chat
+                        .draft
+                        .update(|draft| draft.workspace = Some(folder));
                 }
                 Err(err) => ctx.say(err.message),
             },
-            (None, None) => ctx.draft.update(|draft| draft.workspace = None),
+            (None, None) => ctx.chat.draft.update(|draft| draft.workspace = None),
         }
     });
 }
@@ -432,7 +438,7 @@ pub fn export(ctx: Ctx, thread_id: String, format: ExportFormat) {
 }
 
 fn notice(ctx: Ctx, text: String) {
-    ctx.entries.update(|entries| {
+    ctx.chat.entries.update(|entries| {
         entries.push(EntryView::Notice {
             id: local_id("notice"),
             text,
@@ -461,9 +467,10 @@ fn run_slash(ctx: Ctx, command: Slash) {
                         })
                         .collect();
                     let folder = if ctx
+                        .chats
                         .current
                         .with_untracked(|t| t.as_ref().is_some_and(|t| t.workspace.is_some()))
-                        || ctx.draft.with_untracked(|d| d.workspace.is_some())
+                        || ctx.chat.draft.with_untracked(|d| d.workspace.is_some())
                     {
                         ""
                     } else {
@@ -488,9 +495,10 @@ fn run_slash(ctx: Ctx, command: Slash) {
         Slash::Mode(Some(mode)) => set_mode(ctx, mode),
         Slash::Model(None) => {
             let model = ctx
+                .chat
                 .model
                 .get_untracked()
-                .or_else(|| ctx.settings.with_untracked(|s| s.model.clone()));
+                .or_else(|| ctx.config.settings.with_untracked(|s| s.model.clone()));
             let text = match model {
                 Some(model) => format!("Model: {model}"),
                 None => {
@@ -500,7 +508,7 @@ fn run_slash(ctx: Ctx, command: Slash) {
             notice(ctx, text);
         }
         Slash::Model(Some(model)) => {
-            ctx.model.set(Some(model.clone()));
+            ctx.chat.model.set(Some(model.clone()));
             notice(ctx, format!("The next message goes to {model}."));
         }
         Slash::Clear => new_chat(ctx),
@@ -512,9 +520,10 @@ fn run_slash(ctx: Ctx, command: Slash) {
 }
 
 pub fn current_mode(ctx: Ctx) -> PermissionMode {
-    ctx.current
+    ctx.chats
+        .current
         .with_untracked(|thread| thread.as_ref().map(|t| t.mode))
-        .unwrap_or_else(|| ctx.draft.with_untracked(|d| d.mode))
+        .unwrap_or_else(|| ctx.chat.draft.with_untracked(|d| d.mode))
 }
 
 fn first_line(text: &str) -> &str {
@@ -524,7 +533,7 @@ fn first_line(text: &str) -> &str {
 fn set_zoom(ctx: Ctx, percent: u16) {
     leptos::task::spawn_local(async move {
         match ipc::call(&SetZoom { percent }).await {
-            Ok(percent) => ctx.settings.update(|s| s.zoom_percent = percent),
+            Ok(percent) => ctx.config.settings.update(|s| s.zoom_percent = percent),
             Err(err) => ctx.say(err.message),
         }
     });
@@ -535,19 +544,19 @@ fn set_zoom(ctx: Ctx, percent: u16) {
 /// into a text field.
 pub fn keyboard_shortcuts(ctx: Ctx) {
     let handle = window_event_listener(leptos::ev::keydown, move |event| {
-        if ctx.confirm_quit.get_untracked() {
+        if ctx.nav.confirm_quit.get_untracked() {
             // The quit question has the keyboard: Esc keeps Cairn running.
             if event.key() == "Escape" {
-                ctx.confirm_quit.set(false);
+                ctx.nav.confirm_quit.set(false);
             }
             return;
         }
-        if event.key() == "Escape" && ctx.open_menu.with_untracked(Option::is_some) {
-            ctx.open_menu.set(None);
+        if event.key() == "Escape" && ctx.nav.open_menu.with_untracked(Option::is_some) {
+            ctx.nav.open_menu.set(None);
             return;
         }
-        if event.key() == "Escape" && ctx.narrow_sidebar.get_untracked() {
-            ctx.narrow_sidebar.set(false);
+        if event.key() == "Escape" && ctx.nav.narrow_sidebar.get_untracked() {
+            ctx.nav.narrow_sidebar.set(false);
             return;
         }
         if event.key() == "Escape" && ctx.current_id().is_some_and(|id| ctx.is_running(&id)) {
@@ -556,7 +565,7 @@ pub fn keyboard_shortcuts(ctx: Ctx) {
             return;
         }
         if event.ctrl_key() && !event.alt_key() && !event.meta_key() {
-            let current = ctx.settings.with_untracked(|s| s.zoom_percent);
+            let current = ctx.config.settings.with_untracked(|s| s.zoom_percent);
             if let Some(percent) = crate::zoom::step(current, &event.key()) {
                 event.prevent_default();
                 set_zoom(ctx, percent);
@@ -572,7 +581,7 @@ pub fn keyboard_shortcuts(ctx: Ctx) {
             "n" | "N" => ApprovalDecision::Deny,
             _ => return,
         };
-        let waiting = ctx.entries.with_untracked(|entries| {
+        let waiting = ctx.chat.entries.with_untracked(|entries| {
             entries.iter().find_map(|entry| match entry {
                 EntryView::Assistant { turn, .. } => turn
                     .with_untracked(|view| {
@@ -594,7 +603,7 @@ pub fn keyboard_shortcuts(ctx: Ctx) {
     // A click anywhere but in the open menu (or on its own button) closes it.
     let clicks = window_event_listener(leptos::ev::mousedown, move |event| {
         use wasm_bindgen::JsCast;
-        if ctx.open_menu.with_untracked(Option::is_none) {
+        if ctx.nav.open_menu.with_untracked(Option::is_none) {
             return;
         }
         let inside = event
@@ -603,7 +612,7 @@ pub fn keyboard_shortcuts(ctx: Ctx) {
             .and_then(|element| element.closest(".menu, .thread-menu").ok().flatten())
             .is_some();
         if !inside {
-            ctx.open_menu.set(None);
+            ctx.nav.open_menu.set(None);
         }
     });
     std::mem::forget(clicks);

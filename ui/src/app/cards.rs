@@ -275,7 +275,7 @@ fn approval_card(turn: ArcRwSignal<TurnView>, request: ToolApprovalRequest) -> i
     // Keyboard users land on the question, unless they are writing a message.
     Effect::new(move |_| {
         if let Some(button) = allow.get()
-            && ctx.composer.with_untracked(|text| text.is_empty())
+            && ctx.chat.composer.with_untracked(|text| text.is_empty())
         {
             let _ = button.focus();
         }
@@ -352,10 +352,11 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
     move || {
         let ending = ending.get();
         let is_last = ctx
+            .chat
             .entries
             .with(|entries| entries.last().map(EntryView::id))
             == Some(entry_id.clone());
-        let plan_mode = ctx.current.with(|thread| {
+        let plan_mode = ctx.chats.current.with(|thread| {
             thread
                 .as_ref()
                 .is_some_and(|t| t.mode == PermissionMode::Plan)

@@ -20,7 +20,7 @@ pub fn Composer() -> impl IntoView {
     let ctx = ctx();
     let input: NodeRef<leptos::html::Textarea> = NodeRef::new();
     Effect::new(move |_| {
-        ctx.focus.track();
+        ctx.nav.focus.track();
         if let Some(area) = input.get() {
             let _ = area.focus();
         }
@@ -36,7 +36,8 @@ pub fn Composer() -> impl IntoView {
         }
     };
     let rows = move || {
-        ctx.composer
+        ctx.chat
+            .composer
             .with(|text| text.lines().count().clamp(1, 10) + usize::from(text.ends_with('\n')))
     };
     view! {
@@ -48,8 +49,8 @@ pub fn Composer() -> impl IntoView {
                 placeholder="Message Cairn (/ for commands)"
                 title="Enter sends; Shift+Enter starts a new line; / lists the commands"
                 rows=rows
-                prop:value=move || ctx.composer.get()
-                on:input=move |event| ctx.composer.set(event_target_value(&event))
+                prop:value=move || ctx.chat.composer.get()
+                on:input=move |event| ctx.chat.composer.set(event_target_value(&event))
                 on:keydown=on_key
             ></textarea>
             <div class="composer-bar">
@@ -62,7 +63,7 @@ pub fn Composer() -> impl IntoView {
                 } else {
                     view! {
                         <button class="primary send" on:click=move |_| actions::submit(ctx)
-                            disabled=move || ctx.composer.with(|text| text.trim().is_empty())>"Send"</button>
+                            disabled=move || ctx.chat.composer.with(|text| text.trim().is_empty())>"Send"</button>
                     }.into_any()
                 }}
             </div>
@@ -74,9 +75,10 @@ pub fn Composer() -> impl IntoView {
 fn ModeSelect() -> impl IntoView {
     let ctx = ctx();
     let mode = move || {
-        ctx.current
+        ctx.chats
+            .current
             .with(|thread| thread.as_ref().map(|t| t.mode))
-            .unwrap_or_else(|| ctx.draft.with(|draft| draft.mode))
+            .unwrap_or_else(|| ctx.chat.draft.with(|draft| draft.mode))
     };
     view! {
         <label class="select-wrap" title=move || format::mode_hint(mode())>
@@ -103,12 +105,13 @@ fn ModeSelect() -> impl IntoView {
 fn ModelSelect() -> impl IntoView {
     let ctx = ctx();
     let chosen = move || {
-        ctx.model
+        ctx.chat
+            .model
             .get()
-            .or_else(|| ctx.settings.with(|s| s.model.clone()))
+            .or_else(|| ctx.config.settings.with(|s| s.model.clone()))
     };
     let options = move || {
-        let mut models = ctx.models.get();
+        let mut models = ctx.chat.models.get();
         if let Some(model) = chosen()
             && !models.contains(&model)
         {
@@ -126,11 +129,11 @@ fn ModelSelect() -> impl IntoView {
                 on:focus=move |_| actions::refresh_models(ctx)
                 on:change=move |event| {
                     let model = event_target_value(&event);
-                    ctx.model.set((!model.is_empty()).then_some(model));
+                    ctx.chat.model.set((!model.is_empty()).then_some(model));
                 }
             >
                 <Show when=move || chosen().is_none()>
-                    <option value="">{move || if ctx.models.with(Vec::is_empty) { "No models found" } else { "Choose a model" }}</option>
+                    <option value="">{move || if ctx.chat.models.with(Vec::is_empty) { "No models found" } else { "Choose a model" }}</option>
                 </Show>
                 <For each=options key=|model| model.clone() let:model>
                     <option value=model.clone()>{model.clone()}</option>
@@ -153,11 +156,11 @@ fn ContextHint() -> impl IntoView {
         // `current_id` tracks the whole thread: a change of its mode or folder asks again.
         let question = ModelContext {
             thread_id: ctx.current_id(),
-            model: ctx.model.get(),
-            mode: ctx.draft.with(|draft| draft.mode),
-            workspace: ctx.draft.with(|draft| draft.workspace.clone()),
+            model: ctx.chat.model.get(),
+            mode: ctx.chat.draft.with(|draft| draft.mode),
+            workspace: ctx.chat.draft.with(|draft| draft.workspace.clone()),
         };
-        ctx.settings.track();
+        ctx.config.settings.track();
         asked.update_value(|n| *n += 1);
         let this = asked.get_value();
         leptos::task::spawn_local(async move {
@@ -196,9 +199,10 @@ fn WorkspacePicker() -> impl IntoView {
     let open = RwSignal::new(false);
     let typed = RwSignal::new(String::new());
     let folder = move || {
-        ctx.current
+        ctx.chats
+            .current
             .with(|thread| thread.as_ref().map(|t| t.workspace.clone()))
-            .unwrap_or_else(|| ctx.draft.with(|draft| draft.workspace.clone()))
+            .unwrap_or_else(|| ctx.chat.draft.with(|draft| draft.workspace.clone()))
     };
     let label = move || match folder() {
         Some(path) => path

@@ -48,7 +48,7 @@ pub fn FirstRun() -> impl IntoView {
     let skip = move |_| {
         let settings = Settings {
             first_run_done: true,
-            ..ctx.settings.get_untracked()
+            ..ctx.config.settings.get_untracked()
         };
         finish(ctx, settings);
     };
@@ -104,7 +104,7 @@ fn NoServer(retry: Callback<()>) -> impl IntoView {
             <p>"The easiest start is Ollama: install it, then run " <code>"ollama serve"</code>
                " in a terminal. Cairn can download a model for you once it runs."</p>
             <ul class="hints">
-                {move || ctx.presets.get().into_iter().map(|preset| view! {
+                {move || ctx.config.presets.get().into_iter().map(|preset| view! {
                     <li><strong>{preset.name}</strong> " (" {preset.base_url} "): "
                         <span inner_html=inline_markdown(&preset.start_hint)></span></li>
                 }).collect_view()}
@@ -141,7 +141,7 @@ fn ModelChoices(dialect: Dialect, base_url: String, models: Vec<String>) -> impl
                 base_url: base_url.clone(),
                 model: Some(model.clone()),
                 first_run_done: true,
-                ..ctx.settings.get_untracked()
+                ..ctx.config.settings.get_untracked()
             };
             view! {
                 <button class="model-choice" on:click=move |_| finish(ctx, settings.clone())>{model}</button>
@@ -166,10 +166,10 @@ fn Pull(base_url: String) -> impl IntoView {
             let settings = Settings {
                 dialect: Dialect::Ollama,
                 base_url: base_url.clone(),
-                ..ctx.settings.get_untracked()
+                ..ctx.config.settings.get_untracked()
             };
             match ipc::call(&SaveSettings { settings }).await {
-                Ok(saved) => ctx.settings.set(saved.settings),
+                Ok(saved) => ctx.config.settings.set(saved.settings),
                 Err(err) => {
                     pulling.set(false);
                     return ctx.say(err.message);
@@ -181,7 +181,7 @@ fn Pull(base_url: String) -> impl IntoView {
                     let settings = Settings {
                         model: Some(name.get_untracked()),
                         first_run_done: true,
-                        ..ctx.settings.get_untracked()
+                        ..ctx.config.settings.get_untracked()
                     };
                     finish(ctx, settings);
                 }
@@ -236,10 +236,10 @@ fn finish(ctx: super::Ctx, settings: Settings) {
     leptos::task::spawn_local(async move {
         match ipc::call(&SaveSettings { settings }).await {
             Ok(saved) => {
-                ctx.settings.set(saved.settings);
-                ctx.screen.set(Screen::Chat);
+                ctx.config.settings.set(saved.settings);
+                ctx.nav.screen.set(Screen::Chat);
                 actions::refresh_models(ctx);
-                ctx.focus.update(|n| *n += 1);
+                ctx.nav.focus.update(|n| *n += 1);
             }
             Err(err) => ctx.say(err.message),
         }

@@ -26,7 +26,7 @@ fn text_of<T: ToString>(value: Option<T>) -> String {
 #[component]
 pub fn SettingsScreen() -> impl IntoView {
     let ctx = ctx();
-    let draft = RwSignal::new(ctx.settings.get_untracked());
+    let draft = RwSignal::new(ctx.config.settings.get_untracked());
     let temperature = RwSignal::new(text_of(draft.with_untracked(|s| s.temperature)));
     let top_p = RwSignal::new(text_of(draft.with_untracked(|s| s.top_p)));
     let max_tokens = RwSignal::new(text_of(draft.with_untracked(|s| s.max_tokens)));
@@ -115,13 +115,13 @@ pub fn SettingsScreen() -> impl IntoView {
         <main class="settings">
             <header class="chat-head">
                 <h1 class="chat-title">"Settings"</h1>
-                <button class="ghost back-to-chat" on:click=move |_| ctx.screen.set(Screen::Chat)>"Back to chat"</button>
+                <button class="ghost back-to-chat" on:click=move |_| ctx.nav.screen.set(Screen::Chat)>"Back to chat"</button>
             </header>
             <div class="settings-body">
                 <section>
                     <h2>"Model server"</h2>
                     {move || {
-                        let overrides = ctx.env_overrides.get();
+                        let overrides = ctx.config.env_overrides.get();
                         (!overrides.is_empty()).then(|| view! {
                             <p class="hint env-overrides">
                                 "Started with " <code>{overrides.join(" ")}</code>
@@ -130,7 +130,7 @@ pub fn SettingsScreen() -> impl IntoView {
                         })
                     }}
                     <div class="presets">
-                        {move || ctx.presets.get().into_iter().map(|preset| {
+                        {move || ctx.config.presets.get().into_iter().map(|preset| {
                             let chosen = {
                                 let url = preset.base_url.clone();
                                 move || draft.with(|s| s.base_url == url)
@@ -206,7 +206,7 @@ pub fn SettingsScreen() -> impl IntoView {
                         <input type="text" class="shortcut" prop:value=move || draft.with(|s| s.summon_shortcut.clone())
                             on:input=move |event| draft.update(|s| s.summon_shortcut = event_target_value(&event)) />
                     </label>
-                    {move || ctx.shortcut_problem.get().map(|problem| view! { <p class="notice error shortcut-problem">{problem}</p> })}
+                    {move || ctx.config.shortcut_problem.get().map(|problem| view! { <p class="notice error shortcut-problem">{problem}</p> })}
                     <label class="check">
                         <input type="checkbox" prop:checked=move || draft.with(|s| s.notifications)
                             on:change=move |event| draft.update(|s| s.notifications = event_target_checked(&event)) />
@@ -214,11 +214,11 @@ pub fn SettingsScreen() -> impl IntoView {
                     </label>
                     <label class="check">
                         <input type="checkbox" class="close-to-tray" prop:checked=move || draft.with(|s| s.close_to_tray)
-                            prop:disabled=move || ctx.tray_problem.with(Option::is_some)
+                            prop:disabled=move || ctx.config.tray_problem.with(Option::is_some)
                             on:change=move |event| draft.update(|s| s.close_to_tray = event_target_checked(&event)) />
                         "Closing the window keeps Cairn running in the tray"
                     </label>
-                    {move || ctx.tray_problem.get().map(|problem| view! { <p class="hint tray-problem">{problem}</p> })}
+                    {move || ctx.config.tray_problem.get().map(|problem| view! { <p class="hint tray-problem">{problem}</p> })}
                 </section>
                 <section>
                     <h2>"Permission rules"</h2>
@@ -249,8 +249,8 @@ pub fn save_settings(ctx: Ctx, settings: Settings, draft: Option<RwSignal<Settin
                     dialect: saved.settings.dialect,
                     base_url: saved.settings.base_url.clone(),
                 };
-                ctx.settings.set(saved.settings);
-                ctx.shortcut_problem.set(saved.shortcut_problem);
+                ctx.config.settings.set(saved.settings);
+                ctx.config.shortcut_problem.set(saved.shortcut_problem);
                 actions::refresh_models(ctx);
                 // Saved either way; an address that does not answer is said at once.
                 match ipc::call(&check).await {

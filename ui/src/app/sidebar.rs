@@ -68,7 +68,7 @@ pub fn Sidebar() -> impl IntoView {
                 None => view! { <ThreadList /> }.into_any(),
             }}
             <div class="sidebar-bottom">
-                <button class="ghost" on:click=move |_| ctx.screen.set(Screen::Settings)>"⚙ Settings"</button>
+                <button class="ghost" on:click=move |_| ctx.nav.screen.set(Screen::Settings)>"⚙ Settings"</button>
             </div>
         </nav>
     }
@@ -79,11 +79,11 @@ fn ThreadList() -> impl IntoView {
     let ctx = ctx();
     view! {
         <ul class="threads">
-            <For each=move || ctx.threads.get() key=|t| (t.id.clone(), t.title.clone(), t.updated_at) let:thread>
+            <For each=move || ctx.chats.threads.get() key=|t| (t.id.clone(), t.title.clone(), t.updated_at) let:thread>
                 <ThreadItem thread=thread />
             </For>
         </ul>
-        <Show when=move || ctx.threads.with(Vec::is_empty)>
+        <Show when=move || ctx.chats.threads.with(Vec::is_empty)>
             <p class="muted pad">"Your chats will be listed here."</p>
         </Show>
     }
@@ -97,11 +97,12 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
     let menu = {
         let id = id.clone();
         Signal::derive(move || {
-            ctx.open_menu
+            ctx.nav
+                .open_menu
                 .with(|open| open.as_deref() == Some(id.as_str()))
         })
     };
-    let close_menu = move || ctx.open_menu.set(None);
+    let close_menu = move || ctx.nav.open_menu.set(None);
     let confirm_delete = RwSignal::new(false);
     let is_current = {
         let id = id.clone();
@@ -114,7 +115,8 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
     let pending = {
         let id = id.clone();
         move || {
-            ctx.pending
+            ctx.chats
+                .pending
                 .with(|pending| pending.iter().filter(|p| p.thread_id == id).count())
         }
     };
@@ -218,7 +220,7 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
             }}
             <button class="ghost icon-button thread-menu" aria-label="Chat actions" on:click={
                 let id = id.clone();
-                move |_| ctx.open_menu.update(|open| {
+                move |_| ctx.nav.open_menu.update(|open| {
                     *open = if open.as_deref() == Some(id.as_str()) { None } else { Some(id.clone()) };
                 })
             }>"⋯"</button>

@@ -10,7 +10,8 @@ pub fn ChatScreen() -> impl IntoView {
     let ctx = ctx();
     let scroller: NodeRef<leptos::html::Div> = NodeRef::new();
     let title = move || {
-        ctx.current
+        ctx.chats
+            .current
             .with(|thread| thread.as_ref().map(|t| t.title.clone()))
             .unwrap_or_else(|| "New chat".to_owned())
     };
@@ -18,8 +19,8 @@ pub fn ChatScreen() -> impl IntoView {
     // Follow the stream while the reader is at the bottom; leave them be if they
     // scrolled up to read.
     Effect::new(move |_| {
-        ctx.entries.track();
-        ctx.stream_tick.track();
+        ctx.chat.entries.track();
+        ctx.chat.stream_tick.track();
         if let Some(element) = scroller.get_untracked() {
             let distance = element.scroll_height() - element.scroll_top() - element.client_height();
             if distance < 160 {
@@ -37,14 +38,14 @@ pub fn ChatScreen() -> impl IntoView {
                     <span class="running-chip"><span class="spinner"></span>"Answering"</span>
                 </Show>
                 <button class="ghost icon-button" aria-label="Settings" title="Settings"
-                    on:click=move |_| ctx.screen.set(Screen::Settings)>"⚙"</button>
+                    on:click=move |_| ctx.nav.screen.set(Screen::Settings)>"⚙"</button>
             </header>
             <div class="messages" node_ref=scroller on:click=move |event| open_clicked_link(ctx, &event)>
-                <Show when=move || ctx.entries.with(Vec::is_empty)>
+                <Show when=move || ctx.chat.entries.with(Vec::is_empty)>
                     <Welcome />
                 </Show>
                 <For
-                    each=move || ctx.entries.get()
+                    each=move || ctx.chat.entries.get()
                     key=EntryView::id
                     children=move |entry| match entry {
                         EntryView::User { text, .. } => view! {
@@ -69,7 +70,7 @@ pub fn ChatScreen() -> impl IntoView {
 fn Welcome() -> impl IntoView {
     let ctx = ctx();
     let mode = move || {
-        let mode = ctx.draft.with(|draft| draft.mode);
+        let mode = ctx.chat.draft.with(|draft| draft.mode);
         format!(
             "{} mode: {}.",
             format::mode_label(mode),
@@ -80,7 +81,7 @@ fn Welcome() -> impl IntoView {
         <div class="welcome">
             <h2>"What should we work on?"</h2>
             <p>{mode}</p>
-            <p class="muted welcome-folder">{move || match ctx.draft.with(|draft| draft.workspace.clone()) {
+            <p class="muted welcome-folder">{move || match ctx.chat.draft.with(|draft| draft.workspace.clone()) {
                 Some(folder) => format!("Cairn works in {folder}: it reads files there, and edits them as the mode allows. Type / for commands."),
                 None => "Choose a folder below to let Cairn read and edit files there. Type / for commands.".to_owned(),
             }}</p>
@@ -97,9 +98,9 @@ fn toggle_sidebar(ctx: Ctx) {
         .flatten()
         .is_some_and(|query| query.matches());
     if narrow {
-        ctx.narrow_sidebar.update(|shown| *shown = !*shown);
+        ctx.nav.narrow_sidebar.update(|shown| *shown = !*shown);
     } else {
-        ctx.sidebar_open.update(|open| *open = !*open);
+        ctx.nav.sidebar_open.update(|open| *open = !*open);
     }
 }
 
