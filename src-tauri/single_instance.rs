@@ -36,7 +36,11 @@ pub fn plugin() -> TauriPlugin<Wry> {
     tauri::plugin::Builder::new("cairn-single-instance")
         .setup(|app, _api| match claim(app, &app.config().identifier)? {
             Launch::First => Ok(()),
-            Launch::Handed => exit_now(),
+            Launch::Handed => {
+                // Said on stderr: a launch that seems to vanish is otherwise a mystery.
+                eprintln!("cairn: Cairn is already running; its window was brought forward");
+                exit_now()
+            }
         })
         .build()
 }

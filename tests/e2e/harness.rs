@@ -248,7 +248,16 @@ impl App {
             .await
             .map(|found| found.json().clone())
             .unwrap_or_default();
-        panic!("waited {PATIENCE:?} for `{css}` {what}; saw {seen:?} in {html}");
+        // A session that went invalid means the app is gone: say whether it is, so a
+        // crash or a hand-over to another instance reads apart from a slow page.
+        let app = Path::new(APP)
+            .canonicalize()
+            .unwrap_or_else(|_| PathBuf::from(APP));
+        let running = processes_running(&app);
+        panic!(
+            "waited {PATIENCE:?} for `{css}` {what}; saw {seen:?} in {html}; \
+             app processes running now: {running:?}"
+        );
     }
 
     /// How many elements match `css` now.
