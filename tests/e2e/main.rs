@@ -454,9 +454,10 @@ async fn a_reply_finished_out_of_sight_notifies_and_the_click_opens_its_chat() {
 
 /// A tool call the model makes once the test opens `gate`.
 fn gated_call(gate: &str, id: &str, name: &str, args: serde_json::Value) -> Reply {
-    Reply::new(200, "text/event-stream")
-        .then(Piece::Gate(gate.into()))
-        .then(Piece::Bytes(sse::tool_calls(&[(id, name, args)])))
+    gated(
+        vec![sse::tool_calls(&[(id, name, args)])],
+        &[(Some(gate), 1)],
+    )
 }
 
 #[tokio::test(flavor = "multi_thread")]
