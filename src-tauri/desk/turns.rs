@@ -134,7 +134,7 @@ impl Desk {
 pub fn sent(live: &LiveTurn) -> Sent {
     Sent {
         thread_id: live.thread_id.clone(),
-        message_id: live.message_id.clone(),
+        message_id: live.message_id(),
     }
 }
 

@@ -80,6 +80,8 @@ mod tests {
             usage: None,
             status,
             error: None,
+            synthetic: false,
+            handover: None,
             created_at: 0,
             updated_at: 0,
         }

@@ -71,6 +71,7 @@ fn request(tools: Toolbelt) -> TurnRequest {
         sampling: Sampling::default(),
         rules: Default::default(),
         instructions: None,
+        agents: Default::default(),
     }
 }
 

@@ -79,6 +79,7 @@ async fn bench(dialect: Dialect, route: &str, answer: Reply) {
             sampling: Sampling::default(),
             rules: Default::default(),
             instructions: None,
+            agents: Default::default(),
         };
         let start = Instant::now();
         let outcome = engine

@@ -11,14 +11,16 @@ use crate::disclosure::{LIST_TOOL_GROUPS, LOAD_TOOLS};
 use crate::level::Scope;
 use crate::results::READ_TOOL_RESULT;
 use crate::subtask::{FINISH_SUBTASK, RUN_SUBTASK};
+use crate::switch::SWITCH_AGENT;
 
 /// The names the engine answers itself; no toolbelt tool may take them.
-const ENGINE_TOOLS: [&str; 5] = [
+const ENGINE_TOOLS: [&str; 6] = [
     RUN_SUBTASK,
     FINISH_SUBTASK,
     LIST_TOOL_GROUPS,
     LOAD_TOOLS,
     READ_TOOL_RESULT,
+    SWITCH_AGENT,
 ];
 
 /// Whether `name` belongs to the engine.
@@ -38,6 +40,8 @@ pub(crate) enum Callee<'a> {
     /// A page of a result this turn cut; answerable at any depth, since a subtask
     /// can be handed the id of a call its parent made.
     ReadToolResult,
+    /// A hand-over to another profile; only at the root of a thread that routes.
+    SwitchAgent,
 }
 
 /// Why a call did not produce a result.
@@ -74,6 +78,11 @@ impl<'a> Callee<'a> {
                 load: name == LOAD_TOOLS,
             }),
             READ_TOOL_RESULT => Ok(Self::ReadToolResult),
+            SWITCH_AGENT if scope.can_switch => Ok(Self::SwitchAgent),
+            SWITCH_AGENT => Err(format!(
+                "{SWITCH_AGENT} is only available to the agent that answers the user, in a \
+                 conversation started with the router; do the work yourself"
+            )),
             _ => scope.tools.get(name).map(Self::Tool).ok_or_else(|| {
                 let more = if scope.disclosure.is_some() {
                     " (more with list_tool_groups)"
@@ -94,8 +103,8 @@ impl<'a> Callee<'a> {
             Self::Tool(tool) => tool.parallel_safe(),
             // Each subtask is its own level; the discovery tools and the pager only read.
             Self::RunSubtask | Self::Disclosure { .. } | Self::ReadToolResult => true,
-            // It ends the level: it must see every call before it finished.
-            Self::FinishSubtask => false,
+            // Each ends the level: it must see every call before it finished.
+            Self::FinishSubtask | Self::SwitchAgent => false,
         }
     }
 
@@ -106,7 +115,8 @@ impl<'a> Callee<'a> {
             Self::RunSubtask
             | Self::FinishSubtask
             | Self::Disclosure { .. }
-            | Self::ReadToolResult => None,
+            | Self::ReadToolResult
+            | Self::SwitchAgent => None,
         }
     }
 }

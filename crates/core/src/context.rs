@@ -7,11 +7,11 @@
 
 use crate::model::ContextWindow;
 
-use crate::disclosure::ToolBudget;
+use crate::disclosure::{Disclosure, ToolBudget};
 use crate::history;
-use crate::level::Scope;
+use crate::level::engine_specs;
 use crate::limits::Limits;
-use crate::toolbelt::Toolbelt;
+use crate::turn::RootView;
 
 /// The most of the window kept free for the answer when the request sets no
 /// `max_tokens`: a quarter, up to this.
@@ -67,14 +67,11 @@ impl ContextFit {
         }
     }
 
-    /// Whether a turn's root level, with this system prompt and these tools, would
+    /// Whether a turn's root level, with this system prompt and this view, would
     /// show its tools on demand (for a front end to say so before the turn runs).
-    pub fn tools_on_demand(&self, system: &str, tools: &Toolbelt) -> bool {
-        let can_spawn = self.limits.max_depth > 0;
-        let budget = self.tool_budget(system);
-        Scope::new(0, None, None, tools.clone(), can_spawn, None, budget)
-            .disclosure
-            .is_some()
+    pub fn tools_on_demand(&self, system: &str, root: &RootView) -> bool {
+        let specs = engine_specs(&root.tools, root.can_spawn, root.switch.clone());
+        Disclosure::over_budget(&specs, self.tool_budget(system)).is_some()
     }
 
     /// One line for the log.

@@ -18,25 +18,37 @@ use crate::callee::{CallFailure, Callee};
 use crate::disclosure::LoadToolsArgs;
 use crate::events::{Activity, value_text};
 use crate::gate::{GateDecision, GateRequest};
-use crate::level::{Level, LevelEnd, LevelFailure, Scope};
+use crate::level::{Level, LevelEnd, LevelFailure, LevelPlan, Scope};
 use crate::prompt::{self, PromptContext};
 use crate::repeats::{self, Previous, Verdict};
 use crate::results::{READ_TOOL_RESULT, ReadArgs};
 use crate::subtask::{self, FINISH_SUBTASK, FinishSubtaskArgs, OutputSchema, RunSubtaskArgs};
+use crate::switch::{self, SwitchArgs};
 use crate::turn::Turn;
 
-/// The results of a round's calls, and the structured result if one of them was an
-/// accepted `finish_subtask`.
+/// The results of a round's calls, and how the level ends if one of them ends it.
 pub(crate) struct Dispatched {
     pub results: Vec<ChatMessage>,
+    /// The structured result of an accepted `finish_subtask`.
     pub finished: Option<Value>,
+    /// An accepted `switch_agent`: the turn ends after this round.
+    pub switched: bool,
+}
+
+/// What a call that worked means for its level beyond its result.
+#[derive(Debug, Default)]
+enum Signal {
+    #[default]
+    None,
+    Finished(Value),
+    Switched,
 }
 
 /// A call that worked: what the model reads, and what the event carries.
 struct Success {
     content: String,
     value: Value,
-    finished: Option<Value>,
+    signal: Signal,
 }
 
 impl Success {
@@ -44,7 +56,7 @@ impl Success {
         Self {
             value: Value::String(content.clone()),
             content,
-            finished: None,
+            signal: Signal::None,
         }
     }
 }
@@ -62,6 +74,7 @@ impl Turn {
     ) -> Dispatched {
         let mut results: Vec<ChatMessage> = Vec::with_capacity(calls.len());
         let mut finished = None;
+        let mut switched = false;
         let mut next = 0;
         while next < calls.len() {
             if let Some(Verdict::Refuse(previous)) = verdicts.get(next) {
@@ -95,14 +108,20 @@ impl Turn {
                 .collect();
             // The turn's slots bound what runs at once; this only keeps the queue short.
             let mut outcomes = stream::iter(calls).buffered(self.limits.max_parallel_per_turn);
-            while let Some((message, done)) = outcomes.next().await {
+            while let Some((message, signal)) = outcomes.next().await {
                 results.push(message);
-                if finished.is_none() {
-                    finished = done;
+                match signal {
+                    Signal::Finished(result) if finished.is_none() => finished = Some(result),
+                    Signal::Switched => switched = true,
+                    Signal::Finished(_) | Signal::None => {}
                 }
             }
         }
-        Dispatched { results, finished }
+        Dispatched {
+            results,
+            finished,
+            switched,
+        }
     }
 
     fn parallel_safe(&self, scope: &Scope, call: &ToolCall) -> bool {
@@ -118,7 +137,7 @@ impl Turn {
         scope: &Scope,
         call: &ToolCall,
         refused: Option<String>,
-    ) -> (ChatMessage, Option<Value>) {
+    ) -> (ChatMessage, Signal) {
         let args = parse_arguments(&call.arguments);
         let started = std::time::Instant::now();
         self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
@@ -142,7 +161,7 @@ impl Turn {
         } else {
             self.execute(scope, call, args).await
         };
-        let (content, value, is_error, finished) = match outcome {
+        let (content, value, is_error, signal) = match outcome {
             Ok(success) => {
                 // A page of a kept result is already sized; cutting it again would
                 // only nest markers.
@@ -156,7 +175,7 @@ impl Turn {
                     Value::String(_) => Value::String(sized.whole),
                     structured => structured,
                 };
-                (sized.for_model, value, false, success.finished)
+                (sized.for_model, value, false, success.signal)
             }
             Err(failure) => {
                 let problem = match failure {
@@ -164,7 +183,7 @@ impl Turn {
                     CallFailure::Stopped => CANCELLED.to_owned(),
                 };
                 let content = format!("Error: {problem}");
-                (content.clone(), Value::String(content), true, None)
+                (content.clone(), Value::String(content), true, Signal::None)
             }
         };
         self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
@@ -184,7 +203,7 @@ impl Turn {
             content,
             is_error,
         };
-        (message, finished)
+        (message, signal)
     }
 
     async fn execute(
@@ -217,6 +236,7 @@ impl Turn {
                 let page = self.kept.read(&args, self.limits.max_tool_result_bytes)?;
                 return Ok(Success::text(page));
             }
+            Callee::SwitchAgent => return Ok(self.hand_over(args)?),
         };
         let _lock = match tool.exclusive_lock() {
             Some(lock) => Some(self.locks.acquire(lock).await),
@@ -322,6 +342,28 @@ impl Turn {
         }
     }
 
+    /// `switch_agent`: accepted once per turn; the session starts the next turn.
+    fn hand_over(&self, args: Value) -> Result<Success, String> {
+        let args: SwitchArgs = parse_args(args).map_err(|err| err.to_string())?;
+        let switch = switch::check(&self.agents, args)?;
+        let to = switch.to.clone();
+        if let Err(switch) = self.switch.set(switch) {
+            let earlier = self
+                .switch
+                .get()
+                .map_or(switch.to, |first| first.to.clone());
+            return Err(format!(
+                "this turn already hands over to `{earlier}`; one hand-over per turn"
+            ));
+        }
+        let content = format!("Handing over to `{to}`: it continues after this turn.");
+        Ok(Success {
+            value: Value::String(content.clone()),
+            content,
+            signal: Signal::Switched,
+        })
+    }
+
     /// `run_subtask`: a child level at depth + 1 sharing this turn's budget and gate.
     async fn spawn(
         &self,
@@ -336,6 +378,26 @@ impl Turn {
             ));
         }
         let schema = args.output_schema.map(OutputSchema::compile).transpose()?;
+        let agent = match args.agent.as_deref().map(str::trim) {
+            None | Some("") => Arc::clone(&scope.agent),
+            Some(id) => self
+                .agents
+                .find(id)
+                .filter(|agent| agent.runnable)
+                .cloned()
+                .ok_or_else(|| {
+                    let ids: Vec<&str> = self
+                        .agents
+                        .runnable()
+                        .map(|agent| agent.id.as_str())
+                        .collect();
+                    format!(
+                        "invalid arguments: there is no agent `{id}` a subtask can run as. \
+                         Choose one of: {}",
+                        ids.join(", ")
+                    )
+                })?,
+        };
         let tools = match &args.tools {
             Some(names) => scope.tools.subset(names).map_err(|unknown| {
                 format!(
@@ -346,10 +408,13 @@ impl Turn {
                 )
             })?,
             None => scope.tools.clone(),
-        };
+        }
+        // Never more than the parent has, whatever the profile adds.
+        .select(agent.tools.as_ref());
         let depth = scope.depth + 1;
         let can_spawn = scope.can_spawn
             && depth < self.limits.max_depth
+            && agent.tools.allows(subtask::RUN_SUBTASK)
             && args
                 .tools
                 .as_ref()
@@ -371,18 +436,33 @@ impl Turn {
                     .as_deref()
                     .map(crate::workspace::Workspace::root),
                 can_spawn,
+                agent: &agent,
+                agents: &self.agents,
+                can_switch: false,
             },
             &title,
             depth,
             schema.as_ref().map(|schema| &schema.source),
         );
+        // The subtask's profile picks its model; one that names none asks the thread's.
+        let (model, sampling) = if Arc::ptr_eq(&agent, &scope.agent) {
+            (scope.model.clone(), scope.sampling)
+        } else {
+            self.model_for(&agent)
+        };
         let child_scope = crate::level::Scope::new(
-            depth,
-            Some(call_id.to_owned()),
-            Some(title.clone()),
-            tools,
-            can_spawn,
-            schema,
+            LevelPlan {
+                depth,
+                parent_id: Some(call_id.to_owned()),
+                title: Some(title.clone()),
+                agent,
+                model,
+                sampling,
+                tools,
+                can_spawn,
+                switch: None,
+                schema,
+            },
             self.tool_budget(&system),
         );
         let history = vec![
@@ -395,8 +475,12 @@ impl Turn {
             Ok(LevelEnd::Structured(value)) => Ok(Success {
                 content: value_text(&value),
                 value,
-                finished: None,
+                signal: Signal::None,
             }),
+            // Only the root is offered the hand-over.
+            Ok(LevelEnd::Switched) => Err(CallFailure::RespondToModel(format!(
+                "the subtask `{title}` ended without a result"
+            ))),
             Err(LevelFailure::IterationLimit(iterations)) => Err(format!(
                 "the subtask `{title}` used all {iterations} of its iterations without \
                  finishing"
@@ -434,7 +518,7 @@ fn finish(scope: &Scope, args: Value) -> Result<Success, String> {
     Ok(Success {
         content: "result accepted".into(),
         value: json!("result accepted"),
-        finished: Some(args.result),
+        signal: Signal::Finished(args.result),
     })
 }
 

@@ -7,7 +7,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::model::{ChatRequest, RequestOrigin};
+use crate::agent::Agent;
+use crate::model::{ChatRequest, RequestOrigin, Sampling};
 use cairn_protocol::{
     ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, ModelCall, Reasoning, ToolCall, ToolSpec,
 };
@@ -23,6 +24,27 @@ use crate::subtask::{self, OutputSchema};
 use crate::toolbelt::Toolbelt;
 use crate::turn::Turn;
 
+/// Where a level sits and what it is given, before its tools are shown.
+pub(crate) struct LevelPlan {
+    pub depth: u32,
+    /// The `tool_call_id` of the `run_subtask` that started this level.
+    pub parent_id: Option<String>,
+    pub title: Option<String>,
+    /// The profile the level runs as.
+    pub agent: Arc<Agent>,
+    /// The model its calls ask for, and how they sample.
+    pub model: String,
+    pub sampling: Sampling,
+    /// Its tools, the profile's rules already applied.
+    pub tools: Toolbelt,
+    /// Whether `run_subtask` is offered here.
+    pub can_spawn: bool,
+    /// The `switch_agent` spec, at the root of a thread that routes.
+    pub switch: Option<ToolSpec>,
+    /// Set for subtasks that must end with a structured result.
+    pub schema: Option<OutputSchema>,
+}
+
 /// What a level is: where it sits in the tree and what it may call. Fixed for the
 /// level's life; shared read-only with the calls it dispatches.
 #[derive(Debug)]
@@ -31,9 +53,14 @@ pub(crate) struct Scope {
     /// The `tool_call_id` of the `run_subtask` that started this level.
     pub parent_id: Option<String>,
     pub title: Option<String>,
+    pub agent: Arc<Agent>,
+    pub model: String,
+    pub sampling: Sampling,
     pub tools: Toolbelt,
     /// Whether `run_subtask` is offered here.
     pub can_spawn: bool,
+    /// Whether `switch_agent` is offered here.
+    pub can_switch: bool,
     /// Set for subtasks that must end with a structured result.
     pub schema: Option<OutputSchema>,
     /// What the model may call: the tools plus the engine's own.
@@ -44,19 +71,21 @@ pub(crate) struct Scope {
 }
 
 impl Scope {
-    pub fn new(
-        depth: u32,
-        parent_id: Option<String>,
-        title: Option<String>,
-        tools: Toolbelt,
-        can_spawn: bool,
-        schema: Option<OutputSchema>,
-        tool_budget: ToolBudget,
-    ) -> Self {
-        let mut specs: Vec<ToolSpec> = tools.specs().to_vec();
-        if can_spawn {
-            specs.push(subtask::run_subtask_spec());
-        }
+    pub fn new(plan: LevelPlan, tool_budget: ToolBudget) -> Self {
+        let LevelPlan {
+            depth,
+            parent_id,
+            title,
+            agent,
+            model,
+            sampling,
+            tools,
+            can_spawn,
+            switch,
+            schema,
+        } = plan;
+        let can_switch = switch.is_some();
+        let mut specs = engine_specs(&tools, can_spawn, switch);
         if depth > 0 {
             specs.push(subtask::finish_subtask_spec(
                 schema.as_ref().map(|s| &s.source),
@@ -79,8 +108,12 @@ impl Scope {
             depth,
             parent_id,
             title,
+            agent,
+            model,
+            sampling,
             tools,
             can_spawn,
+            can_switch,
             schema,
             specs: specs.into(),
             spec_tokens,
@@ -110,6 +143,20 @@ impl Scope {
     }
 }
 
+/// The tools' specs, then the engine's own a level offers beside them.
+pub(crate) fn engine_specs(
+    tools: &Toolbelt,
+    can_spawn: bool,
+    switch: Option<ToolSpec>,
+) -> Vec<ToolSpec> {
+    let mut specs: Vec<ToolSpec> = tools.specs().to_vec();
+    if can_spawn {
+        specs.push(subtask::run_subtask_spec());
+    }
+    specs.extend(switch);
+    specs
+}
+
 /// A level's mutable state: its conversation and what it has said.
 #[derive(Debug)]
 pub(crate) struct Level {
@@ -129,6 +176,8 @@ pub(crate) struct Level {
 pub(crate) enum LevelEnd {
     Answer(String),
     Structured(Value),
+    /// `switch_agent` handed the thread over (the root only).
+    Switched,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,6 +276,9 @@ impl Turn {
                 if let Some(result) = dispatched.finished {
                     return Ok(LevelEnd::Structured(result));
                 }
+                if dispatched.switched {
+                    return Ok(LevelEnd::Switched);
+                }
             }
         })
     }
@@ -285,14 +337,14 @@ impl Turn {
         tools: Arc<[ToolSpec]>,
         tool_tokens: u64,
     ) -> Result<Round, LevelFailure> {
-        let mut sampling = self.sampling;
+        let mut sampling = level.scope.sampling;
         if sampling.temperature.is_none() && !tools.is_empty() {
             // Small local models narrate calls instead of making them when they
             // sample; tool rounds decode greedily unless the user set a temperature.
             sampling.temperature = Some(0.0);
         }
         let request = ChatRequest {
-            model: self.model_name.clone(),
+            model: level.scope.model.clone(),
             messages: level.history.clone(),
             tools,
             sampling,
@@ -367,7 +419,7 @@ impl Turn {
         };
         self.record_call(ModelCall {
             operation: if depth == 0 { "chat" } else { "subtask" }.to_owned(),
-            model: self.model_name.clone(),
+            model: level.scope.model.clone(),
             depth,
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,

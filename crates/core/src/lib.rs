@@ -11,6 +11,7 @@
 //! [`tool::Tool`] (with the [`workspace::Workspace`] a call acts in), which the
 //! providers and tools crates implement.
 
+pub mod agent;
 mod approvals;
 mod budget;
 mod callee;
@@ -32,11 +33,13 @@ pub mod rules;
 mod session;
 pub mod shell;
 pub mod subtask;
+pub mod switch;
 pub mod tool;
 mod toolbelt;
 mod turn;
 pub mod workspace;
 
+pub use agent::{Agent, AgentSetup, AgentSwitch, ToolSelection};
 pub use approvals::{ApprovalError, Approvals, Resolution, Ticket};
 pub use budget::Budget;
 pub use context::ContextFit;
@@ -46,7 +49,8 @@ pub use limits::{Limits, LimitsError};
 pub use results::{MAX_KEPT_BYTES, READ_TOOL_RESULT};
 pub use rules::{Rule, RuleError, RuleList, RuleSet};
 pub use session::{
-    Claim, CommitError, LiveTurn, NoPersistence, SessionError, Sessions, TurnPersistence,
+    Claim, CommitError, Handover, LiveTurn, NextTurn, NoPersistence, SessionError, Sessions,
+    TurnPersistence,
 };
 pub use toolbelt::{Toolbelt, ToolbeltError};
-pub use turn::{Engine, TurnControl, TurnOutcome, TurnRequest};
+pub use turn::{Engine, RootView, TurnControl, TurnOutcome, TurnRequest};

@@ -5,7 +5,9 @@ use std::fmt::Write;
 
 use cairn_protocol::{PermissionMode, ToolCategory};
 
+use crate::agent::{Agent, AgentSetup};
 use crate::subtask::{FINISH_SUBTASK, RUN_SUBTASK};
+use crate::switch::SWITCH_AGENT;
 use crate::toolbelt::Toolbelt;
 
 /// What the prompt needs to know about where it runs.
@@ -15,6 +17,11 @@ pub struct PromptContext<'a> {
     pub tools: &'a Toolbelt,
     pub workspace: Option<&'a std::path::Path>,
     pub can_spawn: bool,
+    /// The profile the level runs as, and the others it can reach.
+    pub agent: &'a Agent,
+    pub agents: &'a AgentSetup,
+    /// Whether `switch_agent` is offered.
+    pub can_switch: bool,
 }
 
 pub fn root(ctx: &PromptContext<'_>) -> String {
@@ -31,8 +38,27 @@ pub fn root(ctx: &PromptContext<'_>) -> String {
              Give each complete instructions, since it sees nothing else.\n"
         ));
     }
+    if ctx.can_switch {
+        let _ = writeln!(
+            prompt,
+            "Agents you can hand this conversation to with {SWITCH_AGENT}:"
+        );
+        for agent in ctx.agents.switch_targets() {
+            profile_line(&mut prompt, agent);
+        }
+    }
     common(&mut prompt, ctx);
     prompt
+}
+
+/// One line per profile: the model copies ids it was shown.
+fn profile_line(prompt: &mut String, agent: &Agent) {
+    let description = agent.description.lines().next().unwrap_or("").trim();
+    if description.is_empty() {
+        let _ = writeln!(prompt, "- {}", agent.id);
+    } else {
+        let _ = writeln!(prompt, "- {}: {description}", agent.id);
+    }
 }
 
 pub fn subtask(
@@ -69,6 +95,19 @@ pub fn subtask(
 }
 
 fn common(prompt: &mut String, ctx: &PromptContext<'_>) {
+    if ctx.can_spawn && ctx.agents.runnable().next().is_some() {
+        let _ = writeln!(
+            prompt,
+            "A subtask can run as one of these agents ({RUN_SUBTASK} `agent`):"
+        );
+        for agent in ctx.agents.runnable() {
+            profile_line(prompt, agent);
+        }
+    }
+    let instructions = ctx.agent.instructions.trim();
+    if !instructions.is_empty() {
+        let _ = writeln!(prompt, "\n{instructions}");
+    }
     match ctx.workspace {
         Some(root) => {
             let _ = writeln!(
@@ -117,8 +156,6 @@ fn mode_rules(mode: PermissionMode) -> String {
     }
 }
 
-/// The prompt with the project's instructions after it (capped: they are guidance,
-/// and a huge file would crowd out the conversation).
 /// The root prompt, with the project's own instructions when it has them.
 pub fn root_with_instructions(ctx: &PromptContext<'_>, instructions: Option<&str>) -> String {
     let prompt = root(ctx);
@@ -128,6 +165,8 @@ pub fn root_with_instructions(ctx: &PromptContext<'_>, instructions: Option<&str
     }
 }
 
+/// The prompt with the project's instructions after it (capped: they are guidance,
+/// and a huge file would crowd out the conversation).
 pub fn with_instructions(mut prompt: String, instructions: &str) -> String {
     const MAX_CHARS: usize = 16_000;
     let trimmed = instructions.trim();

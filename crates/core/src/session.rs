@@ -11,10 +11,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use cairn_protocol::{
-    ApprovalDecision, ChatMessage, ErrorEvent, ErrorKind, Event, ToolApprovalRequest,
+    AgentSwitched, ApprovalDecision, ChatMessage, ErrorEvent, ErrorKind, Event, ToolApprovalRequest,
 };
 use tokio::sync::{mpsc, watch};
 
+use crate::agent::AgentSwitch;
 use crate::approvals::{ApprovalError, Approvals};
 use crate::events::{EventSink, Journal};
 use crate::gate::SessionGrants;
@@ -39,6 +40,34 @@ pub enum CommitError {
     /// The writer that keeps the turn stopped before the turn's end.
     #[error("the writer stopped before the end of the turn")]
     WriterGone,
+}
+
+/// How a thread goes on when its turn handed it to another profile
+/// (`switch_agent`): the runtime stores the follow-up and prepares the next turn.
+#[async_trait]
+pub trait Handover: Send + Sync {
+    /// The next turn of `outcome`'s thread, answering `switch.follow_up` as
+    /// `switch.to`; the error says why the thread cannot go on.
+    async fn next_turn(
+        &self,
+        outcome: &TurnOutcome,
+        switch: &AgentSwitch,
+    ) -> Result<NextTurn, String>;
+}
+
+/// A turn ready to run in a thread that is already held.
+pub struct NextTurn {
+    pub engine: Engine,
+    pub request: TurnRequest,
+    pub persistence: Arc<dyn TurnPersistence>,
+}
+
+impl std::fmt::Debug for NextTurn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NextTurn")
+            .field("request", &self.request)
+            .finish_non_exhaustive()
+    }
 }
 
 /// For front ends that keep nothing (tests, a throwaway run).
@@ -89,10 +118,13 @@ pub struct Claim {
 }
 
 /// One running turn, shared by the task that runs it and every front end watching.
+/// After a hand-over the thread's next turn runs under the same one: one Stop, one
+/// stream, one `done`.
 #[derive(Debug)]
 pub struct LiveTurn {
     pub thread_id: String,
-    pub message_id: String,
+    /// The answer being written now (a hand-over starts another).
+    message_id: Mutex<String>,
     control: TurnControl,
     stream: Mutex<Stream>,
     outcome: watch::Sender<Option<TurnOutcome>>,
@@ -195,26 +227,37 @@ impl Sessions {
 impl Claim {
     /// Starts the turn in its own task; `request` is for the claimed thread.
     pub fn start(
-        mut self,
+        self,
         engine: Engine,
         request: TurnRequest,
         grants: Arc<SessionGrants>,
         persistence: Arc<dyn TurnPersistence>,
     ) -> Arc<LiveTurn> {
+        self.start_with(engine, request, grants, persistence, None)
+    }
+
+    /// Starts the turn; when it hands the thread over, `handover` prepares the next
+    /// one, which runs at once under the same [`LiveTurn`].
+    pub fn start_with(
+        mut self,
+        engine: Engine,
+        request: TurnRequest,
+        grants: Arc<SessionGrants>,
+        persistence: Arc<dyn TurnPersistence>,
+        handover: Option<Arc<dyn Handover>>,
+    ) -> Arc<LiveTurn> {
         debug_assert_eq!(
             request.thread_id, self.thread_id,
             "a turn for another thread"
         );
-        let journal: Arc<dyn Journal> = persistence.clone();
         let control = TurnControl {
             grants,
-            journal: Some(journal),
             ..TurnControl::default()
         };
         let (outcome, _) = watch::channel(None);
         let turn = Arc::new(LiveTurn {
             thread_id: request.thread_id.clone(),
-            message_id: request.message_id.clone(),
+            message_id: Mutex::new(request.message_id.clone()),
             control: control.clone(),
             stream: Mutex::default(),
             outcome,
@@ -231,18 +274,51 @@ impl Claim {
         let sessions = Arc::clone(&self.sessions);
         let running = Arc::clone(&turn);
         tokio::spawn(async move {
-            let sink = Arc::new(Outlet {
-                turn: Arc::clone(&running),
-                persistence: Arc::clone(&persistence),
-            });
-            let outcome = engine.run_turn(request, control, sink.clone()).await;
-            if let Err(problem) = persistence.commit(&outcome).await {
-                tracing::error!(thread = %running.thread_id, %problem, "the turn could not be saved");
-                sink.emit(Event::Error(ErrorEvent {
-                    message: format!("the answer could not be saved: {problem}"),
-                    kind: ErrorKind::Storage,
-                }));
-            }
+            let mut next = NextTurn {
+                engine,
+                request,
+                persistence,
+            };
+            let (outcome, sink) = loop {
+                let (outcome, sink, committed) = running.run_one(next, control.clone()).await;
+                // A thread whose answer was not kept, or that was stopped, goes no further.
+                let Some(switch) = outcome
+                    .switch
+                    .clone()
+                    .filter(|_| committed && !control.cancel.is_cancelled())
+                else {
+                    break (outcome, sink);
+                };
+                let Some(handover) = &handover else {
+                    break (outcome, sink);
+                };
+                match handover.next_turn(&outcome, &switch).await {
+                    Ok(turn) => {
+                        *running.lock_message_id() = turn.request.message_id.clone();
+                        let sink = running.outlet(&turn.persistence);
+                        sink.emit(Event::AgentSwitched(AgentSwitched {
+                            from: switch.from,
+                            to: switch.to,
+                            reason: switch.reason,
+                            follow_up: switch.follow_up,
+                            thread_id: running.thread_id.clone(),
+                            message_id: turn.request.message_id.clone(),
+                        }));
+                        next = turn;
+                    }
+                    Err(problem) => {
+                        tracing::error!(thread = %running.thread_id, %problem, "the hand-over failed");
+                        sink.emit(Event::Error(ErrorEvent {
+                            message: format!(
+                                "`{}` could not take over from `{}`: {problem}",
+                                switch.to, switch.from
+                            ),
+                            kind: ErrorKind::Config,
+                        }));
+                        break (outcome, sink);
+                    }
+                }
+            };
             // The thread is free before anyone hears `done`: a front end that answers
             // `done` with the next turn (Retry) must not find this one still running.
             let done = outcome.done_event();
@@ -264,6 +340,48 @@ impl Drop for Claim {
 }
 
 impl LiveTurn {
+    /// Runs one turn of the chain and commits it; `done` is left to the chain's end.
+    async fn run_one(
+        self: &Arc<Self>,
+        turn: NextTurn,
+        mut control: TurnControl,
+    ) -> (TurnOutcome, Arc<Outlet>, bool) {
+        let journal: Arc<dyn Journal> = turn.persistence.clone();
+        control.journal = Some(journal);
+        let sink = self.outlet(&turn.persistence);
+        let outcome = turn
+            .engine
+            .run_turn(turn.request, control, sink.clone())
+            .await;
+        let committed = turn.persistence.commit(&outcome).await;
+        if let Err(problem) = &committed {
+            tracing::error!(thread = %self.thread_id, %problem, "the turn could not be saved");
+            sink.emit(Event::Error(ErrorEvent {
+                message: format!("the answer could not be saved: {problem}"),
+                kind: ErrorKind::Storage,
+            }));
+        }
+        (outcome, sink, committed.is_ok())
+    }
+
+    fn outlet(self: &Arc<Self>, persistence: &Arc<dyn TurnPersistence>) -> Arc<Outlet> {
+        Arc::new(Outlet {
+            turn: Arc::clone(self),
+            persistence: Arc::clone(persistence),
+        })
+    }
+
+    /// The answer being written now.
+    pub fn message_id(&self) -> String {
+        self.lock_message_id().clone()
+    }
+
+    fn lock_message_id(&self) -> std::sync::MutexGuard<'_, String> {
+        self.message_id
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// What already streamed, and a receiver for everything after it: no gap, no
     /// repeat. A question already answered is left out of the replay: its call may
     /// still run, and a front end that saw the question would offer to answer it.

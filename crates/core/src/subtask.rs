@@ -30,6 +30,10 @@ pub fn run_subtask_spec() -> ToolSpec {
                 "output_schema": {
                     "type": "object",
                     "description": "Optional: a JSON Schema the subtask's result must match"
+                },
+                "agent": {
+                    "type": "string",
+                    "description": "Optional: the agent the subtask runs as, from the list in your instructions"
                 }
             },
             "required": ["title", "instructions"]
@@ -60,6 +64,9 @@ pub(crate) struct RunSubtaskArgs {
     pub tools: Option<Vec<String>>,
     #[serde(default)]
     pub output_schema: Option<Value>,
+    /// The profile the subtask runs as; by default its parent's.
+    #[serde(default)]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

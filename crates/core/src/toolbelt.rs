@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::tool::Tool;
 use cairn_protocol::ToolSpec;
 
+use crate::agent::ToolSelection;
 use crate::callee;
 
 /// Tools by name, with their specs computed once.
@@ -70,6 +71,17 @@ impl Toolbelt {
 
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
+    }
+
+    /// The tools `selection` allows, in this belt's order.
+    pub fn select(&self, selection: &dyn ToolSelection) -> Self {
+        let tools = self
+            .tools
+            .iter()
+            .filter(|tool| selection.allows(tool.name()))
+            .cloned()
+            .collect();
+        Self::from_checked(tools)
     }
 
     /// The tools named, in this belt's order; the names it does not have are the error.

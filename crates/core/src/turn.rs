@@ -18,13 +18,14 @@ use cairn_protocol::{
 use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::{Agent, AgentSetup, AgentSwitch};
 use crate::approvals::Approvals;
 use crate::budget::Budget;
 use crate::context::ContextFit;
 use crate::disclosure::ToolBudget;
 use crate::events::{Emitter, EventSink, Journal};
 use crate::gate::{Gate, SessionGrants};
-use crate::level::{Level, LevelFailure, Scope};
+use crate::level::{Level, LevelFailure, LevelPlan, Scope};
 use crate::limits::Limits;
 use crate::locks::NamedLocks;
 use crate::prompt::{self, PromptContext};
@@ -64,6 +65,9 @@ pub struct TurnRequest {
     pub rules: Arc<RuleSet>,
     /// The project's own instructions (the workspace's `AGENTS.md`), if any.
     pub instructions: Option<String>,
+    /// The profile the turn runs as (its instructions, tools and model), the others
+    /// its subtasks may run as, and whether it may hand the thread over.
+    pub agents: AgentSetup,
 }
 
 /// How the outside world steers a running turn.
@@ -113,6 +117,8 @@ pub struct TurnOutcome {
     pub calls: Vec<ModelCall>,
     pub error: Option<ErrorEvent>,
     pub budget: Option<BudgetExceeded>,
+    /// Set when the turn ended by handing the thread to another profile.
+    pub switch: Option<AgentSwitch>,
 }
 
 impl TurnOutcome {
@@ -151,29 +157,37 @@ impl Engine {
         control: TurnControl,
         sink: Arc<dyn EventSink>,
     ) -> TurnOutcome {
+        let agent = Arc::clone(&request.agents.current);
+        let (model, sampling) = model_for(&agent, &request.model, request.sampling);
         let window = tokio::select! {
             biased;
             () = control.cancel.cancelled() => None,
-            window = self.model.context_window(&request.model) => window,
+            window = self.model.context_window(&model) => window,
         };
         let fit = ContextFit::new(self.limits, window, request.sampling.max_tokens);
-        tracing::info!(model = %request.model, "{}", fit.describe());
+        tracing::info!(%model, agent = %agent.id, "{}", fit.describe());
         let turn = Turn::new(self, &fit, &request, &control, sink);
-        let can_spawn = self.limits.max_depth > 0;
-        let system = prompt::root_with_instructions(
-            &PromptContext {
-                mode: request.mode,
-                tools: &request.tools,
-                workspace: request.workspace.as_deref().map(Workspace::root),
-                can_spawn,
-            },
-            request.instructions.as_deref(),
-        );
+        let root = RootView::new(&request, self.limits);
+        let system = root.system_prompt(&request);
         let tool_budget = turn.tool_budget(&system);
         let mut history = Vec::with_capacity(request.history.len() + 1);
         history.push(ChatMessage::system(system));
         history.extend(request.history);
-        let scope = Scope::new(0, None, None, request.tools, can_spawn, None, tool_budget);
+        let scope = Scope::new(
+            LevelPlan {
+                depth: 0,
+                parent_id: None,
+                title: None,
+                agent,
+                model,
+                sampling,
+                tools: root.tools,
+                can_spawn: root.can_spawn,
+                switch: root.switch,
+                schema: None,
+            },
+            tool_budget,
+        );
         let mut root = Level::new(scope, history);
         root.journal = control.journal.clone();
 
@@ -196,11 +210,53 @@ impl Engine {
     }
 }
 
+/// What the root level of a turn is shown: its profile's tools, whether it may
+/// spawn or hand over, and (from these) its system prompt. Front ends ask for it too,
+/// to say before a turn runs whether its tools will fit.
+#[derive(Debug)]
+pub struct RootView {
+    pub tools: Toolbelt,
+    pub can_spawn: bool,
+    pub(crate) switch: Option<cairn_protocol::ToolSpec>,
+}
+
+impl RootView {
+    pub fn new(request: &TurnRequest, limits: Limits) -> Self {
+        let agent = &request.agents.current;
+        let can_spawn = limits.max_depth > 0 && agent.tools.allows(crate::subtask::RUN_SUBTASK);
+        Self {
+            tools: request.tools.select(agent.tools.as_ref()),
+            can_spawn,
+            switch: request
+                .agents
+                .switches_left
+                .is_some()
+                .then(|| crate::switch::switch_agent_spec(&request.agents)),
+        }
+    }
+
+    pub fn system_prompt(&self, request: &TurnRequest) -> String {
+        prompt::root_with_instructions(
+            &PromptContext {
+                mode: request.mode,
+                tools: &self.tools,
+                workspace: request.workspace.as_deref().map(Workspace::root),
+                can_spawn: self.can_spawn,
+                agent: &request.agents.current,
+                agents: &request.agents,
+                can_switch: self.switch.is_some(),
+            },
+            request.instructions.as_deref(),
+        )
+    }
+}
+
 /// State shared by every level of one turn.
 pub(crate) struct Turn {
     pub(crate) model: Arc<dyn ModelClient>,
-    pub(crate) model_name: String,
-    pub(crate) sampling: Sampling,
+    /// The thread's model and sampling, for a profile that names none of its own.
+    thread_model: String,
+    thread_sampling: Sampling,
     /// The engine's limits fitted to the model's context window.
     pub(crate) limits: Limits,
     /// How the limits were fitted to the model's context window.
@@ -212,6 +268,9 @@ pub(crate) struct Turn {
     pub(crate) grants: Arc<SessionGrants>,
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) workspace: Option<Arc<Workspace>>,
+    pub(crate) agents: AgentSetup,
+    /// The hand-over a `switch_agent` call asked for; the first one wins.
+    pub(crate) switch: OnceLock<AgentSwitch>,
     /// Cancelled by the user, a tripped budget or a failed provider: the whole tree
     /// watches this one token.
     pub(crate) cancel: CancellationToken,
@@ -240,8 +299,8 @@ impl Turn {
     ) -> Self {
         Self {
             model: Arc::clone(&engine.model),
-            model_name: request.model.clone(),
-            sampling: request.sampling,
+            thread_model: request.model.clone(),
+            thread_sampling: request.sampling,
             limits: fit.limits,
             fit: fit.clone(),
             kept: KeptResults::default(),
@@ -250,6 +309,8 @@ impl Turn {
             grants: Arc::clone(&control.grants),
             approvals: Arc::clone(&control.approvals),
             workspace: request.workspace.clone(),
+            agents: request.agents.clone(),
+            switch: OnceLock::new(),
             cancel: control.cancel.child_token(),
             stop: OnceLock::new(),
             emitter: Emitter::new(sink),
@@ -261,6 +322,11 @@ impl Turn {
             thread_id: request.thread_id.clone(),
             message_id: request.message_id.clone(),
         }
+    }
+
+    /// The model and sampling `agent`'s calls use.
+    pub(crate) fn model_for(&self, agent: &Agent) -> (String, Sampling) {
+        model_for(agent, &self.thread_model, self.thread_sampling)
     }
 
     /// When a level whose system prompt is `system` shows its tools on demand.
@@ -365,8 +431,25 @@ impl Turn {
             calls: std::mem::take(&mut *self.calls.lock().unwrap_or_else(PoisonError::into_inner)),
             error,
             budget,
+            switch: match status {
+                TurnStatus::Completed => self.switch.get().cloned(),
+                _ => None,
+            },
         }
     }
+}
+
+/// A profile's own model and temperature where it names them, the thread's elsewhere.
+fn model_for(agent: &Agent, thread_model: &str, thread_sampling: Sampling) -> (String, Sampling) {
+    let mut sampling = thread_sampling;
+    if agent.temperature.is_some() {
+        sampling.temperature = agent.temperature;
+    }
+    let model = agent
+        .model
+        .clone()
+        .unwrap_or_else(|| thread_model.to_owned());
+    (model, sampling)
 }
 
 /// Ids unique within a turn. Tool-call ids come from the model when it gives usable

@@ -23,6 +23,8 @@ pub enum Event {
     AgentState(AgentState),
     /// A plan-mode turn finished: its answer is a plan the user can run.
     PlanReady(PlanReady),
+    /// The router handed the thread to another profile; a new answer follows.
+    AgentSwitched(AgentSwitched),
     Done(Done),
     Error(ErrorEvent),
 }
@@ -38,6 +40,7 @@ impl Event {
             Self::BudgetExceeded(_) => "budget_exceeded",
             Self::AgentState(_) => "agent_state",
             Self::PlanReady(_) => "plan_ready",
+            Self::AgentSwitched(_) => "agent_switched",
             Self::Done(_) => "done",
             Self::Error(_) => "error",
         }
@@ -206,6 +209,20 @@ pub struct PlanReady {
     pub thread_id: String,
     pub message_id: String,
     pub plan: String,
+}
+
+/// `switch_agent` handed the thread from one profile to another. The answer so far
+/// is committed; the thread goes on at once with `follow_up` (stored as a synthetic
+/// user message) answered by `to`, whose events follow under `message_id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentSwitched {
+    pub from: String,
+    pub to: String,
+    pub reason: Option<String>,
+    pub follow_up: String,
+    pub thread_id: String,
+    /// The id of the answer `to` gives next.
+    pub message_id: String,
 }
 
 /// How a turn ended. `done` is the last event of every turn, whatever happened.

@@ -7,6 +7,7 @@
 //! rename them.
 
 pub mod accounting;
+pub mod agent;
 pub mod chat;
 pub mod client;
 pub mod describe;
@@ -18,16 +19,17 @@ pub mod thread;
 pub mod tree;
 
 pub use accounting::ModelCall;
+pub use agent::{AgentInfo, AgentSource};
 pub use chat::{ChatMessage, ToolCall, ToolSpec};
 pub use client::{ApprovalResponse, ClientMessage};
 pub use dialect::Dialect;
 pub use event::{
-    AgentState, AgentStateKind, BudgetExceeded, BudgetReason, Chunk, Done, ErrorEvent, ErrorKind,
-    Event, PlanReady, RUN_SUBTASK, Reasoning, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate,
-    TurnStatus, Usage,
+    AgentState, AgentStateKind, AgentSwitched, BudgetExceeded, BudgetReason, Chunk, Done,
+    ErrorEvent, ErrorKind, Event, PlanReady, RUN_SUBTASK, Reasoning, ToolApprovalRequest,
+    ToolCallStatus, ToolCallUpdate, TurnStatus, Usage,
 };
 pub use permission::{ApprovalDecision, PermissionMode, RuleList, ToolCategory};
-pub use thread::{MessageStatus, MessageView, Role, SearchHit, SnippetPart, ThreadInfo};
+pub use thread::{Handover, MessageStatus, MessageView, Role, SearchHit, SnippetPart, ThreadInfo};
 pub use tree::{
     ExecutionTree, ExecutionTreeNode, PREVIEW_MAX_CHARS, Piece, TimelineBuilder, TimelineEntry,
     pieces, preview,

@@ -22,6 +22,12 @@ pub struct ThreadInfo {
     pub base_url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The agent profile the thread answers as; none: the default one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Its first turn ran with the router, so `switch_agent` stays offered.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub routes: bool,
     /// Unix milliseconds.
     pub created_at: i64,
     pub updated_at: i64,
@@ -94,8 +100,23 @@ pub struct MessageView {
     pub status: MessageStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A user message Cairn wrote, not the user (the follow-up of a hand-over).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub synthetic: bool,
+    /// On the synthetic message of a hand-over: who handed the thread to whom.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handover: Option<Handover>,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+/// The router handing a thread to another profile, as a thread keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Handover {
+    pub from: String,
+    pub to: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// A message that matched a search.

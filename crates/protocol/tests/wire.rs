@@ -154,6 +154,18 @@ fn budget_state_done_and_error() {
         json!({"type": "plan_ready", "thread_id": "t", "message_id": "m", "plan": "1. read\n2. write"}),
     );
     round_trip(
+        Event::AgentSwitched(AgentSwitched {
+            from: "auto".into(),
+            to: "reviewer".into(),
+            reason: Some("a review".into()),
+            follow_up: "Review the diff.".into(),
+            thread_id: "t".into(),
+            message_id: "m2".into(),
+        }),
+        json!({"type": "agent_switched", "from": "auto", "to": "reviewer", "reason": "a review",
+               "follow_up": "Review the diff.", "thread_id": "t", "message_id": "m2"}),
+    );
+    round_trip(
         Event::Error(ErrorEvent {
             message: "could not connect".into(),
             kind: ErrorKind::Provider,

@@ -1,6 +1,7 @@
 //! Every way the runtime can fail, and the one classification both front ends map
 //! from: the CLI's exit codes and the desktop's error kinds.
 
+use cairn_agents::UnknownAgent;
 use cairn_core::{RuleError, SessionError, ToolbeltError};
 use cairn_providers::ProviderError;
 use cairn_store::StoreError;
@@ -42,6 +43,8 @@ pub enum RuntimeError {
     Export(String),
     #[error(transparent)]
     Rule(RuleError),
+    #[error(transparent)]
+    Agent(#[from] UnknownAgent),
 }
 
 /// What a failure means for the person who met it.
@@ -77,7 +80,8 @@ impl RuntimeError {
             | Self::Tools(ToolbeltError::Duplicate(_) | ToolbeltError::Reserved(_))
             | Self::UnknownProvider { .. }
             | Self::Export(_)
-            | Self::Rule(_) => FailureKind::Invalid,
+            | Self::Rule(_)
+            | Self::Agent(_) => FailureKind::Invalid,
             Self::Mcp(McpError::Config { .. } | McpError::Setting(_)) => FailureKind::Invalid,
             // A server that cannot start is configuration the user can fix.
             Self::Mcp(McpError::Start { .. }) => FailureKind::Invalid,

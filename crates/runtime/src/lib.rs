@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
+mod agents;
 mod error;
 mod export;
 mod model;
@@ -16,9 +17,9 @@ mod recorder;
 mod stored;
 mod thread;
 
-use cairn_core::prompt::{self, PromptContext};
 use cairn_core::{
-    Claim, ContextFit, Engine, Limits, LiveTurn, SessionGrants, Sessions, Toolbelt, TurnRequest,
+    Claim, ContextFit, Engine, Handover, Limits, LiveTurn, RootView, SessionGrants, Sessions,
+    Toolbelt, TurnRequest,
 };
 use cairn_protocol::{ChatMessage, PermissionMode, ThreadInfo};
 use cairn_store::{NewThread, Store, title_from_prompt};
@@ -57,6 +58,8 @@ pub struct Runtime {
     extra_tools: Mutex<Vec<Arc<dyn Tool>>>,
     /// The MCP servers started, and why the others that were allowed did not start.
     mcp: Mutex<McpState>,
+    /// The user's folder of agent profiles.
+    agents_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Default)]
@@ -97,7 +100,19 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
+    /// A runtime that reads the user's agent profiles where the environment says
+    /// (`CAIRN_AGENTS_DIR`, else the config folder).
     pub fn new(store: Store, limits: Limits) -> Arc<Self> {
+        let agents_dir = cairn_agents::AgentDirs::from_env(None).user;
+        Self::with_agents_dir(store, limits, agents_dir)
+    }
+
+    /// A runtime that reads the user's agent profiles from `agents_dir`.
+    pub fn with_agents_dir(
+        store: Store,
+        limits: Limits,
+        agents_dir: Option<std::path::PathBuf>,
+    ) -> Arc<Self> {
         // Without TLS roots web_fetch cannot work, but chat still can.
         let http = cairn_providers::http::client_builder()
             .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
@@ -111,6 +126,7 @@ impl Runtime {
             http,
             extra_tools: Mutex::default(),
             mcp: Mutex::default(),
+            agents_dir,
         })
     }
 
@@ -364,6 +380,8 @@ impl Runtime {
             .await?;
         let instructions = workspace.as_deref().and_then(project_instructions);
         let tools = self.toolbelt(workspace.is_some())?;
+        let catalog = self.agents(workspace.as_deref().map(Workspace::root));
+        let (agent, routes) = self.thread_agent(&thread, &catalog).await?;
         let rules = Arc::new(rule_set(&self.store).await?);
         let (history, start) = match opening {
             Opening::Ask(prompt) => {
@@ -383,6 +401,7 @@ impl Runtime {
             thread_id.to_owned(),
             start.assistant_id.clone(),
         );
+        let switches = routes.then_some(cairn_core::switch::MAX_CONSECUTIVE_SWITCHES);
         let request = TurnRequest {
             thread_id: thread_id.to_owned(),
             message_id: start.assistant_id,
@@ -394,9 +413,21 @@ impl Runtime {
             sampling: choice.sampling,
             rules,
             instructions,
+            agents: catalog.setup(agent, switches),
         };
         let engine = Engine::new(choice.client, self.limits);
-        Ok(claim.start(engine, request, self.grants(thread_id), recorder))
+        let handover: Option<Arc<dyn Handover>> = routes.then(|| {
+            Arc::new(agents::Handing::new(
+                self.store.clone(),
+                catalog,
+                engine.clone(),
+                TurnRequest {
+                    history: Vec::new(),
+                    ..request.clone()
+                },
+            )) as Arc<dyn Handover>
+        });
+        Ok(claim.start_with(engine, request, self.grants(thread_id), recorder, handover))
     }
 
     /// A thread's tools: the web, memory and the todo list always; files and commands
@@ -426,30 +457,52 @@ impl Runtime {
         draft: (PermissionMode, Option<&str>),
         choice: &ModelChoice,
     ) -> Result<ContextReport, RuntimeError> {
-        let (mode, folder) = match thread_id {
-            Some(id) => {
-                let thread = self.store.thread(id).await?;
-                (thread.mode, thread.workspace)
-            }
+        let thread = match thread_id {
+            Some(id) => Some(self.store.thread(id).await?),
+            None => None,
+        };
+        let (mode, folder) = match &thread {
+            Some(thread) => (thread.mode, thread.workspace.clone()),
             None => (draft.0, draft.1.map(str::to_owned)),
         };
         // A folder that cannot be opened gives the thread no file tools, as a turn would
         // refuse to start there anyway.
         let workspace = folder.and_then(|root| Workspace::open(Path::new(&root)).ok());
         let tools = self.toolbelt(workspace.is_some())?;
+        let catalog = self.agents(workspace.as_ref().map(Workspace::root));
+        let agent_id = match thread.as_ref().and_then(|thread| thread.agent.clone()) {
+            Some(id) => id,
+            None => self.default_agent().await?,
+        };
+        // A profile that can no longer be used fails the turn itself; here the
+        // default one stands in.
+        let agent = catalog
+            .choose(&agent_id)
+            .unwrap_or_else(|_| Arc::new(cairn_core::Agent::default()));
+        let routes = thread.as_ref().is_some_and(|thread| thread.routes) || agents::routes(&agent);
         let window = choice.client.context_window(&choice.model).await;
         let fit = ContextFit::new(self.limits, window, choice.sampling.max_tokens);
-        let system = prompt::root_with_instructions(
-            &PromptContext {
-                mode,
-                tools: &tools,
-                workspace: workspace.as_ref().map(Workspace::root),
-                can_spawn: self.limits.max_depth > 0,
-            },
-            workspace.as_ref().and_then(project_instructions).as_deref(),
-        );
+        let instructions = workspace.as_ref().and_then(project_instructions);
+        let request = TurnRequest {
+            thread_id: String::new(),
+            message_id: String::new(),
+            model: choice.model.clone(),
+            history: Vec::new(),
+            mode,
+            tools,
+            workspace: workspace.map(Arc::new),
+            sampling: choice.sampling,
+            rules: Arc::default(),
+            instructions,
+            agents: catalog.setup(
+                agent,
+                routes.then_some(cairn_core::switch::MAX_CONSECUTIVE_SWITCHES),
+            ),
+        };
+        let root = RootView::new(&request, self.limits);
+        let system = root.system_prompt(&request);
         Ok(ContextReport {
-            tools_on_demand: fit.tools_on_demand(&system, &tools),
+            tools_on_demand: fit.tools_on_demand(&system, &root),
             fit,
         })
     }

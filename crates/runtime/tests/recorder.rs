@@ -40,6 +40,7 @@ fn request(thread: &str, message: &str, history: Vec<ChatMessage>) -> TurnReques
         sampling: Sampling::default(),
         rules: Default::default(),
         instructions: None,
+        agents: Default::default(),
     }
 }
 

@@ -31,6 +31,8 @@ fn used(base_url: &str, model: &str) -> ThreadInfo {
         dialect: Some("openai".into()),
         base_url: Some(base_url.into()),
         model: Some(model.into()),
+        agent: None,
+        routes: false,
         created_at: 0,
         updated_at: 0,
         message_count: 1,

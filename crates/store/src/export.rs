@@ -68,8 +68,8 @@ impl Store {
         let thread = &export.thread;
         let mut tx = self.write().await?;
         sqlx::query(
-            "INSERT INTO threads (id, title, mode, workspace, dialect, base_url, model, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO threads (id, title, mode, workspace, dialect, base_url, model, agent, routes, \
+             created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&thread.id)
         .bind(&thread.title)
@@ -78,6 +78,8 @@ impl Store {
         .bind(&thread.dialect)
         .bind(&thread.base_url)
         .bind(&thread.model)
+        .bind(&thread.agent)
+        .bind(thread.routes)
         .bind(thread.created_at)
         .bind(thread.updated_at)
         .execute(&mut *tx)
@@ -107,9 +109,15 @@ impl Store {
                 .as_ref()
                 .map(|u| encode(serde_json::to_string(u)))
                 .transpose()?;
+            let handover = m
+                .handover
+                .as_ref()
+                .map(|h| encode(serde_json::to_string(h)))
+                .transpose()?;
             sqlx::query(
                 "INSERT INTO messages (id, thread_id, seq, role, content, reasoning, replay, execution_tree, \
-                 usage, status, error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 usage, status, error, synthetic, handover, created_at, updated_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             )
             .bind(&m.id)
             .bind(&thread.id)
@@ -122,6 +130,8 @@ impl Store {
             .bind(usage)
             .bind(m.status.as_str())
             .bind(&m.error)
+            .bind(m.synthetic)
+            .bind(handover)
             .bind(m.created_at)
             .bind(m.updated_at)
             .execute(&mut *tx)
@@ -152,9 +162,17 @@ pub fn markdown(export: &ThreadExport) -> String {
     let _ = writeln!(out, "_{}_\n", facts.join(" · "));
     for exported in &export.messages {
         let message = &exported.message;
-        match message.role {
-            Role::User => out.push_str("## You\n\n"),
-            Role::Assistant => out.push_str("## Cairn\n\n"),
+        match (&message.handover, message.role, message.synthetic) {
+            (Some(handover), ..) => {
+                let _ = write!(out, "---\n\n_{} → {}", handover.from, handover.to);
+                if let Some(reason) = &handover.reason {
+                    let _ = write!(out, ": {reason}");
+                }
+                out.push_str("_\n\n## Cairn (for the next agent)\n\n");
+            }
+            (None, Role::User, true) => out.push_str("## Cairn (for the agent)\n\n"),
+            (None, Role::User, false) => out.push_str("## You\n\n"),
+            (None, Role::Assistant, _) => out.push_str("## Cairn\n\n"),
         }
         if let Some(reasoning) = message.reasoning.as_deref().filter(|r| !r.is_empty()) {
             let _ = writeln!(

@@ -1,7 +1,9 @@
 //! Messages: the turn's two rows, incremental saves, reading a thread back, and the
 //! history the next turn replays.
 
-use cairn_protocol::{ChatMessage, ExecutionTree, MessageStatus, MessageView, Role, Usage};
+use cairn_protocol::{
+    ChatMessage, ExecutionTree, Handover, MessageStatus, MessageView, Role, Usage,
+};
 
 use crate::{Store, StoreError, new_id, now_ms};
 
@@ -48,6 +50,26 @@ pub fn title_from_prompt(prompt: &str) -> String {
 impl Store {
     /// Stores the user's message and opens the assistant's, before the model is called.
     pub async fn begin_turn(&self, thread_id: &str, prompt: &str) -> Result<TurnStart, StoreError> {
+        self.open_turn(thread_id, prompt, None).await
+    }
+
+    /// Stores the follow-up of a hand-over as a synthetic user message, opens the
+    /// answer, and gives the thread to `handover.to`.
+    pub async fn begin_handover(
+        &self,
+        thread_id: &str,
+        handover: &Handover,
+        follow_up: &str,
+    ) -> Result<TurnStart, StoreError> {
+        self.open_turn(thread_id, follow_up, Some(handover)).await
+    }
+
+    async fn open_turn(
+        &self,
+        thread_id: &str,
+        prompt: &str,
+        handover: Option<&Handover>,
+    ) -> Result<TurnStart, StoreError> {
         let now = now_ms();
         let (user_id, assistant_id) = (new_id(), new_id());
         let mut tx = self.write().await?;
@@ -63,21 +85,34 @@ impl Store {
                 id: thread_id.to_owned(),
             });
         }
+        let handover_json = handover
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|err| StoreError::Invalid(format!("cannot encode the hand-over: {err}")))?;
         let question = NewMessage {
             id: &user_id,
             seq: seq + 1,
             role: Role::User,
             content: prompt,
             status: MessageStatus::Complete,
+            handover: handover_json.as_deref(),
         };
         insert_message(self, &mut tx, thread_id, question, now).await?;
         let answer = NewMessage::opening_answer(&assistant_id, seq + 2);
         insert_message(self, &mut tx, thread_id, answer, now).await?;
+        if let Some(handover) = handover {
+            sqlx::query("UPDATE threads SET agent = ? WHERE id = ?")
+                .bind(&handover.to)
+                .bind(thread_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(|err| self.err(err))?;
+        }
         tx.commit().await.map_err(|err| self.err(err))?;
-        Ok(TurnStart {
-            user: user_message(user_id, thread_id, prompt.to_owned(), now, now),
-            assistant_id,
-        })
+        let mut user = user_message(user_id, thread_id, prompt.to_owned(), now, now);
+        user.synthetic = handover.is_some();
+        user.handover = handover.cloned();
+        Ok(TurnStart { user, assistant_id })
     }
 
     /// Starts a failed turn over: the failed answer at the end of the thread gives way
@@ -184,6 +219,8 @@ fn user_message(
         usage: None,
         status: MessageStatus::Complete,
         error: None,
+        synthetic: false,
+        handover: None,
         created_at,
         updated_at,
     }
@@ -250,6 +287,8 @@ struct NewMessage<'a> {
     role: Role,
     content: &'a str,
     status: MessageStatus,
+    /// JSON of the hand-over a synthetic message continues.
+    handover: Option<&'a str>,
 }
 
 impl<'a> NewMessage<'a> {
@@ -261,6 +300,7 @@ impl<'a> NewMessage<'a> {
             role: Role::Assistant,
             content: "",
             status: MessageStatus::Partial,
+            handover: None,
         }
     }
 }
@@ -273,8 +313,8 @@ async fn insert_message(
     now: i64,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO messages (id, thread_id, seq, role, content, status, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO messages (id, thread_id, seq, role, content, status, synthetic, handover, \
+         created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(message.id)
     .bind(thread_id)
@@ -282,6 +322,8 @@ async fn insert_message(
     .bind(message.role.as_str())
     .bind(message.content)
     .bind(message.status.as_str())
+    .bind(message.handover.is_some())
+    .bind(message.handover)
     .bind(now)
     .bind(now)
     .execute(&mut **tx)

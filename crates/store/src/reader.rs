@@ -9,7 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cairn_protocol::{ChatMessage, ExecutionTree, MessageStatus, MessageView, Role, Usage};
+use cairn_protocol::{
+    ChatMessage, ExecutionTree, Handover, MessageStatus, MessageView, Role, Usage,
+};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use crate::StoreError;
@@ -69,7 +71,8 @@ impl Reader {
             let mut statement = connection
                 .prepare_cached(
                     "SELECT id, role, content, reasoning, execution_tree, usage, status, error, \
-                     created_at, updated_at FROM messages WHERE thread_id = ? ORDER BY seq",
+                     created_at, updated_at, synthetic, handover FROM messages \
+                     WHERE thread_id = ? ORDER BY seq",
                 )
                 .map_err(fail)?;
             let mut rows = statement.query([&thread_id]).map_err(fail)?;
@@ -85,6 +88,9 @@ impl Reader {
                     .transpose()?;
                 let usage: Option<Usage> =
                     text(5)?.map(|json| decode("usage", json)).transpose()?;
+                let handover: Option<Handover> = text(11)?
+                    .map(|json| decode("hand-over", json))
+                    .transpose()?;
                 messages.push(MessageView {
                     id: row.get(0).map_err(fail)?,
                     thread_id: thread_id.clone(),
@@ -101,6 +107,8 @@ impl Reader {
                     error: row.get(7).map_err(fail)?,
                     created_at: row.get(8).map_err(fail)?,
                     updated_at: row.get(9).map_err(fail)?,
+                    synthetic: row.get(10).map_err(fail)?,
+                    handover,
                 });
             }
             Ok(messages)

@@ -36,6 +36,7 @@ impl Default for Page {
 }
 
 const THREAD_COLUMNS: &str = "t.id, t.title, t.mode, t.workspace, t.dialect, t.base_url, t.model, \
+     t.agent, t.routes, \
      t.created_at, t.updated_at, (SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id) AS message_count, \
      (SELECT m.status FROM messages m WHERE m.thread_id = t.id AND m.role = 'assistant' \
       ORDER BY m.seq DESC LIMIT 1) AS last_status";
@@ -52,6 +53,8 @@ pub(crate) fn thread_from_row(row: &SqliteRow) -> Result<ThreadInfo, sqlx::Error
         dialect: row.try_get("dialect")?,
         base_url: row.try_get("base_url")?,
         model: row.try_get("model")?,
+        agent: row.try_get("agent")?,
+        routes: row.try_get("routes")?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
         message_count: u64::try_from(row.try_get::<i64, _>("message_count")?).unwrap_or(0),
@@ -178,6 +181,32 @@ impl Store {
         .bind(dialect)
         .bind(base_url)
         .bind(model)
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.pool)
+        .await
+        .map_err(|err| self.err(err))?;
+        if result.rows_affected() == 0 {
+            return Err(StoreError::NotFound {
+                kind: "thread",
+                id: id.to_owned(),
+            });
+        }
+        self.thread(id).await
+    }
+
+    /// The agent profile the thread answers as; `routes` once it ran with the router.
+    pub async fn set_agent(
+        &self,
+        id: &str,
+        agent: &str,
+        routes: bool,
+    ) -> Result<ThreadInfo, StoreError> {
+        let result = sqlx::query(
+            "UPDATE threads SET agent = ?, routes = routes OR ?, updated_at = ? WHERE id = ?",
+        )
+        .bind(agent)
+        .bind(routes)
         .bind(now_ms())
         .bind(id)
         .execute(&self.pool)

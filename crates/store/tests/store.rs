@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use cairn_protocol::{PermissionMode, RuleList};
+use cairn_protocol::{Handover, PermissionMode, Role, RuleList};
 use cairn_store::{NewThread, Page, Store, StoreError, StoreOptions, title_from_prompt};
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
@@ -337,5 +337,78 @@ async fn settings_rules_and_memory_persist() {
     assert_eq!(
         store.memory_list().await.unwrap(),
         [("user.name".to_owned(), "Ada Lovelace".to_owned())]
+    );
+}
+
+#[tokio::test]
+async fn a_hand_over_is_stored_as_a_synthetic_message_and_comes_back_whole() {
+    let (dir, store) = fresh().await;
+    let thread = store.create_thread(NewThread::default()).await.unwrap();
+    assert_eq!((thread.agent.as_deref(), thread.routes), (None, false));
+    let routed = store.set_agent(&thread.id, "auto", true).await.unwrap();
+    assert_eq!(
+        (routed.agent.as_deref(), routed.routes),
+        (Some("auto"), true)
+    );
+    store
+        .begin_turn(&thread.id, "review my diff")
+        .await
+        .unwrap();
+    let handover = Handover {
+        from: "auto".into(),
+        to: "reviewer".into(),
+        reason: Some("a review".into()),
+    };
+    let start = store
+        .begin_handover(&thread.id, &handover, "Review the diff.")
+        .await
+        .unwrap();
+    assert!(start.user.synthetic);
+    assert_eq!(start.user.handover.as_ref(), Some(&handover));
+    // The thread answers as the target from now on, and still routes.
+    let after = store.thread(&thread.id).await.unwrap();
+    assert_eq!(
+        (after.agent.as_deref(), after.routes),
+        (Some("reviewer"), true)
+    );
+    // Choosing an agent by hand keeps the routing the thread already has.
+    let chosen = store.set_agent(&thread.id, "chat", false).await.unwrap();
+    assert!(chosen.routes);
+    drop(store);
+
+    let store = Store::open(dir.path().join("nested/cairn.db"))
+        .await
+        .unwrap();
+    let messages = store.messages(&thread.id).await.unwrap();
+    let users: Vec<(&str, bool, Option<&Handover>)> = messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| (m.content.as_str(), m.synthetic, m.handover.as_ref()))
+        .collect();
+    assert_eq!(
+        users,
+        [
+            ("review my diff", false, None),
+            ("Review the diff.", true, Some(&handover)),
+        ]
+    );
+    // The model reads the follow-up as the user's turn.
+    let history = store.history(&thread.id).await.unwrap();
+    assert!(history.iter().any(|m| m.content() == "Review the diff."));
+    // Export and import keep the mark; Markdown shows the hand-over.
+    let export = store.export_json(&thread.id).await.unwrap();
+    let markdown = cairn_store::markdown(&export);
+    assert!(
+        markdown.contains("_auto → reviewer: a review_"),
+        "{markdown}"
+    );
+    store.delete_thread(&thread.id).await.unwrap();
+    store.import(&export).await.unwrap();
+    let again = store.messages(&thread.id).await.unwrap();
+    assert_eq!(again, messages);
+    let thread = store.thread(&thread.id).await.unwrap();
+    assert_eq!(
+        (thread.agent.as_deref(), thread.routes),
+        (Some("chat"), true)
     );
 }

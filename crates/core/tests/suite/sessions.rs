@@ -67,6 +67,7 @@ fn request(thread: &str, tools: Vec<Arc<dyn Tool>>) -> TurnRequest {
         sampling: Sampling::default(),
         rules: Default::default(),
         instructions: None,
+        agents: Default::default(),
     }
 }
 

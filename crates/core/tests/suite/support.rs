@@ -38,6 +38,7 @@ pub struct Harness {
     pub history: Vec<ChatMessage>,
     pub sampling: Sampling,
     pub rules: cairn_core::RuleSet,
+    pub agents: cairn_core::AgentSetup,
 }
 
 pub struct Run {
@@ -63,7 +64,14 @@ impl Harness {
             history: Vec::new(),
             sampling: Sampling::default(),
             rules: cairn_core::RuleSet::new(),
+            agents: cairn_core::AgentSetup::default(),
         }
+    }
+
+    /// Runs as `agents.current`, with `agents.roster` to reach.
+    pub fn agents(mut self, agents: cairn_core::AgentSetup) -> Self {
+        self.agents = agents;
+        self
     }
 
     /// Runs against `client` instead of the scripted model itself.
@@ -98,7 +106,7 @@ impl Harness {
         self
     }
 
-    fn request(&self, prompt: &str) -> TurnRequest {
+    pub fn request(&self, prompt: &str) -> TurnRequest {
         let mut history = self.history.clone();
         history.push(ChatMessage::user(prompt));
         TurnRequest {
@@ -112,6 +120,7 @@ impl Harness {
             sampling: self.sampling,
             rules: Arc::new(self.rules.clone()),
             instructions: None,
+            agents: self.agents.clone(),
         }
     }
 

@@ -1,0 +1,168 @@
+//! Which profile a thread answers as, and the hand-over that continues a thread as
+//! another one when the router calls `switch_agent`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use async_trait::async_trait;
+use cairn_agents::{AgentDirs, Catalog};
+use cairn_core::agent::{Agent, DEFAULT_AGENT, ROUTER};
+use cairn_core::switch::MAX_CONSECUTIVE_SWITCHES;
+use cairn_core::{AgentSwitch, Engine, Handover, NextTurn, TurnOutcome, TurnRequest};
+use cairn_protocol::{ChatMessage, ThreadInfo};
+use cairn_store::Store;
+
+use crate::{Recorder, Runtime, RuntimeError};
+
+/// The setting that names the profile new chats start with.
+const DEFAULT_AGENT_SETTING: &str = "default_agent";
+
+/// Whether `agent` is the router: a thread that ran as it keeps `switch_agent`
+/// offered. (By id, not by tools: `chat`'s `.*` names every tool.)
+pub(crate) fn routes(agent: &Agent) -> bool {
+    agent.id == ROUTER
+}
+
+impl Runtime {
+    /// The profiles for a thread in `workspace` (the built-ins, the user's, the
+    /// workspace's). Files that could not be used are logged;
+    /// [`Catalog::problems`] lists them for a front end to show.
+    pub fn agents(&self, workspace: Option<&Path>) -> Catalog {
+        let catalog = Catalog::load(&AgentDirs {
+            user: self.agents_dir.clone(),
+            workspace: workspace.map(cairn_agents::workspace_folder),
+        });
+        for problem in catalog.problems() {
+            tracing::warn!(
+                path = problem.path.as_deref().unwrap_or(""),
+                reason = problem.error.as_deref().unwrap_or(""),
+                "an agent profile was skipped"
+            );
+        }
+        catalog
+    }
+
+    /// The profile new chats start with (a setting; `chat` unless changed).
+    pub async fn default_agent(&self) -> Result<String, RuntimeError> {
+        Ok(self
+            .store
+            .setting(DEFAULT_AGENT_SETTING)
+            .await?
+            .unwrap_or_else(|| DEFAULT_AGENT.to_owned()))
+    }
+
+    /// Makes `id` the profile new chats start with; it must be one a thread can use.
+    pub async fn set_default_agent(&self, id: &str) -> Result<(), RuntimeError> {
+        self.agents(None).choose(id)?;
+        self.store.set_setting(DEFAULT_AGENT_SETTING, &id).await?;
+        Ok(())
+    }
+
+    /// Gives a thread the profile `id` for its next turns.
+    pub async fn set_thread_agent(
+        &self,
+        thread_id: &str,
+        id: &str,
+    ) -> Result<ThreadInfo, RuntimeError> {
+        let thread = self.store.thread(thread_id).await?;
+        let agent = self
+            .agents(thread.workspace.as_deref().map(Path::new))
+            .choose(id)?;
+        Ok(self
+            .store
+            .set_agent(thread_id, &agent.id, routes(&agent))
+            .await?)
+    }
+
+    /// The profile a turn of `thread` runs as, and whether the thread routes; the
+    /// thread remembers both from its first turn on.
+    pub(crate) async fn thread_agent(
+        &self,
+        thread: &ThreadInfo,
+        catalog: &Catalog,
+    ) -> Result<(Arc<Agent>, bool), RuntimeError> {
+        let id = match &thread.agent {
+            Some(id) => id.clone(),
+            None => self.default_agent().await?,
+        };
+        let agent = catalog.choose(&id)?;
+        let routes = thread.routes || routes(&agent);
+        if thread.agent.is_none() || routes != thread.routes {
+            self.store.set_agent(&thread.id, &agent.id, routes).await?;
+        }
+        Ok((agent, routes))
+    }
+}
+
+/// The runtime's side of a hand-over: the follow-up stored as a synthetic message,
+/// a fresh answer opened, the next turn built as the target profile.
+pub(crate) struct Handing {
+    pub store: Store,
+    pub catalog: Catalog,
+    pub engine: Engine,
+    /// The turn that started the chain; the next ones differ in profile and history.
+    pub template: TurnRequest,
+    /// Hand-overs left before the router must carry on itself.
+    pub left: AtomicU32,
+}
+
+impl Handing {
+    pub fn new(store: Store, catalog: Catalog, engine: Engine, template: TurnRequest) -> Self {
+        Self {
+            store,
+            catalog,
+            engine,
+            template,
+            left: AtomicU32::new(MAX_CONSECUTIVE_SWITCHES),
+        }
+    }
+}
+
+#[async_trait]
+impl Handover for Handing {
+    async fn next_turn(
+        &self,
+        outcome: &TurnOutcome,
+        switch: &AgentSwitch,
+    ) -> Result<NextTurn, String> {
+        let agent = self
+            .catalog
+            .get(&switch.to)
+            .cloned()
+            .ok_or_else(|| format!("there is no agent `{}`", switch.to))?;
+        let thread_id = &outcome.thread_id;
+        let mut history = self
+            .store
+            .history(thread_id)
+            .await
+            .map_err(|err| err.to_string())?;
+        history.push(ChatMessage::user(&switch.follow_up));
+        let handover = cairn_protocol::Handover {
+            from: switch.from.clone(),
+            to: switch.to.clone(),
+            reason: switch.reason.clone(),
+        };
+        let start = self
+            .store
+            .begin_handover(thread_id, &handover, &switch.follow_up)
+            .await
+            .map_err(|err| err.to_string())?;
+        let left = self.left.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
+        let persistence = Recorder::start(
+            self.store.clone(),
+            thread_id.clone(),
+            start.assistant_id.clone(),
+        );
+        Ok(NextTurn {
+            engine: self.engine.clone(),
+            request: TurnRequest {
+                message_id: start.assistant_id,
+                history,
+                agents: self.catalog.setup(agent, Some(left)),
+                ..self.template.clone()
+            },
+            persistence,
+        })
+    }
+}
