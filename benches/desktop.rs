@@ -337,6 +337,7 @@ async fn answer(store: &Store, thread: &str, prompt: &str, text: &str, cards: us
         calls: Vec::new(),
         error: None,
         budget: None,
+        switch: None,
     };
     cairn_runtime::commit_turn(store, thread, &start.assistant_id, &outcome)
         .await

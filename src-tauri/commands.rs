@@ -77,6 +77,8 @@ registered! {
     list_tools => ListTools,
     list_mcp_servers => ListMcpServers,
     set_mcp_server => SetMcpServer,
+    list_agents => ListAgents,
+    set_agent => SetAgent,
     run_plan => RunPlan,
     quit_app => QuitApp,
     retry_turn => RetryTurn,
@@ -549,6 +551,35 @@ async fn list_mcp_servers(
 ) -> Reply<<ListMcpServers as Command>::Reply> {
     let ListMcpServers {} = args;
     desk(&state)?.mcp_servers(&mcp_path()?).await.map_err(fail)
+}
+
+/// Every agent profile a chat could use (with its workspace's own), and every file
+/// that could not be used, with why.
+#[tauri::command]
+async fn list_agents(
+    state: State<'_, AppState>,
+    args: ListAgents,
+) -> Reply<<ListAgents as Command>::Reply> {
+    let ListAgents { thread_id } = args;
+    desk(&state)?
+        .agents(thread_id.as_deref())
+        .await
+        .map_err(fail)
+}
+
+/// Gives a chat the agent it answers as from its next message on.
+#[tauri::command]
+async fn set_agent(
+    state: State<'_, AppState>,
+    args: SetAgent,
+) -> Reply<<SetAgent as Command>::Reply> {
+    let SetAgent { thread_id, agent } = args;
+    let desk = desk(&state)?;
+    let runtime = desk.runtime();
+    runtime
+        .set_thread_agent(&thread_id, &agent)
+        .await
+        .map_err(|err| fail(err.into()))
 }
 
 /// Allows or disallows a configured MCP server (it starts or stops at once), or

@@ -186,6 +186,7 @@ async fn without_a_model_nothing_is_sent_or_stored() {
     let options = NewThreadOptions {
         mode: PermissionMode::Auto,
         workspace: Some(s.dir.path().join("missing").display().to_string()),
+        ..NewThreadOptions::default()
     };
     let err = s
         .desk
@@ -193,8 +194,59 @@ async fn without_a_model_nothing_is_sent_or_stored() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("missing"), "{err}");
+    let options = NewThreadOptions {
+        agent: Some("ghost".into()),
+        ..NewThreadOptions::default()
+    };
+    let err = s
+        .desk
+        .send_message(None, "hi", options, Some("m".into()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "there is no agent `ghost`. Agents: auto, chat"
+    );
+    assert_eq!(kind(err), CommandErrorKind::Invalid);
     assert!(s.desk.list_threads(0, 50).await.unwrap().is_empty());
     assert!(s.server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_new_chat_answers_as_the_agent_picked_and_settings_keep_a_usable_default() {
+    let s = setup(Some("test-model")).await;
+    s.server.push(CHAT, Reply::sse(sse::text(&["Routed."])));
+    let options = NewThreadOptions {
+        agent: Some("auto".into()),
+        ..NewThreadOptions::default()
+    };
+    let live = s
+        .desk
+        .send_message(None, "hi", options, None)
+        .await
+        .unwrap();
+    collect(&live).await;
+    let thread = s.desk.store().thread(&live.thread_id).await.unwrap();
+    assert_eq!(
+        (thread.agent.as_deref(), thread.routes),
+        (Some("auto"), true)
+    );
+    let agents = s.desk.agents(Some(&thread.id)).await.unwrap();
+    let ids: Vec<&str> = agents.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["auto", "chat", "explore"]);
+
+    let mut settings = s.desk.settings();
+    settings.default_agent = "explore".into();
+    let err = s.desk.save_settings(settings.clone()).await.unwrap_err();
+    assert!(err.to_string().contains("subtasks only"), "{err}");
+    assert_eq!(
+        s.desk.settings().default_agent,
+        "chat",
+        "the old settings stay"
+    );
+    settings.default_agent = "auto".into();
+    s.desk.save_settings(settings).await.unwrap();
+    assert_eq!(s.desk.runtime().default_agent().await.unwrap(), "auto");
 }
 
 #[tokio::test]
@@ -213,6 +265,7 @@ async fn a_write_in_default_mode_waits_for_the_user() {
     let options = NewThreadOptions {
         mode: PermissionMode::Default,
         workspace: Some(work.display().to_string()),
+        ..NewThreadOptions::default()
     };
 
     // Allowed: the file is written.
@@ -650,6 +703,7 @@ async fn an_mcp_server_that_keeps_dying_shows_in_settings_until_started_again() 
             NewThreadOptions {
                 mode: PermissionMode::Auto,
                 workspace: None,
+                agent: None,
             },
             None,
         )

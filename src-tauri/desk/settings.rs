@@ -84,6 +84,10 @@ impl Desk {
     pub async fn save_settings(&self, mut settings: Settings) -> Result<Settings, DeskError> {
         tidy(&mut settings);
         check(&settings).map_err(DeskError::Invalid)?;
+        // The runtime keeps the default agent where the CLI reads it too.
+        self.runtime
+            .set_default_agent(&settings.default_agent)
+            .await?;
         self.store().set_setting(SETTINGS_KEY, &settings).await?;
         *self
             .settings

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use cairn_core::RuleList;
 use cairn_protocol::desktop::{ExportFormat, RuleInfo, ThreadDetail, ToolInfo};
-use cairn_protocol::{PermissionMode, SearchHit, ThreadInfo};
+use cairn_protocol::{AgentInfo, PermissionMode, SearchHit, ThreadInfo};
 use cairn_runtime::Export;
 use cairn_store::{Page, StoredRule};
 
@@ -18,6 +18,20 @@ const SEARCH_LIMIT: u32 = 50;
 const MAX_TITLE_CHARS: usize = 200;
 
 impl Desk {
+    /// The agent profiles a chat could use: the built-ins, the user's, and those of
+    /// the thread's workspace; files skipped are listed with why.
+    pub async fn agents(&self, thread_id: Option<&str>) -> Result<Vec<AgentInfo>, DeskError> {
+        let workspace = match thread_id {
+            Some(id) => self.store().thread(id).await?.workspace,
+            None => None,
+        };
+        Ok(self
+            .runtime
+            .agents(workspace.as_deref().map(Path::new))
+            .infos()
+            .to_vec())
+    }
+
     pub async fn list_threads(
         &self,
         offset: u32,

@@ -30,6 +30,13 @@ impl Home {
         self.dir.path().join("cairn.db")
     }
 
+    /// The user's folder of agent profiles, as the app finds it (XDG_CONFIG_HOME).
+    pub fn agents_dir(&self) -> PathBuf {
+        let dir = self.dir.path().join("home/.config/cairn/agents");
+        std::fs::create_dir_all(&dir).expect("the agents folder");
+        dir
+    }
+
     /// The MCP servers file the app reads (absent unless a test writes it).
     pub fn mcp_config(&self) -> PathBuf {
         self.dir.path().join("mcp.json")
@@ -415,6 +422,22 @@ impl App {
             )
             .await;
         serde_json::from_value(lines).expect("the outline is a list of lines")
+    }
+
+    /// The whole thread as a reader goes through it, one line per entry: its kind
+    /// (user, cairn, divider, answer) and its text.
+    pub async fn thread_lines(&self) -> Vec<String> {
+        let lines = self
+            .js(
+                "return [...document.querySelectorAll('.messages > *')].map(el => { \
+                   const kind = el.matches('.handover') ? 'divider' \
+                     : el.matches('.message.synthetic') ? 'cairn' \
+                     : el.matches('.message.user') ? 'user' \
+                     : el.matches('.message.assistant') ? 'answer' : 'other'; \
+                   return kind + ' ' + el.innerText.trim().replace(/\\s+/g, ' '); });",
+            )
+            .await;
+        serde_json::from_value(lines).expect("the thread is a list of lines")
     }
 
     /// Saves what the window shows to `target/…/e2e-screenshots/NAME.png`.

@@ -357,6 +357,111 @@ async fn an_answered_approval_leaves_its_card_painted_and_readable() {
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::say_and_call(
+            "This wants a review.",
+            &[(
+                "sw1",
+                "switch_agent",
+                json!({"agent": "reviewer", "reason": "a review", "follow_up": "Review the notes."}),
+            )],
+        )),
+    );
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&["Reviewed: the notes are fine."])),
+    );
+    let home = Home::new();
+    std::fs::write(
+        home.agents_dir().join("reviewer.md"),
+        "---\ndescription: Reviews what you wrote\nbase: chat\n---\nReview carefully.\n",
+    )
+    .unwrap();
+    let app = App::launch(&home, &server.url()).await;
+    app.wait_for_text(".agent-chip", "chat").await;
+    // The chip opens the agents: the visible ones, not the subtask-only explorer.
+    app.click(".agent-chip").await;
+    app.wait_for_text(".agent-choice", "reviewer").await;
+    let offered = app
+        .js("return [...document.querySelectorAll('.agent-choice .agent-id')].map(e => e.innerText);")
+        .await;
+    assert_eq!(offered, json!(["auto", "chat", "reviewer"]));
+    app.screenshot("agent-menu").await;
+    app.wait_for_text(".agent-choice", "auto")
+        .await
+        .click()
+        .await
+        .unwrap();
+    app.wait_for_text(".agent-chip", "auto").await;
+    assert_eq!(
+        app.count(".agent-menu").await,
+        0,
+        "choosing closes the menu"
+    );
+
+    app.send("Look over my notes").await;
+    app.wait_for_text(".message.assistant .md", "Reviewed: the notes are fine.")
+        .await;
+    app.wait_for_text(".handover-text", "auto → reviewer: a review")
+        .await;
+    app.wait_for_text(".message.synthetic", "Review the notes.")
+        .await;
+    app.wait_for_text(".agent-chip", "reviewer").await;
+    let live = app.thread_lines().await;
+    assert_eq!(
+        live,
+        [
+            "user Look over my notes",
+            "answer This wants a review.",
+            "divider auto → reviewer: a review",
+            "cairn Cairn, for reviewer Review the notes.",
+            "answer Reviewed: the notes are fine.",
+        ]
+        .map(String::from),
+        "{live:#?}"
+    );
+    let divider = pixels::readable_text(&app, ".handover", "handover-divider").await;
+    pixels::assert_reads(&divider, &["auto", "reviewer", "review"], "the divider");
+    app.screenshot("agent-handover").await;
+    let requests = server.requests_to(CHAT);
+    assert!(
+        requests[0].json()["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("- reviewer: Reviews what you wrote")
+    );
+    assert!(
+        requests[1].json()["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Review carefully.")
+    );
+    app.quit().await;
+
+    // After a restart the thread reads the same, and still answers as the reviewer.
+    let app = App::launch(&home, &server.url()).await;
+    app.wait_for_text(".thread-title", "Look over my notes")
+        .await
+        .click()
+        .await
+        .unwrap();
+    app.wait_for_text(".message.assistant .md", "Reviewed: the notes are fine.")
+        .await;
+    assert_eq!(
+        app.thread_lines().await,
+        live,
+        "the stored thread reads as it did live"
+    );
+    app.wait_for_text(".agent-chip", "reviewer").await;
+    app.screenshot("agent-handover-restarted").await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn in_plan_mode_a_write_is_blocked() {
     let server = FakeServer::start().await;
     write_turn(&server, "Plan: 1. write notes.md with the summary.");

@@ -10,6 +10,10 @@ pub enum Slash {
     /// `/mode` alone shows the mode; with a name it sets it.
     Mode(Option<PermissionMode>),
     Model(Option<String>),
+    /// `/agent` alone shows the chat's agent; with an id it gives the chat that one.
+    Agent(Option<String>),
+    /// The agents a chat can use.
+    Agents,
     /// A new thread.
     Clear,
     Export(ExportFormat),
@@ -36,6 +40,8 @@ pub fn parse(input: &str) -> Option<Result<Slash, String>> {
             .map(|mode| Slash::Mode(Some(mode)))
             .map_err(|err: cairn_protocol::permission::UnknownMode| err.to_string()),
         ("model", name) => Ok(Slash::Model(name.map(str::to_owned))),
+        ("agent", id) => Ok(Slash::Agent(id.map(str::to_owned))),
+        ("agents", _) => Ok(Slash::Agents),
         ("clear" | "new", _) => Ok(Slash::Clear),
         ("export", None | Some("md" | "markdown")) => Ok(Slash::Export(ExportFormat::Md)),
         ("export", Some("json")) => Ok(Slash::Export(ExportFormat::Json)),
@@ -46,7 +52,7 @@ pub fn parse(input: &str) -> Option<Result<Slash, String>> {
 }
 
 /// What `/help` shows.
-pub const HELP: &str = "/help — this list\n/tools — the tools the agent has\n/mode [plan|default|auto] — show or set what tool calls may do\n/model [name] — show or choose the model\n/clear — start a new chat\n/export [md|json] — save this chat";
+pub const HELP: &str = "/help — this list\n/tools — the tools the agent has\n/mode [plan|default|auto] — show or set what tool calls may do\n/model [name] — show or choose the model\n/agent [id] — show or choose the agent that answers\n/agents — the agents there are\n/clear — start a new chat\n/export [md|json] — save this chat";
 
 #[cfg(test)]
 mod tests {
@@ -65,6 +71,12 @@ mod tests {
             Some(Ok(Slash::Model(Some("qwen3:8b".into()))))
         );
         assert_eq!(parse("/clear"), Some(Ok(Slash::Clear)));
+        assert_eq!(
+            parse("/agent reviewer"),
+            Some(Ok(Slash::Agent(Some("reviewer".into()))))
+        );
+        assert_eq!(parse("/agent"), Some(Ok(Slash::Agent(None))));
+        assert_eq!(parse("/agents"), Some(Ok(Slash::Agents)));
         assert_eq!(
             parse("/export json"),
             Some(Ok(Slash::Export(ExportFormat::Json)))

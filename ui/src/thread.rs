@@ -1,20 +1,32 @@
 //! A thread as the view lists it: the user's messages and the assistant's turns,
 //! from the store, with a running turn replaced by its live stream.
 
-use cairn_protocol::{ErrorEvent, ErrorKind, MessageView, Role};
+use cairn_protocol::{ErrorEvent, ErrorKind, Handover, MessageView, Role};
 
 use crate::turn::TurnView;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
-    User { id: String, text: String },
-    Assistant { id: String, view: TurnView },
+    User {
+        id: String,
+        text: String,
+    },
+    Assistant {
+        id: String,
+        view: TurnView,
+    },
+    /// A message Cairn wrote (the follow-up of a hand-over), not the user.
+    Synthetic {
+        id: String,
+        text: String,
+        handover: Option<Handover>,
+    },
 }
 
 impl Entry {
     pub fn id(&self) -> &str {
         match self {
-            Self::User { id, .. } | Self::Assistant { id, .. } => id,
+            Self::User { id, .. } | Self::Assistant { id, .. } | Self::Synthetic { id, .. } => id,
         }
     }
 }
@@ -24,6 +36,11 @@ pub fn entries(messages: &[MessageView]) -> Vec<Entry> {
     messages
         .iter()
         .map(|message| match message.role {
+            Role::User if message.synthetic => Entry::Synthetic {
+                id: message.id.clone(),
+                text: message.content.clone(),
+                handover: message.handover.clone(),
+            },
             Role::User => Entry::User {
                 id: message.id.clone(),
                 text: message.content.clone(),
@@ -142,5 +159,32 @@ mod tests {
                 .as_ref()
                 .is_some_and(|e| e.message.contains("could not connect"))
         );
+    }
+
+    #[test]
+    fn a_hand_over_comes_back_as_cairns_message_between_two_answers() {
+        let mut follow_up = message("u2", Role::User, "Review it.", MessageStatus::Complete);
+        follow_up.synthetic = true;
+        follow_up.handover = Some(Handover {
+            from: "auto".into(),
+            to: "reviewer".into(),
+            reason: Some("a review".into()),
+        });
+        let entries = entries(&[
+            message("u1", Role::User, "review", MessageStatus::Complete),
+            message("a1", Role::Assistant, "", MessageStatus::Complete),
+            follow_up.clone(),
+            message("a2", Role::Assistant, "Fine.", MessageStatus::Complete),
+        ]);
+        assert_eq!(
+            entries[2],
+            Entry::Synthetic {
+                id: "u2".into(),
+                text: "Review it.".into(),
+                handover: follow_up.handover,
+            }
+        );
+        assert!(matches!(&entries[1], Entry::Assistant { .. }));
+        assert!(matches!(&entries[3], Entry::Assistant { .. }));
     }
 }

@@ -225,6 +225,11 @@ impl TurnView {
                 self.finished = Some(done.status);
                 self.thread_id = Some(done.thread_id.clone());
             }
+            // This answer is over: the next agent's follows in an answer of its own.
+            Event::AgentSwitched(switched) => {
+                self.finished = Some(TurnStatus::Completed);
+                self.thread_id = Some(switched.thread_id.clone());
+            }
             Event::Error(error) => self.error = Some(error.clone()),
             _ => {}
         }

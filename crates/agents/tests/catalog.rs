@@ -232,3 +232,32 @@ fn the_users_folder_moves_with_the_environment_and_defaults_to_the_config_folder
     assert!(catalog.problems().next().is_none());
     assert_eq!(catalog.agents().len(), 3);
 }
+
+#[test]
+fn the_readmes_example_profiles_load_as_described() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let section = readme
+        .split("\n## Agents\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("the README has an Agents section");
+    let examples: Vec<&str> = section
+        .split("```markdown\n")
+        .skip(1)
+        .map(|block| block.split("```").next().unwrap())
+        .collect();
+    assert_eq!(examples.len(), 2);
+    let folders = Folders::new();
+    folders
+        .user("reviewer.md", examples[0])
+        .user("finder.md", examples[1]);
+    let catalog = folders.load();
+    assert!(catalog.problems().next().is_none(), "{:?}", catalog.infos());
+    let reviewer = catalog.get("reviewer").unwrap();
+    assert_eq!(reviewer.model.as_deref(), Some("qwen2.5-coder:32b"));
+    assert!(reviewer.tools.allows("read_file") && !reviewer.tools.allows("edit_file"));
+    let finder = catalog.get("finder").unwrap();
+    assert!(finder.hidden && finder.runnable);
+    assert!(finder.tools.allows("search_files") && !finder.tools.allows("write_file"));
+}

@@ -34,6 +34,26 @@ pub enum Command {
     Rules(RulesArgs),
     /// MCP servers: which are configured, which may start.
     Mcp(McpArgs),
+    /// Agent profiles: the built-in ones and those in your folder and the workspace's.
+    Agents(AgentsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AgentsArgs {
+    #[command(subcommand)]
+    pub action: AgentsAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentsAction {
+    /// Every profile, and every file that could not be used and why.
+    List {
+        /// Include this folder's `.cairn/agents/`.
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Where the MCP servers are described.
@@ -154,6 +174,11 @@ pub struct RunArgs {
     /// The model to use; when omitted: the thread's, or the server's only one.
     #[arg(long, env = "CAIRN_MODEL")]
     pub model: Option<String>,
+
+    /// The agent profile to answer as (`cairn agents list`); kept by the thread.
+    /// When omitted: the thread's, or the default one for a new thread.
+    #[arg(long, env = "CAIRN_AGENT")]
+    pub agent: Option<String>,
 
     /// What tool calls may do without asking: plan, default or auto. Sets the
     /// thread's mode (new threads start in default).

@@ -3,6 +3,7 @@
 // Printing to stdout is this crate's job; the lint guards the libraries.
 #![allow(clippy::print_stdout)]
 
+mod agents;
 mod args;
 mod db;
 mod exit;
@@ -50,6 +51,7 @@ fn real_main() -> Exit {
             Command::Threads(args) => threads::threads(args).await,
             Command::Rules(args) => rules::rules(args).await,
             Command::Mcp(args) => mcp::mcp(args).await,
+            Command::Agents(args) => agents::agents(args),
         }
     });
     // The stdin reader blocks in a read that only ends when stdin does; dropping the

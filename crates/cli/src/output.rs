@@ -231,6 +231,17 @@ impl EventSink for Transcript {
                     exceeded.limit
                 ),
             ),
+            Event::AgentSwitched(switched) => {
+                let reason = switched
+                    .reason
+                    .as_deref()
+                    .map(|reason| format!(": {reason}"))
+                    .unwrap_or_default();
+                self.paint(
+                    "36",
+                    &format!("── {} → {}{reason} ──", switched.from, switched.to),
+                )
+            }
             Event::Error(error) => {
                 let _ = writeln!(std::io::stderr(), "error: {}", error.message);
                 return;

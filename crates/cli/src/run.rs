@@ -47,12 +47,26 @@ async fn start(args: RunArgs) -> Result<Started, Failure> {
         mode: args.mode,
         workspace: args.workspace.clone(),
     };
-    // A typo in the folder is reported before the server is asked anything.
+    // A typo in the folder, or in the agent's name, is reported before the server is
+    // asked anything.
     options.check()?;
+    if let Some(agent) = &args.agent {
+        let folder = options
+            .workspace
+            .clone()
+            .or_else(|| existing.as_ref()?.workspace.as_ref().map(Into::into));
+        runtime
+            .agents(folder.as_deref())
+            .choose(agent)
+            .map_err(cairn_runtime::RuntimeError::from)?;
+    }
     // The server and the model are settled before a new thread is stored: a run that
     // cannot start leaves no empty thread behind.
     let choice = resolve_model(args.model_request()?, existing.as_ref(), &Keychain::new()).await?;
     let thread = runtime.open_thread(existing, &prompt, &options).await?;
+    if let Some(agent) = &args.agent {
+        runtime.set_thread_agent(&thread.id, agent).await?;
+    }
     crate::mcp::start(&runtime, &args.mcp).await?;
     let live = runtime.send(&thread.id, &prompt, choice).await?;
     Ok(Started {

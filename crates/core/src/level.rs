@@ -410,11 +410,20 @@ impl Turn {
             Ending::Failed(err) => {
                 // The `error` event tells the user; the log only adds detail.
                 tracing::debug!(error = %err, depth, "model call failed");
+                // A profile's own model is not the one the user picked: say whose it is.
+                let message = if self.is_thread_model(&level.scope.model) {
+                    err.to_string()
+                } else {
+                    format!(
+                        "the agent `{}` asks for the model `{}`: {err}",
+                        level.scope.agent.id, level.scope.model
+                    )
+                };
                 self.fail(ErrorEvent {
-                    message: err.to_string(),
+                    message: message.clone(),
                     kind: ErrorKind::Provider,
                 });
-                Some(err.to_string())
+                Some(message)
             }
         };
         self.record_call(ModelCall {

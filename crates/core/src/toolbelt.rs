@@ -75,13 +75,26 @@ impl Toolbelt {
 
     /// The tools `selection` allows, in this belt's order.
     pub fn select(&self, selection: &dyn ToolSelection) -> Self {
-        let tools = self
+        self.keep(|tool| selection.allows(tool.name()))
+    }
+
+    /// The tools `keep` says yes to, their specs reused: a spec can cost more to build
+    /// than a whole model round of the loop.
+    fn keep(&self, keep: impl Fn(&Arc<dyn Tool>) -> bool) -> Self {
+        if self.tools.iter().all(&keep) {
+            return self.clone();
+        }
+        let (tools, specs): (Vec<_>, Vec<_>) = self
             .tools
             .iter()
-            .filter(|tool| selection.allows(tool.name()))
-            .cloned()
-            .collect();
-        Self::from_checked(tools)
+            .zip(self.specs.iter())
+            .filter(|(tool, _)| keep(tool))
+            .map(|(tool, spec)| (Arc::clone(tool), spec.clone()))
+            .unzip();
+        Self {
+            tools,
+            specs: specs.into(),
+        }
     }
 
     /// The tools named, in this belt's order; the names it does not have are the error.
@@ -94,12 +107,6 @@ impl Toolbelt {
         if !unknown.is_empty() {
             return Err(unknown);
         }
-        let tools = self
-            .tools
-            .iter()
-            .filter(|tool| names.iter().any(|name| name == tool.name()))
-            .cloned()
-            .collect();
-        Ok(Self::from_checked(tools))
+        Ok(self.keep(|tool| names.iter().any(|name| name == tool.name())))
     }
 }

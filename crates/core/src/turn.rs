@@ -324,6 +324,11 @@ impl Turn {
         }
     }
 
+    /// Whether `model` is the one the thread asked for (not a profile's own).
+    pub(crate) fn is_thread_model(&self, model: &str) -> bool {
+        self.thread_model == model
+    }
+
     /// The model and sampling `agent`'s calls use.
     pub(crate) fn model_for(&self, agent: &Agent) -> (String, Sampling) {
         model_for(agent, &self.thread_model, self.thread_sampling)

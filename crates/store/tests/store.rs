@@ -412,3 +412,32 @@ async fn a_hand_over_is_stored_as_a_synthetic_message_and_comes_back_whole() {
         (Some("chat"), true)
     );
 }
+
+#[tokio::test]
+async fn a_search_ranks_every_match_before_it_keeps_the_best_few() {
+    let (_dir, store) = fresh().await;
+    let thread = store.create_thread(NewThread::default()).await.unwrap();
+    for n in 0..30 {
+        store
+            .begin_turn(
+                &thread.id,
+                &format!("note {n} mentions cargo once, among many other words here"),
+            )
+            .await
+            .unwrap();
+    }
+    // Written last, so not first by order of rows: only the rank puts it first.
+    store
+        .begin_turn(&thread.id, "cargo cargo: cargo")
+        .await
+        .unwrap();
+    let hits = store.search("cargo", 5).await.unwrap();
+    assert_eq!(hits.len(), 5);
+    assert_eq!(hits[0].snippet, "[cargo] [cargo]: [cargo]");
+    assert!(
+        hits[1..]
+            .iter()
+            .all(|hit| hit.snippet.contains("mentions [cargo] once"))
+    );
+    assert!(hits.iter().all(|hit| hit.thread_id == thread.id));
+}

@@ -95,6 +95,9 @@ pub fn open_thread(ctx: Ctx, thread_id: String) {
                     id,
                     turn: ArcRwSignal::new(view),
                 },
+                Entry::Synthetic { id, text, handover } => {
+                    EntryView::Handover { id, handover, text }
+                }
             })
             .collect();
         if detail.running {
@@ -136,19 +139,52 @@ fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell
     let mut target = Some(turn);
     let done = Rc::new(Cell::new(false));
     let seen_done = Rc::clone(&done);
+    let generation = ctx.chats.generation.get_untracked();
     let channel = ipc::channel(move |event: Event| {
         let Some(turn) = &target else {
             return;
         };
         turn.update(|view| view.apply(&event, now_ms()));
         ctx.chat.stream_tick.update(|tick| *tick += 1);
-        if let Event::Done(done) = &event {
-            seen_done.set(true);
-            ctx.chats
-                .running
-                .update(|running| running.retain(|id| *id != done.thread_id));
-            refresh_threads(ctx);
-            target = None;
+        match &event {
+            Event::Done(done) => {
+                seen_done.set(true);
+                ctx.chats
+                    .running
+                    .update(|running| running.retain(|id| *id != done.thread_id));
+                refresh_threads(ctx);
+                target = None;
+            }
+            // The next agent answers on: its follow-up and a fresh answer go under
+            // this one, and the rest of the stream fills that answer.
+            Event::AgentSwitched(switched) => {
+                let next = ArcRwSignal::new(TurnView::new());
+                if ctx.chats.generation.get_untracked() == generation {
+                    ctx.chat.entries.update(|entries| {
+                        entries.push(EntryView::Handover {
+                            id: local_id("handover"),
+                            handover: Some(cairn_protocol::Handover {
+                                from: switched.from.clone(),
+                                to: switched.to.clone(),
+                                reason: switched.reason.clone(),
+                            }),
+                            text: switched.follow_up.clone(),
+                        });
+                        entries.push(EntryView::Assistant {
+                            id: switched.message_id.clone(),
+                            turn: next.clone(),
+                        });
+                    });
+                    ctx.chats.current.update(|thread| {
+                        if let Some(thread) = thread.as_mut().filter(|t| t.id == switched.thread_id)
+                        {
+                            thread.agent = Some(switched.to.clone());
+                        }
+                    });
+                }
+                target = Some(next);
+            }
+            _ => {}
         }
     });
     (channel, done)
@@ -190,6 +226,7 @@ pub fn send(ctx: Ctx, prompt: String) {
         options: Some(NewThreadOptions {
             mode: draft.mode,
             workspace: draft.workspace,
+            agent: draft.agent,
         }),
         model: ctx.chat.model.get_untracked(),
     };
@@ -389,6 +426,57 @@ pub fn set_mode(ctx: Ctx, mode: PermissionMode) {
     });
 }
 
+/// Gives the open chat (or the new one) the agent `id` from its next message on.
+pub fn set_agent(ctx: Ctx, id: String) {
+    ctx.nav.agent_menu.set(false);
+    let Some(thread_id) = ctx.current_id() else {
+        // Checked here, against the list: a new chat has nothing stored to refuse it.
+        let usable = ctx.chat.agents.with_untracked(|agents| {
+            agents
+                .iter()
+                .any(|a| a.id == id && a.error.is_none() && !a.hidden)
+        });
+        if usable || ctx.chat.agents.with_untracked(Vec::is_empty) {
+            ctx.chat.draft.update(|draft| draft.agent = Some(id));
+        } else {
+            ctx.say(format!(
+                "There is no agent `{id}` for a chat; /agents lists them."
+            ));
+        }
+        return;
+    };
+    leptos::task::spawn_local(async move {
+        match ipc::call(&SetAgent {
+            thread_id,
+            agent: id,
+        })
+        .await
+        {
+            Ok(thread) => {
+                if ctx.is_running(&thread.id) {
+                    ctx.say("The new agent answers from the next message.");
+                }
+                ctx.chats.current.set(Some(thread));
+            }
+            Err(err) => ctx.say(err.message),
+        }
+    });
+}
+
+/// Lists the agent profiles again (the user may have added a file).
+pub fn refresh_agents(ctx: Ctx) {
+    leptos::task::spawn_local(async move {
+        match ipc::call(&ListAgents {
+            thread_id: ctx.current_id(),
+        })
+        .await
+        {
+            Ok(agents) => ctx.chat.agents.set(agents),
+            Err(err) => ctx.say(err.message),
+        }
+    });
+}
+
 /// Sets the open thread's folder (or the new chat's); `None` clears it.
 pub fn set_workspace(ctx: Ctx, folder: Option<String>) {
     leptos::task::spawn_local(async move {
@@ -511,6 +599,35 @@ fn run_slash(ctx: Ctx, command: Slash) {
             ctx.chat.model.set(Some(model.clone()));
             notice(ctx, format!("The next message goes to {model}."));
         }
+        Slash::Agent(None) => notice(ctx, format!("Agent: {}", ctx.agent())),
+        Slash::Agent(Some(id)) => set_agent(ctx, id),
+        Slash::Agents => leptos::task::spawn_local(async move {
+            let listing = ListAgents {
+                thread_id: ctx.current_id(),
+            };
+            match ipc::call(&listing).await {
+                Ok(agents) => {
+                    let lines: Vec<String> = agents
+                        .iter()
+                        .filter(|a| !a.hidden && a.error.is_none())
+                        .map(|a| format!("{} — {}", a.id, first_line(&a.description)))
+                        .chain(agents.iter().filter_map(|a| {
+                            let error = a.error.as_ref()?;
+                            Some(format!(
+                                "skipped {}: {error}",
+                                a.path.as_deref().unwrap_or(&a.id)
+                            ))
+                        }))
+                        .collect();
+                    ctx.chat.agents.set(agents);
+                    notice(
+                        ctx,
+                        format!("Agents (/agent ID to choose):\n{}", lines.join("\n")),
+                    );
+                }
+                Err(err) => ctx.say(err.message),
+            }
+        }),
         Slash::Clear => new_chat(ctx),
         Slash::Export(format) => match ctx.current_id() {
             Some(id) => export(ctx, id, format),

@@ -54,6 +54,7 @@ pub fn Composer() -> impl IntoView {
                 on:keydown=on_key
             ></textarea>
             <div class="composer-bar">
+                <AgentChip />
                 <ModeSelect />
                 <ModelSelect />
                 <WorkspacePicker />
@@ -68,6 +69,50 @@ pub fn Composer() -> impl IntoView {
                 }}
             </div>
         </footer>
+    }
+}
+
+/// The agent the chat answers as: a chip that opens a list of the agents to choose.
+#[component]
+fn AgentChip() -> impl IntoView {
+    let ctx = ctx();
+    let open = ctx.nav.agent_menu;
+    let toggle = move |_| {
+        if !open.get_untracked() {
+            actions::refresh_agents(ctx);
+        }
+        open.update(|open| *open = !*open);
+    };
+    let choices = move || {
+        ctx.chat.agents.with(|agents| {
+            agents
+                .iter()
+                .filter(|a| !a.hidden && a.error.is_none())
+                .map(|a| (a.id.clone(), a.description.clone()))
+                .collect::<Vec<_>>()
+        })
+    };
+    view! {
+        <div class="agent-wrap">
+            <button class="agent-chip" aria-label="Agent" aria-haspopup="menu"
+                aria-expanded=move || open.get().to_string()
+                title="The agent that answers; click to choose another (/agents lists them)"
+                on:click=toggle>{move || ctx.agent()}</button>
+            <Show when=move || open.get()>
+                <div class="agent-menu" role="menu">
+                    <For each=choices key=|(id, _)| id.clone() let:choice>
+                        <button class="ghost agent-choice" role="menuitem" title=choice.1.clone()
+                            on:click={
+                                let id = choice.0.clone();
+                                move |_| actions::set_agent(ctx, id.clone())
+                            }>
+                            <span class="agent-id">{choice.0.clone()}</span>
+                            <span class="agent-description">{choice.1.clone()}</span>
+                        </button>
+                    </For>
+                </div>
+            </Show>
+        </div>
     }
 }
 

@@ -4,7 +4,7 @@
 //! a screen reads only the part it draws and an update wakes only its readers.
 
 use cairn_protocol::desktop::{PendingApproval, ProviderPreset, Settings};
-use cairn_protocol::{PermissionMode, ThreadInfo};
+use cairn_protocol::{AgentInfo, Handover, PermissionMode, ThreadInfo};
 use leptos::prelude::*;
 
 use crate::turn::TurnView;
@@ -34,14 +34,22 @@ pub enum EntryView {
         id: String,
         text: String,
     },
+    /// A message Cairn wrote for the next agent when the router handed the chat over:
+    /// a divider naming the hand-over, then the message, marked as not the user's.
+    Handover {
+        id: String,
+        handover: Option<Handover>,
+        text: String,
+    },
 }
 
 impl EntryView {
     pub fn id(&self) -> String {
         match self {
-            Self::User { id, .. } | Self::Assistant { id, .. } | Self::Notice { id, .. } => {
-                id.clone()
-            }
+            Self::User { id, .. }
+            | Self::Assistant { id, .. }
+            | Self::Notice { id, .. }
+            | Self::Handover { id, .. } => id.clone(),
         }
     }
 }
@@ -51,6 +59,8 @@ impl EntryView {
 pub struct Draft {
     pub mode: PermissionMode,
     pub workspace: Option<String>,
+    /// The agent picked for it; the default one (Settings) when none.
+    pub agent: Option<String>,
 }
 
 /// Where the user is: the screen, the panels and menus open, what the app says.
@@ -70,6 +80,8 @@ pub struct Nav {
     pub toast: RwSignal<Option<(u64, String)>>,
     /// Bumped to put the cursor in the composer.
     pub focus: RwSignal<u32>,
+    /// The composer's agent menu is open.
+    pub agent_menu: RwSignal<bool>,
 }
 
 /// The chats: the list, which run, which wait for an answer, and the one open.
@@ -97,6 +109,8 @@ pub struct Chat {
     pub stream_tick: RwSignal<u64>,
     /// The folder a chat was last given: a new chat starts there.
     pub last_workspace: RwSignal<Option<String>>,
+    /// The agent profiles, as last listed (for the composer's menu).
+    pub agents: RwSignal<Vec<AgentInfo>>,
 }
 
 /// What the app is configured with, and what it learned at start.
@@ -131,6 +145,7 @@ impl Ctx {
                 confirm_quit: RwSignal::new(false),
                 toast: RwSignal::new(None),
                 focus: RwSignal::new(0),
+                agent_menu: RwSignal::new(false),
             },
             chats: Chats {
                 threads: RwSignal::new(Vec::new()),
@@ -147,6 +162,7 @@ impl Ctx {
                 composer: RwSignal::new(String::new()),
                 stream_tick: RwSignal::new(0),
                 last_workspace: RwSignal::new(None),
+                agents: RwSignal::new(Vec::new()),
             },
             config: Config {
                 settings: RwSignal::new(Settings::default()),
@@ -162,6 +178,19 @@ impl Ctx {
         self.chats
             .current
             .with(|current| current.as_ref().map(|thread| thread.id.clone()))
+    }
+
+    /// The agent the open chat answers as (a new chat's: picked, else the default).
+    pub fn agent(&self) -> String {
+        let chosen = match self
+            .chats
+            .current
+            .with(|thread| thread.as_ref().map(|t| t.agent.clone()))
+        {
+            Some(thread_agent) => thread_agent,
+            None => self.chat.draft.with(|draft| draft.agent.clone()),
+        };
+        chosen.unwrap_or_else(|| self.config.settings.with(|s| s.default_agent.clone()))
     }
 
     pub fn is_running(&self, thread_id: &str) -> bool {

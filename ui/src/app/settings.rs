@@ -192,6 +192,23 @@ pub fn SettingsScreen() -> impl IntoView {
                             }}
                         </select>
                     </label>
+                    <label class="field">
+                        <span>"Agent new chats start with"</span>
+                        <select class="default-agent" prop:value=move || draft.with(|s| s.default_agent.clone())
+                            on:focus=move |_| super::actions::refresh_agents(ctx)
+                            on:change=move |event| draft.update(|s| s.default_agent = event_target_value(&event))>
+                            {move || {
+                                let chosen = draft.with(|s| s.default_agent.clone());
+                                let mut ids: Vec<String> = ctx.chat.agents.with(|agents| {
+                                    agents.iter().filter(|a| !a.hidden && a.error.is_none()).map(|a| a.id.clone()).collect()
+                                });
+                                if !ids.contains(&chosen) {
+                                    ids.insert(0, chosen);
+                                }
+                                ids.into_iter().map(|id| view! { <option value=id.clone()>{id.clone()}</option> }).collect_view()
+                            }}
+                        </select>
+                    </label>
                     <div class="grid-2">
                         <NumberField label="Temperature (0–2)" hint="server's" value=temperature />
                         <NumberField label="Top-p (0–1)" hint="server's" value=top_p />

@@ -57,6 +57,7 @@ pub fn ChatScreen() -> impl IntoView {
                         EntryView::Notice { text, .. } => view! {
                             <div class="message notice-line"><pre>{text}</pre></div>
                         }.into_any(),
+                        EntryView::Handover { handover, text, .. } => handover_view(handover, text),
                     }
                 />
             </div>
@@ -64,6 +65,38 @@ pub fn ChatScreen() -> impl IntoView {
             <composer::Composer />
         </main>
     }
+}
+
+/// A hand-over: a slim divider saying who handed the chat to whom and why, then the
+/// message Cairn wrote for the next agent, marked as not the user's.
+fn handover_view(handover: Option<cairn_protocol::Handover>, text: String) -> AnyView {
+    let (divider, to) = match handover {
+        Some(h) => {
+            let reason = h.reason.map(|r| format!(": {r}")).unwrap_or_default();
+            (format!("{} → {}{reason}", h.from, h.to), h.to)
+        }
+        None => (String::new(), String::new()),
+    };
+    let label = if to.is_empty() {
+        "Cairn wrote this".to_owned()
+    } else {
+        format!("Cairn, for {to}")
+    };
+    let aria = divider.clone();
+    view! {
+        <div class="handover" role="separator" aria-label=aria>
+            <span class="handover-line"></span>
+            <span class="handover-text">{divider}</span>
+            <span class="handover-line"></span>
+        </div>
+        <div class="message user synthetic">
+            <div class="bubble" title="Not sent by you: Cairn wrote it when the agent changed">
+                <span class="synthetic-label">{label}</span>
+                {text}
+            </div>
+        </div>
+    }
+    .into_any()
 }
 
 #[component]

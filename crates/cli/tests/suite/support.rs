@@ -23,11 +23,20 @@ pub fn scratch_db() -> std::path::PathBuf {
         .join(format!("cairn-{}.db", NEXT.fetch_add(1, Ordering::Relaxed)))
 }
 
+/// An empty folder of the user's agent profiles, so no test reads the real one.
+pub fn no_user_agents() -> &'static std::path::Path {
+    use std::sync::OnceLock;
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
 pub fn cairn(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
     command
         .args(args)
         .env("CAIRN_DB", scratch_db())
+        .env("CAIRN_AGENTS_DIR", no_user_agents())
+        .env_remove("CAIRN_AGENT")
         .env_remove("CAIRN_MODEL")
         .env_remove("CAIRN_BASE_URL")
         .env_remove("CAIRN_DIALECT")

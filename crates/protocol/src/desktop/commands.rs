@@ -15,6 +15,7 @@ use super::{
     PullStep, RuleInfo, Sent, ServerCheck, Settings, SettingsSaved, ShellEvent, Startup,
     ThreadDetail, ToolInfo,
 };
+use crate::agent::AgentInfo;
 use crate::dialect::Dialect;
 use crate::event::Event;
 use crate::permission::{ApprovalDecision, PermissionMode, RuleList};
@@ -132,6 +133,10 @@ commands! {
     RunPlan = "run_plan" { thread_id: String, mode: PermissionMode } -> Sent,
         streams on "onEvent": Event;
     ListMcpServers = "list_mcp_servers" {} -> Vec<McpServerInfo>;
+    /// Every agent profile (with the thread's workspace's own), and every file skipped.
+    ListAgents = "list_agents" { thread_id: Option<String> } -> Vec<AgentInfo>;
+    /// The agent a thread answers as from its next turn on.
+    SetAgent = "set_agent" { thread_id: String, agent: String } -> ThreadInfo;
     /// Starts or stops a configured MCP server, or trusts its read-only marks or not.
     SetMcpServer = "set_mcp_server" {
         name: String,

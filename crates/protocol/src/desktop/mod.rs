@@ -36,6 +36,8 @@ pub struct Settings {
     pub first_run_done: bool,
     /// The page zoom, in percent (Ctrl+= / Ctrl+- / Ctrl+0).
     pub zoom_percent: u16,
+    /// The agent profile new chats start with.
+    pub default_agent: String,
 }
 
 impl Default for Settings {
@@ -54,6 +56,7 @@ impl Default for Settings {
             endpoints: Vec::new(),
             first_run_done: false,
             zoom_percent: 100,
+            default_agent: "chat".into(),
         }
     }
 }
@@ -219,6 +222,9 @@ impl ExportFormat {
 pub struct NewThreadOptions {
     pub mode: PermissionMode,
     pub workspace: Option<String>,
+    /// The agent profile it answers as; the default one (Settings) when absent.
+    #[serde(default)]
+    pub agent: Option<String>,
 }
 
 /// A configured MCP server, as Settings shows it.
