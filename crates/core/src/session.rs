@@ -295,8 +295,7 @@ impl Claim {
                 match handover.next_turn(&outcome, &switch).await {
                     Ok(turn) => {
                         *running.lock_message_id() = turn.request.message_id.clone();
-                        let sink = running.outlet(&turn.persistence);
-                        sink.emit(Event::AgentSwitched(AgentSwitched {
+                        running.hand_over(Event::AgentSwitched(AgentSwitched {
                             from: switch.from,
                             to: switch.to,
                             reason: switch.reason,
@@ -369,6 +368,17 @@ impl LiveTurn {
             turn: Arc::clone(self),
             persistence: Arc::clone(persistence),
         })
+    }
+
+    /// Starts the chain's next answer: the front ends watching hear of the hand-over,
+    /// and a front end that attaches later replays only the new answer (the ones
+    /// before it are committed: it reads them from the store, the follow-up too).
+    fn hand_over(&self, event: Event) {
+        let mut stream = self.lock();
+        stream
+            .watchers
+            .retain(|watcher| watcher.send(event.clone()).is_ok());
+        stream.buffer.clear();
     }
 
     /// The answer being written now.

@@ -460,6 +460,21 @@ async fn a_switch_continues_the_thread_as_the_target_with_one_done_at_the_end() 
     assert_eq!(chain.asked.lock().unwrap().len(), 1);
     let outcome = live.finished().await.unwrap();
     assert_eq!(outcome.text, "The notes say hi.");
+    // A front end that comes late replays the last answer only: the ones before it
+    // and the hand-over are in the store.
+    let (replayed, _) = live.attach();
+    assert!(
+        replayed
+            .iter()
+            .all(|event| !matches!(event, Event::AgentSwitched(_) | Event::ToolCallUpdate(_))),
+        "{replayed:?}"
+    );
+    assert!(
+        replayed
+            .iter()
+            .any(|event| matches!(event, Event::Chunk(c) if c.content == "The notes say hi."))
+    );
+    assert!(matches!(replayed.last(), Some(Event::Done(_))));
 }
 
 #[tokio::test]
