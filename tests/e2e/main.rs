@@ -390,6 +390,15 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
         .await;
     assert_eq!(offered, json!(["auto", "chat", "reviewer"]));
     app.screenshot("agent-menu").await;
+    // Esc puts the menu away, as a click elsewhere does.
+    app.press(thirtyfour::Key::Escape).await;
+    app.wait_for_js("return document.querySelectorAll('.agent-menu').length === 0")
+        .await;
+    app.click(".agent-chip").await;
+    app.click(".chat-title").await;
+    app.wait_for_js("return document.querySelectorAll('.agent-menu').length === 0")
+        .await;
+    app.click(".agent-chip").await;
     app.wait_for_text(".agent-choice", "auto")
         .await
         .click()
@@ -412,10 +421,12 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
     app.wait_for_text(".agent-chip", "reviewer").await;
     let live = app.thread_lines().await;
     assert_eq!(
-        live,
+        live.iter()
+            .map(|line| without_durations(line))
+            .collect::<Vec<_>>(),
         [
             "user Look over my notes",
-            "answer This wants a review.",
+            "answer This wants a review. ▸ ✓ switch_agent N ms",
             "divider auto → reviewer: a review",
             "cairn Cairn, for reviewer Review the notes.",
             "answer Reviewed: the notes are fine.",
@@ -458,6 +469,24 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
     app.wait_for_text(".agent-chip", "reviewer").await;
     app.screenshot("agent-handover-restarted").await;
     app.quit().await;
+}
+
+/// `line` with each "12 ms" read as "N ms": how long a call took is not the test's.
+fn without_durations(line: &str) -> String {
+    let words: Vec<&str> = line.split(' ').collect();
+    words
+        .iter()
+        .enumerate()
+        .map(|(i, word)| {
+            let is_count = !word.is_empty() && word.bytes().all(|b| b.is_ascii_digit());
+            if is_count && words.get(i + 1) == Some(&"ms") {
+                "N"
+            } else {
+                word
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -141,7 +141,7 @@ impl TurnView {
                             started_at_ms: None,
                             children,
                             approval: None,
-                            expanded: depth == 0,
+                            expanded: starts_open(&node.name, depth),
                         },
                     );
                     segments.push(Segment::Card(node.id.clone()));
@@ -182,7 +182,7 @@ impl TurnView {
                         started_at_ms: Some(now_ms),
                         children: Vec::new(),
                         approval: None,
-                        expanded: update.depth == 0,
+                        expanded: starts_open(&update.name, update.depth),
                     });
                 }
                 ToolCallStatus::End => {
@@ -317,6 +317,12 @@ fn preview_value(preview: &str) -> Value {
         Ok(value @ (Value::Object(_) | Value::Array(_))) => value,
         _ => Value::String(preview.to_owned()),
     }
+}
+
+/// Whether a card starts open: the answer's own calls do, the calls inside a
+/// subtask do not, and a hand-over says all it has to in the divider under it.
+fn starts_open(name: &str, depth: u32) -> bool {
+    depth == 0 && name != "switch_agent"
 }
 
 #[cfg(test)]

@@ -672,6 +672,10 @@ pub fn keyboard_shortcuts(ctx: Ctx) {
             ctx.nav.open_menu.set(None);
             return;
         }
+        if event.key() == "Escape" && ctx.nav.agent_menu.get_untracked() {
+            ctx.nav.agent_menu.set(false);
+            return;
+        }
         if event.key() == "Escape" && ctx.nav.narrow_sidebar.get_untracked() {
             ctx.nav.narrow_sidebar.set(false);
             return;
@@ -717,19 +721,21 @@ pub fn keyboard_shortcuts(ctx: Ctx) {
     });
     // The listener lives as long as the app.
     std::mem::forget(handle);
-    // A click anywhere but in the open menu (or on its own button) closes it.
+    // A click anywhere but in an open menu (or on its own button) closes it.
     let clicks = window_event_listener(leptos::ev::mousedown, move |event| {
         use wasm_bindgen::JsCast;
-        if ctx.nav.open_menu.with_untracked(Option::is_none) {
-            return;
-        }
-        let inside = event
-            .target()
-            .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
-            .and_then(|element| element.closest(".menu, .thread-menu").ok().flatten())
-            .is_some();
-        if !inside {
+        let within = |selector: &str| {
+            event
+                .target()
+                .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+                .and_then(|element| element.closest(selector).ok().flatten())
+                .is_some()
+        };
+        if ctx.nav.open_menu.with_untracked(Option::is_some) && !within(".menu, .thread-menu") {
             ctx.nav.open_menu.set(None);
+        }
+        if ctx.nav.agent_menu.get_untracked() && !within(".agent-wrap") {
+            ctx.nav.agent_menu.set(false);
         }
     });
     std::mem::forget(clicks);
