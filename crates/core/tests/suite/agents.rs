@@ -388,8 +388,11 @@ fn request(message_id: &str) -> TurnRequest {
     }
 }
 
-async fn run_chain(model: &ScriptedModel) -> (Vec<Event>, Arc<Chain>, Arc<cairn_core::LiveTurn>) {
-    let sessions = Sessions::new();
+/// Starts thread `t` as `auto`, with [`Chain`] preparing each hand-over.
+fn start_chain(
+    sessions: &Arc<Sessions>,
+    model: &ScriptedModel,
+) -> (Arc<Chain>, Arc<cairn_core::LiveTurn>) {
     let chain = Arc::new(Chain {
         model: model.clone(),
         next: Mutex::new(0),
@@ -402,6 +405,12 @@ async fn run_chain(model: &ScriptedModel) -> (Vec<Event>, Arc<Chain>, Arc<cairn_
         Arc::new(NoPersistence),
         Some(chain.clone()),
     );
+    (chain, live)
+}
+
+async fn run_chain(model: &ScriptedModel) -> (Vec<Event>, Arc<Chain>, Arc<cairn_core::LiveTurn>) {
+    let sessions = Sessions::new();
+    let (chain, live) = start_chain(&sessions, model);
     let (_, mut receiver) = live.attach();
     let mut events = Vec::new();
     while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(10), receiver.recv()).await
@@ -520,18 +529,7 @@ async fn stop_cancels_the_turn_after_a_switch_and_no_other_starts() {
         ScriptedTurn::call("switch_agent", json!({"agent": "auto"})),
     ]);
     let sessions = Sessions::new();
-    let chain = Arc::new(Chain {
-        model: model.clone(),
-        next: Mutex::new(0),
-        asked: Mutex::default(),
-    });
-    let live = sessions.claim("t").unwrap().start_with(
-        Engine::new(Arc::new(model.clone()), Limits::default()),
-        request("m1"),
-        Default::default(),
-        Arc::new(NoPersistence),
-        Some(chain.clone()),
-    );
+    let (chain, live) = start_chain(&sessions, &model);
     let (_, mut receiver) = live.attach();
     // Stop once the second turn (as `chat`) is writing.
     loop {
