@@ -468,6 +468,16 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
     );
     app.wait_for_text(".agent-chip", "reviewer").await;
     app.screenshot("agent-handover-restarted").await;
+    // The same from the keyboard: /agents lists them, /agent ID changes the chat's.
+    app.send("/agents").await;
+    app.wait_for_text(".notice-line", "reviewer — Reviews what you wrote")
+        .await;
+    app.send("/agent chat").await;
+    app.wait_for_text(".agent-chip", "chat").await;
+    app.send("/agent explore").await;
+    app.wait_for_text(".toast", "`explore` is an agent for subtasks only")
+        .await;
+    app.wait_for_text(".agent-chip", "chat").await;
     app.quit().await;
 }
 
