@@ -8,7 +8,9 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use cairn_core::{Approvals, EventSink, Limits, LiveTurn};
-use cairn_protocol::{ApprovalDecision, ClientMessage, ErrorKind, Event, TurnStatus};
+use cairn_protocol::{
+    ApprovalDecision, Chunk, ClientMessage, Done, ErrorKind, Event, TurnStatus, Usage,
+};
 use cairn_runtime::{Runtime, ThreadOptions, resolve_model};
 use cairn_secrets::Keychain;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -19,6 +21,9 @@ use crate::output::{JsonLines, Transcript};
 
 pub async fn run(args: RunArgs) -> Exit {
     let json = args.json;
+    if args.prompt.join(" ").trim().is_empty() {
+        return clarify(json, args.thread.as_deref());
+    }
     match start(args).await {
         Ok(started) => started.follow().await,
         Err(failure) => {
@@ -28,6 +33,28 @@ pub async fn run(args: RunArgs) -> Exit {
             failure.report()
         }
     }
+}
+
+/// A blank message: the clarifying question, printed as a turn's answer would be,
+/// with no model asked and nothing stored (so `done` names no message).
+fn clarify(json: bool, thread: Option<&str>) -> Exit {
+    let question = cairn_runtime::CLARIFYING_QUESTION;
+    if json {
+        JsonLines.emit(Event::Chunk(Chunk {
+            content: question.to_owned(),
+            parent_id: None,
+            depth: 0,
+        }));
+        JsonLines.emit(Event::Done(Done {
+            thread_id: thread.unwrap_or_default().to_owned(),
+            message_id: String::new(),
+            usage: Usage::default(),
+            status: TurnStatus::Completed,
+        }));
+    } else {
+        println!("{question}");
+    }
+    Exit::OK
 }
 
 struct Started {

@@ -14,6 +14,7 @@ use futures_util::{StreamExt, stream};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
+use crate::agent::NamedTools;
 use crate::callee::{CallFailure, Callee};
 use crate::disclosure::LoadToolsArgs;
 use crate::events::{Activity, value_text};
@@ -60,6 +61,9 @@ impl Success {
         }
     }
 }
+
+/// The selection of a model that cannot call tools.
+static NO_TOOLS: NamedTools = NamedTools(Vec::new());
 
 const CANCELLED: &str = "cancelled: the turn was stopped before this call finished";
 
@@ -398,6 +402,13 @@ impl Turn {
                     )
                 })?,
         };
+        // The subtask's profile picks its model; one that names none asks the thread's.
+        let (model, sampling) = if Arc::ptr_eq(&agent, &scope.agent) {
+            (scope.model.clone(), scope.sampling)
+        } else {
+            self.model_for(&agent)
+        };
+        let callable = self.model.can_call_tools(&model);
         let tools = match &args.tools {
             Some(names) => scope.tools.subset(names).map_err(|unknown| {
                 format!(
@@ -409,10 +420,16 @@ impl Turn {
             })?,
             None => scope.tools.clone(),
         }
-        // Never more than the parent has, whatever the profile adds.
-        .select(agent.tools.as_ref());
+        // Never more than the parent has, whatever the profile adds; none for a model
+        // that cannot call them.
+        .select(if callable {
+            agent.tools.as_ref()
+        } else {
+            &NO_TOOLS
+        });
         let depth = scope.depth + 1;
-        let can_spawn = scope.can_spawn
+        let can_spawn = callable
+            && scope.can_spawn
             && depth < self.limits.max_depth
             && agent.tools.allows(subtask::RUN_SUBTASK)
             && args
@@ -444,12 +461,6 @@ impl Turn {
             depth,
             schema.as_ref().map(|schema| &schema.source),
         );
-        // The subtask's profile picks its model; one that names none asks the thread's.
-        let (model, sampling) = if Arc::ptr_eq(&agent, &scope.agent) {
-            (scope.model.clone(), scope.sampling)
-        } else {
-            self.model_for(&agent)
-        };
         let child_scope = crate::level::Scope::new(
             LevelPlan {
                 depth,

@@ -24,13 +24,68 @@ pub struct PromptContext<'a> {
     pub can_switch: bool,
 }
 
+/// Where a conversation stands, for the guidance its root prompt gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// A conversation with no project folder.
+    Chat,
+    /// Work in the user's project folder (with its `AGENTS.md`, when it has one).
+    Workspace,
+    /// Plan mode: read, then propose.
+    Plan,
+}
+
+impl Setting {
+    pub fn of(ctx: &PromptContext<'_>) -> Self {
+        match (ctx.mode, ctx.workspace) {
+            (PermissionMode::Plan, _) => Self::Plan,
+            (_, Some(_)) => Self::Workspace,
+            (_, None) => Self::Chat,
+        }
+    }
+
+    /// When to answer directly, use tools, plan or decompose: the one place it is
+    /// written, per setting.
+    fn guidance(self) -> &'static str {
+        match self {
+            Self::Chat => {
+                "This is a conversation, with no project folder. Answer directly from what \
+                 you know when you can; use a tool only for what you cannot know (a web page, \
+                 something remembered), and say so when you are unsure.\n"
+            }
+            Self::Workspace => {
+                "You work in the user's project folder. Look before you answer: read and \
+                 search the files rather than guess. Make the smallest change that does the \
+                 job, then say what you changed. For a change across several files, say your \
+                 plan in a few lines first.\n"
+            }
+            Self::Plan => {
+                "The user wants a plan before anything changes: investigate with read tools, \
+                 then answer with a concise numbered plan they can approve.\n"
+            }
+        }
+    }
+}
+
+/// What the model is told when it has nothing to call.
+pub const NO_TOOLS: &str =
+    "You have no tools here: answer from what you know, and say what you would need to do more.";
+
+/// Whether a level offers the model anything to call.
+fn has_tools(ctx: &PromptContext<'_>) -> bool {
+    !ctx.tools.is_empty() || ctx.can_spawn || ctx.can_switch
+}
+
 pub fn root(ctx: &PromptContext<'_>) -> String {
-    let mut prompt = String::from(
-        "You are Cairn, an assistant running on the user's own computer.\n\
-         Answer directly when you can. Use a tool when the task needs facts you do not have \
-         or an action in the world. When several tool calls do not depend on each other, \
-         make them in the same turn: they run in parallel.\n",
-    );
+    let mut prompt =
+        String::from("You are Cairn, an assistant running on the user's own computer.\n");
+    prompt.push_str(Setting::of(ctx).guidance());
+    if has_tools(ctx) {
+        prompt.push_str(
+            "When several tool calls do not depend on each other, make them in the same \
+             turn: they run in parallel.\n",
+        );
+    }
     if ctx.can_spawn {
         prompt.push_str(&format!(
             "For work with separable parts, call {RUN_SUBTASK}: each subtask is a fresh agent \
@@ -124,7 +179,9 @@ fn common(prompt: &mut String, ctx: &PromptContext<'_>) {
         ctx.mode,
         mode_rules(ctx.mode)
     );
-    if !ctx.tools.is_empty() {
+    if !has_tools(ctx) {
+        let _ = writeln!(prompt, "{NO_TOOLS}");
+    } else if !ctx.tools.is_empty() {
         prompt.push_str("Tools (category):\n");
         for tool in ctx.tools.tools() {
             let _ = writeln!(prompt, "- {} ({})", tool.name(), tool.category());
@@ -142,9 +199,8 @@ fn mode_rules(mode: PermissionMode) -> String {
     .join(", ");
     match mode {
         PermissionMode::Plan => format!(
-            "Only reading is allowed; {gated} tools are blocked. Investigate with read tools, \
-             then answer with a concise numbered plan of what you would do. The user reviews \
-             it and can switch modes to carry it out."
+            "Only reading is allowed; {gated} tools are blocked. The user reviews your plan \
+             and can switch modes to carry it out."
         ),
         PermissionMode::Default => format!(
             "Read tools run freely; {gated} tools ask the user first. If the user denies a \
@@ -182,4 +238,105 @@ pub fn with_instructions(mut prompt: String, instructions: &str) -> String {
         prompt.push_str("[the rest of AGENTS.md is left out]\n");
     }
     prompt
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use async_trait::async_trait;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
+
+    struct Reader;
+
+    #[async_trait]
+    impl Tool for Reader {
+        fn name(&self) -> &str {
+            "read_file"
+        }
+        fn description(&self) -> &str {
+            "reads"
+        }
+        fn parameters(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn category(&self) -> ToolCategory {
+            ToolCategory::Read
+        }
+        async fn call(&self, _: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text(""))
+        }
+    }
+
+    const CHAT: &str = "with no project folder";
+    const WORKSPACE: &str = "You work in the user's project folder";
+    const PLAN: &str = "answer with a concise numbered plan";
+
+    fn prompt(mode: PermissionMode, workspace: Option<&Path>, tools: &Toolbelt) -> String {
+        let agents = AgentSetup::default();
+        let ctx = PromptContext {
+            mode,
+            tools,
+            workspace,
+            can_spawn: !tools.is_empty(),
+            agent: &agents.current,
+            agents: &agents,
+            can_switch: false,
+        };
+        root_with_instructions(&ctx, workspace.map(|_| "Run cargo test before you finish."))
+    }
+
+    fn tools() -> Toolbelt {
+        Toolbelt::new([Arc::new(Reader) as Arc<dyn Tool>]).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_plain_chat_is_told_to_answer_directly() {
+        let text = prompt(PermissionMode::Default, None, &tools());
+        assert!(text.contains(CHAT), "{text}");
+        assert!(!text.contains(WORKSPACE) && !text.contains(PLAN), "{text}");
+        assert!(text.contains("call run_subtask"), "{text}");
+        assert!(text.contains("- read_file (read)"), "{text}");
+    }
+
+    #[test]
+    fn a_workspace_is_told_to_look_first_with_its_agents_md_after() {
+        let text = prompt(PermissionMode::Auto, Some(Path::new("/p")), &tools());
+        assert!(text.contains(WORKSPACE), "{text}");
+        assert!(!text.contains(CHAT) && !text.contains(PLAN), "{text}");
+        let guidance = text.find(WORKSPACE).unwrap_or(usize::MAX);
+        let project = text.find("Project instructions (AGENTS.md").unwrap_or(0);
+        assert!(guidance < project, "{text}");
+        assert!(
+            text.ends_with("Run cargo test before you finish.\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn plan_mode_is_told_to_investigate_then_propose_whatever_the_folder() {
+        for workspace in [None, Some(Path::new("/p"))] {
+            let text = prompt(PermissionMode::Plan, workspace, &tools());
+            assert!(text.contains(PLAN), "{text}");
+            assert!(!text.contains(CHAT) && !text.contains(WORKSPACE), "{text}");
+            assert!(text.contains("Permission mode: plan"), "{text}");
+        }
+    }
+
+    #[test]
+    fn without_tools_the_prompt_says_so_once_and_lists_none() {
+        let text = prompt(PermissionMode::Default, None, &Toolbelt::default());
+        assert_eq!(text.matches(NO_TOOLS).count(), 1, "{text}");
+        assert!(!text.contains("Tools (category)"), "{text}");
+        assert!(
+            !text.contains("run_subtask") && !text.contains("in parallel"),
+            "{text}"
+        );
+        let with = prompt(PermissionMode::Default, None, &tools());
+        assert!(!with.contains(NO_TOOLS), "{with}");
+    }
 }

@@ -167,7 +167,7 @@ impl Engine {
         let fit = ContextFit::new(self.limits, window, request.sampling.max_tokens);
         tracing::info!(%model, agent = %agent.id, "{}", fit.describe());
         let turn = Turn::new(self, &fit, &request, &control, sink);
-        let root = RootView::new(&request, self.limits);
+        let root = RootView::new(&request, self.limits, self.model.can_call_tools(&model));
         let system = root.system_prompt(&request);
         let tool_budget = turn.tool_budget(&system);
         let mut history = Vec::with_capacity(request.history.len() + 1);
@@ -221,8 +221,17 @@ pub struct RootView {
 }
 
 impl RootView {
-    pub fn new(request: &TurnRequest, limits: Limits) -> Self {
+    /// The root of `request` as its profile shapes it; a model that cannot call tools
+    /// (`can_call_tools` false) is offered none.
+    pub fn new(request: &TurnRequest, limits: Limits, can_call_tools: bool) -> Self {
         let agent = &request.agents.current;
+        if !can_call_tools {
+            return Self {
+                tools: Toolbelt::default(),
+                can_spawn: false,
+                switch: None,
+            };
+        }
         let can_spawn = limits.max_depth > 0 && agent.tools.allows(crate::subtask::RUN_SUBTASK);
         Self {
             tools: request.tools.select(agent.tools.as_ref()),

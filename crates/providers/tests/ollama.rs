@@ -383,10 +383,13 @@ async fn a_model_that_cannot_call_tools_still_answers() {
         CHAT,
         Reply::ndjson(fixture("ollama/chat_stream_plain.ndjson")),
     );
-    let d = collect(
-        client(&server).stream_chat(request("qwen3.5:0.8b", vec![ChatMessage::user("hi")])),
-    )
-    .await;
+    let client = client(&server);
+    assert!(
+        client.can_call_tools("qwen3.5:0.8b"),
+        "not known before it is asked"
+    );
+    let d =
+        collect(client.stream_chat(request("qwen3.5:0.8b", vec![ChatMessage::user("hi")]))).await;
     assert_eq!((d.text.as_str(), d.error), ("Hi", None));
     let chats: Vec<Value> = server
         .requests()
@@ -396,6 +399,9 @@ async fn a_model_that_cannot_call_tools_still_answers() {
         .collect();
     assert!(chats[0].get("tools").is_some());
     assert_eq!(chats[1].get("tools"), None);
+    // The engine learns it too, and tells the model it has none.
+    assert!(!client.can_call_tools("qwen3.5:0.8b"));
+    assert!(client.can_call_tools("qwen3:8b"));
 }
 
 #[tokio::test]

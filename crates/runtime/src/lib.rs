@@ -35,6 +35,10 @@ pub use recorder::{Recorder, TEXT_FLUSH, commit_turn};
 pub use stored::{StoredMemory, add_rule, rule_set};
 pub use thread::{ThreadOptions, check_workspace};
 
+/// What a blank message gets instead of a model call: nothing is stored, and the
+/// model is not asked (the window never sends one; the CLI prints this).
+pub const CLARIFYING_QUESTION: &str = "What would you like me to do? Ask a question or describe a task, and I will answer or get to work.";
+
 /// The setting that lists the MCP servers allowed to start.
 const MCP_ALLOWED: &str = "mcp_allowed_servers";
 /// The setting that lists the MCP servers whose read-only hints the user trusts.
@@ -499,7 +503,11 @@ impl Runtime {
                 routes.then_some(cairn_core::switch::MAX_CONSECUTIVE_SWITCHES),
             ),
         };
-        let root = RootView::new(&request, self.limits);
+        let root = RootView::new(
+            &request,
+            self.limits,
+            choice.client.can_call_tools(&choice.model),
+        );
         let system = root.system_prompt(&request);
         Ok(ContextReport {
             tools_on_demand: fit.tools_on_demand(&system, &root),

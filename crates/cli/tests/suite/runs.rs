@@ -254,3 +254,37 @@ async fn ctrl_c_stops_the_turn_keeps_the_partial_answer_and_exits_130() {
         .unwrap();
     assert_eq!(status.code(), Some(130));
 }
+
+#[tokio::test]
+async fn a_blank_message_gets_a_clarifying_question_without_a_model_call() {
+    let server = FakeServer::start().await;
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let out = output(cairn(&["run", "--db", &db, "--base-url", &url, "  "])).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), cairn_runtime::CLARIFYING_QUESTION);
+    let out = output(cairn(&[
+        "run",
+        "--db",
+        &db,
+        "--base-url",
+        &url,
+        "--json",
+        "",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events = out.events();
+    assert!(
+        matches!(&events[0], Event::Chunk(c) if c.content == cairn_runtime::CLARIFYING_QUESTION)
+    );
+    assert_eq!(done(&events).status, TurnStatus::Completed);
+    assert_eq!(events.len(), 2);
+    assert!(
+        server.requests().is_empty(),
+        "no model call, not even a model list"
+    );
+    let listed = output(cairn(&["threads", "list", "--db", &db, "--json"])).await;
+    assert_eq!(listed.stdout.trim(), "[]", "nothing stored");
+}

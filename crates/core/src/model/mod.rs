@@ -120,4 +120,11 @@ pub trait ModelClient: Send + Sync {
         let _ = model;
         Box::pin(std::future::ready(None))
     }
+
+    /// Whether `model` takes tools, as far as the client has learned (a server that
+    /// refused them once): a model that does not is told it has none.
+    fn can_call_tools(&self, model: &str) -> bool {
+        let _ = model;
+        true
+    }
 }

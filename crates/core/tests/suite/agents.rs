@@ -552,3 +552,46 @@ async fn stop_cancels_the_turn_after_a_switch_and_no_other_starts() {
     assert_eq!(model.remaining(), 1, "no third turn");
     assert!(sessions.running().is_empty());
 }
+
+/// The scripted model, as a server that refused tools for it.
+struct Toolless(ScriptedModel);
+
+impl cairn_providers::ModelClient for Toolless {
+    fn stream_chat(&self, request: ChatRequest) -> cairn_providers::ModelStream {
+        self.0.stream_chat(request)
+    }
+
+    fn can_call_tools(&self, _model: &str) -> bool {
+        false
+    }
+}
+
+#[tokio::test]
+async fn a_model_without_tools_is_told_so_once_whether_its_server_or_its_profile_says_so() {
+    let no_tools = cairn_core::prompt::NO_TOOLS;
+    // The server cannot give this model tools.
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("From memory.")]);
+    Harness::new(&model)
+        .client(Arc::new(Toolless(model.clone())))
+        .tool(Probe::new("read"))
+        .run("go")
+        .await;
+    // The profile gives none.
+    model.root([ScriptedTurn::text("From memory.")]);
+    Harness::new(&model)
+        .tool(Probe::new("read"))
+        .agents(AgentSetup {
+            current: Arc::new(profile("bare", &[])),
+            ..AgentSetup::default()
+        })
+        .run("go")
+        .await;
+    for request in model.requests() {
+        assert!(request.tools.is_empty());
+        let system = system_of(&request);
+        assert_eq!(system.matches(no_tools).count(), 1, "{system}");
+        assert!(!system.contains("Tools (category)"), "{system}");
+    }
+    assert_eq!(model.requests().len(), 2);
+}

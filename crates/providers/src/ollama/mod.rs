@@ -533,6 +533,10 @@ impl ModelClient for OllamaClient {
     fn context_window<'a>(&'a self, model: &'a str) -> ContextFuture<'a> {
         Box::pin(OllamaClient::context_window(self, model))
     }
+
+    fn can_call_tools(&self, model: &str) -> bool {
+        !self.learned().cannot_call_tools.contains(model)
+    }
 }
 
 /// Decodes a streamed `/api/chat` body (raw NDJSON bytes) into model events. Public
