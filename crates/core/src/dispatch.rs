@@ -14,16 +14,14 @@ use futures_util::{StreamExt, stream};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-use crate::agent::NamedTools;
 use crate::callee::{CallFailure, Callee};
 use crate::disclosure::LoadToolsArgs;
-use crate::events::{Activity, value_text};
+use crate::events::Activity;
 use crate::gate::{GateDecision, GateRequest};
-use crate::level::{Level, LevelEnd, LevelFailure, LevelPlan, Scope};
-use crate::prompt::{self, PromptContext};
+use crate::level::Scope;
 use crate::repeats::{self, Previous, Verdict};
 use crate::results::{READ_TOOL_RESULT, ReadArgs};
-use crate::subtask::{self, FINISH_SUBTASK, FinishSubtaskArgs, OutputSchema, RunSubtaskArgs};
+use crate::subtask::{FINISH_SUBTASK, FinishSubtaskArgs};
 use crate::switch::{self, SwitchArgs};
 use crate::turn::Turn;
 
@@ -38,7 +36,7 @@ pub(crate) struct Dispatched {
 
 /// What a call that worked means for its level beyond its result.
 #[derive(Debug, Default)]
-enum Signal {
+pub(crate) enum Signal {
     #[default]
     None,
     Finished(Value),
@@ -46,14 +44,14 @@ enum Signal {
 }
 
 /// A call that worked: what the model reads, and what the event carries.
-struct Success {
-    content: String,
-    value: Value,
-    signal: Signal,
+pub(crate) struct Success {
+    pub content: String,
+    pub value: Value,
+    pub signal: Signal,
 }
 
 impl Success {
-    fn text(content: String) -> Self {
+    pub(crate) fn text(content: String) -> Self {
         Self {
             value: Value::String(content.clone()),
             content,
@@ -61,9 +59,6 @@ impl Success {
         }
     }
 }
-
-/// The selection of a model that cannot call tools.
-static NO_TOOLS: NamedTools = NamedTools(Vec::new());
 
 const CANCELLED: &str = "cancelled: the turn was stopped before this call finished";
 
@@ -366,139 +361,6 @@ impl Turn {
             content,
             signal: Signal::Switched,
         })
-    }
-
-    /// `run_subtask`: a child level at depth + 1 sharing this turn's budget and gate.
-    async fn spawn(
-        &self,
-        scope: &Scope,
-        call_id: &str,
-        args: Value,
-    ) -> Result<Success, CallFailure> {
-        let args: RunSubtaskArgs = parse_args(args).map_err(|err| err.to_string())?;
-        if args.instructions.trim().is_empty() {
-            return Err(CallFailure::RespondToModel(
-                "invalid arguments: `instructions` is empty; say what the subtask should do".into(),
-            ));
-        }
-        let schema = args.output_schema.map(OutputSchema::compile).transpose()?;
-        let agent = match args.agent.as_deref().map(str::trim) {
-            None | Some("") => Arc::clone(&scope.agent),
-            Some(id) => self
-                .agents
-                .find(id)
-                .filter(|agent| agent.runnable)
-                .cloned()
-                .ok_or_else(|| {
-                    let ids: Vec<&str> = self
-                        .agents
-                        .runnable()
-                        .map(|agent| agent.id.as_str())
-                        .collect();
-                    format!(
-                        "invalid arguments: there is no agent `{id}` a subtask can run as. \
-                         Choose one of: {}",
-                        ids.join(", ")
-                    )
-                })?,
-        };
-        // The subtask's profile picks its model; one that names none asks the thread's.
-        let (model, sampling) = if Arc::ptr_eq(&agent, &scope.agent) {
-            (scope.model.clone(), scope.sampling)
-        } else {
-            self.model_for(&agent)
-        };
-        let callable = self.model.can_call_tools(&model);
-        let tools = match &args.tools {
-            Some(names) => scope.tools.subset(names).map_err(|unknown| {
-                format!(
-                    "invalid arguments: a subtask can only have tools you have, and you do not \
-                     have {}. Yours: {}",
-                    unknown.join(", "),
-                    scope.callable_names().join(", ")
-                )
-            })?,
-            None => scope.tools.clone(),
-        }
-        // Never more than the parent has, whatever the profile adds; none for a model
-        // that cannot call them.
-        .select(if callable {
-            agent.tools.as_ref()
-        } else {
-            &NO_TOOLS
-        });
-        let depth = scope.depth + 1;
-        let can_spawn = callable
-            && scope.can_spawn
-            && depth < self.limits.max_depth
-            && agent.tools.allows(subtask::RUN_SUBTASK)
-            && args
-                .tools
-                .as_ref()
-                .is_none_or(|names| names.iter().any(|name| name == subtask::RUN_SUBTASK));
-        if let Err(exceeded) = self.budget.charge_subtask() {
-            self.trip(exceeded);
-            return Err(CallFailure::Stopped);
-        }
-        let title = args
-            .title
-            .filter(|title| !title.trim().is_empty())
-            .unwrap_or_else(|| subtask::derive_title(&args.instructions));
-        let system = prompt::subtask(
-            &PromptContext {
-                mode: self.gate.mode(),
-                tools: &tools,
-                workspace: self
-                    .workspace
-                    .as_deref()
-                    .map(crate::workspace::Workspace::root),
-                can_spawn,
-                agent: &agent,
-                agents: &self.agents,
-                can_switch: false,
-            },
-            &title,
-            depth,
-            schema.as_ref().map(|schema| &schema.source),
-        );
-        let child_scope = crate::level::Scope::new(
-            LevelPlan {
-                depth,
-                parent_id: Some(call_id.to_owned()),
-                title: Some(title.clone()),
-                agent,
-                model,
-                sampling,
-                tools,
-                can_spawn,
-                switch: None,
-                schema,
-            },
-            self.tool_budget(&system),
-        );
-        let history = vec![
-            ChatMessage::system(system),
-            ChatMessage::user(args.instructions),
-        ];
-        let mut child = Level::new(child_scope, history);
-        match self.run_level(&mut child).await {
-            Ok(LevelEnd::Answer(text)) => Ok(Success::text(text)),
-            Ok(LevelEnd::Structured(value)) => Ok(Success {
-                content: value_text(&value),
-                value,
-                signal: Signal::None,
-            }),
-            // Only the root is offered the hand-over.
-            Ok(LevelEnd::Switched) => Err(CallFailure::RespondToModel(format!(
-                "the subtask `{title}` ended without a result"
-            ))),
-            Err(LevelFailure::IterationLimit(iterations)) => Err(format!(
-                "the subtask `{title}` used all {iterations} of its iterations without \
-                 finishing"
-            )
-            .into()),
-            Err(LevelFailure::Stopped) => Err(CallFailure::Stopped),
-        }
     }
 }
 

@@ -15,6 +15,7 @@ pub mod agent;
 mod approvals;
 mod budget;
 mod callee;
+mod child;
 mod context;
 pub mod disclosure;
 mod dispatch;

@@ -1,0 +1,194 @@
+//! Child levels: what `run_subtask` starts, and what each step of a plan runs as.
+//! A child is a fresh level at depth + 1 sharing the turn's budget, gate and slots;
+//! its profile picks its instructions, model and tools (never more than its parent's).
+
+use std::sync::Arc;
+
+use cairn_protocol::ChatMessage;
+use serde_json::Value;
+
+use crate::agent::{Agent, NamedTools};
+use crate::callee::CallFailure;
+use crate::dispatch::{Signal, Success};
+use crate::events::value_text;
+use crate::level::{Level, LevelEnd, LevelFailure, LevelPlan, Scope};
+use crate::prompt::{self, PromptContext};
+use crate::subtask::{self, OutputSchema, RunSubtaskArgs};
+use crate::tool::parse_args;
+use crate::turn::Turn;
+
+/// The selection of a model that cannot call tools.
+static NO_TOOLS: NamedTools = NamedTools(Vec::new());
+
+/// A child level to run.
+pub(crate) struct Child {
+    /// The card it runs under: its events' `parent_id`.
+    pub card_id: String,
+    pub title: Option<String>,
+    pub instructions: String,
+    /// The profile it runs as; by default its parent's.
+    pub agent: Option<String>,
+    /// The only tools it may use (a subset of its parent's).
+    pub tools: Option<Vec<String>>,
+    pub schema: Option<OutputSchema>,
+}
+
+impl Turn {
+    /// `run_subtask`: its arguments checked, then the child run.
+    pub(crate) async fn spawn(
+        &self,
+        scope: &Scope,
+        call_id: &str,
+        args: Value,
+    ) -> Result<Success, CallFailure> {
+        let args: RunSubtaskArgs = parse_args(args).map_err(|err| err.to_string())?;
+        if args.instructions.trim().is_empty() {
+            return Err(CallFailure::RespondToModel(
+                "invalid arguments: `instructions` is empty; say what the subtask should do".into(),
+            ));
+        }
+        let schema = args.output_schema.map(OutputSchema::compile).transpose()?;
+        self.run_child(
+            scope,
+            Child {
+                card_id: call_id.to_owned(),
+                title: args.title,
+                instructions: args.instructions,
+                agent: args.agent,
+                tools: args.tools,
+                schema,
+            },
+        )
+        .await
+    }
+
+    /// The profile `id` names for a child, or the error listing the ones it may use.
+    pub(crate) fn runnable_agent(&self, id: &str) -> Result<Arc<Agent>, String> {
+        self.agents
+            .find(id)
+            .filter(|agent| agent.runnable)
+            .cloned()
+            .ok_or_else(|| {
+                let ids: Vec<&str> = self
+                    .agents
+                    .runnable()
+                    .map(|agent| agent.id.as_str())
+                    .collect();
+                format!(
+                    "there is no agent `{id}` a subtask can run as. Choose one of: {}",
+                    ids.join(", ")
+                )
+            })
+    }
+
+    /// Runs `child` under `scope` to its end.
+    pub(crate) async fn run_child(
+        &self,
+        scope: &Scope,
+        child: Child,
+    ) -> Result<Success, CallFailure> {
+        let agent = match child.agent.as_deref().map(str::trim) {
+            None | Some("") => Arc::clone(&scope.agent),
+            Some(id) => self
+                .runnable_agent(id)
+                .map_err(|err| format!("invalid arguments: {err}"))?,
+        };
+        // The child's profile picks its model; one that names none asks the thread's.
+        let (model, sampling) = if Arc::ptr_eq(&agent, &scope.agent) {
+            (scope.model.clone(), scope.sampling)
+        } else {
+            self.model_for(&agent)
+        };
+        let callable = self.model.can_call_tools(&model);
+        let tools = match &child.tools {
+            Some(names) => scope.tools.subset(names).map_err(|unknown| {
+                format!(
+                    "invalid arguments: a subtask can only have tools you have, and you do not \
+                     have {}. Yours: {}",
+                    unknown.join(", "),
+                    scope.callable_names().join(", ")
+                )
+            })?,
+            None => scope.tools.clone(),
+        }
+        // Never more than the parent has, whatever the profile adds; none for a model
+        // that cannot call them.
+        .select(if callable {
+            agent.tools.as_ref()
+        } else {
+            &NO_TOOLS
+        });
+        let depth = scope.depth + 1;
+        let can_spawn = callable
+            && scope.can_spawn
+            && depth < self.limits.max_depth
+            && agent.tools.allows(subtask::RUN_SUBTASK)
+            && child
+                .tools
+                .as_ref()
+                .is_none_or(|names| names.iter().any(|name| name == subtask::RUN_SUBTASK));
+        if let Err(exceeded) = self.budget.charge_subtask() {
+            self.trip(exceeded);
+            return Err(CallFailure::Stopped);
+        }
+        let title = child
+            .title
+            .filter(|title| !title.trim().is_empty())
+            .unwrap_or_else(|| subtask::derive_title(&child.instructions));
+        let system = prompt::subtask(
+            &PromptContext {
+                mode: self.gate.mode(),
+                tools: &tools,
+                workspace: self
+                    .workspace
+                    .as_deref()
+                    .map(crate::workspace::Workspace::root),
+                can_spawn,
+                agent: &agent,
+                agents: &self.agents,
+                can_switch: false,
+            },
+            &title,
+            depth,
+            child.schema.as_ref().map(|schema| &schema.source),
+        );
+        let child_scope = Scope::new(
+            LevelPlan {
+                depth,
+                parent_id: Some(child.card_id),
+                title: Some(title.clone()),
+                agent,
+                model,
+                sampling,
+                tools,
+                can_spawn,
+                switch: None,
+                schema: child.schema,
+            },
+            self.tool_budget(&system),
+        );
+        let history = vec![
+            ChatMessage::system(system),
+            ChatMessage::user(child.instructions),
+        ];
+        let mut level = Level::new(child_scope, history);
+        match self.run_level(&mut level).await {
+            Ok(LevelEnd::Answer(text)) => Ok(Success::text(text)),
+            Ok(LevelEnd::Structured(value)) => Ok(Success {
+                content: value_text(&value),
+                value,
+                signal: Signal::None,
+            }),
+            // Only the root is offered the hand-over.
+            Ok(LevelEnd::Switched) => Err(CallFailure::RespondToModel(format!(
+                "the subtask `{title}` ended without a result"
+            ))),
+            Err(LevelFailure::IterationLimit(iterations)) => Err(format!(
+                "the subtask `{title}` used all {iterations} of its iterations without \
+                 finishing"
+            )
+            .into()),
+            Err(LevelFailure::Stopped) => Err(CallFailure::Stopped),
+        }
+    }
+}
