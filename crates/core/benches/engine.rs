@@ -72,6 +72,7 @@ fn request(tools: Toolbelt) -> TurnRequest {
         rules: Default::default(),
         instructions: None,
         agents: Default::default(),
+        plans: None,
     }
 }
 

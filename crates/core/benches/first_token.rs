@@ -80,6 +80,7 @@ async fn bench(dialect: Dialect, route: &str, answer: Reply) {
             rules: Default::default(),
             instructions: None,
             agents: Default::default(),
+            plans: None,
         };
         let start = Instant::now();
         let outcome = engine

@@ -9,12 +9,14 @@ use crate::tool::Tool;
 
 use crate::disclosure::{LIST_TOOL_GROUPS, LOAD_TOOLS};
 use crate::level::Scope;
+use crate::plan::CREATE_PLAN;
 use crate::results::READ_TOOL_RESULT;
 use crate::subtask::{FINISH_SUBTASK, RUN_SUBTASK};
 use crate::switch::SWITCH_AGENT;
 
 /// The names the engine answers itself; no toolbelt tool may take them.
-const ENGINE_TOOLS: [&str; 6] = [
+const ENGINE_TOOLS: [&str; 7] = [
+    CREATE_PLAN,
     RUN_SUBTASK,
     FINISH_SUBTASK,
     LIST_TOOL_GROUPS,
@@ -42,6 +44,8 @@ pub(crate) enum Callee<'a> {
     ReadToolResult,
     /// A hand-over to another profile; only at the root of a thread that routes.
     SwitchAgent,
+    /// A plan of steps, each run as a subtask: offered where `run_subtask` is.
+    CreatePlan,
 }
 
 /// Why a call did not produce a result.
@@ -70,6 +74,7 @@ impl<'a> Callee<'a> {
                 scope.depth
             )),
             RUN_SUBTASK if scope.can_spawn => Ok(Self::RunSubtask),
+            CREATE_PLAN if scope.can_plan => Ok(Self::CreatePlan),
             FINISH_SUBTASK if scope.depth > 0 => Ok(Self::FinishSubtask),
             FINISH_SUBTASK => Err(format!(
                 "{FINISH_SUBTASK} only ends a subtask; at the top level, just answer"
@@ -102,7 +107,10 @@ impl<'a> Callee<'a> {
         match self {
             Self::Tool(tool) => tool.parallel_safe(),
             // Each subtask is its own level; the discovery tools and the pager only read.
-            Self::RunSubtask | Self::Disclosure { .. } | Self::ReadToolResult => true,
+            Self::RunSubtask
+            | Self::CreatePlan
+            | Self::Disclosure { .. }
+            | Self::ReadToolResult => true,
             // Each ends the level: it must see every call before it finished.
             Self::FinishSubtask | Self::SwitchAgent => false,
         }
@@ -116,7 +124,8 @@ impl<'a> Callee<'a> {
             | Self::FinishSubtask
             | Self::Disclosure { .. }
             | Self::ReadToolResult
-            | Self::SwitchAgent => None,
+            | Self::SwitchAgent
+            | Self::CreatePlan => None,
         }
     }
 }

@@ -144,6 +144,7 @@ impl Turn {
                     .as_deref()
                     .map(crate::workspace::Workspace::root),
                 can_spawn,
+                can_plan: crate::level::plans_here(&agent, can_spawn),
                 agent: &agent,
                 agents: &self.agents,
                 can_switch: false,

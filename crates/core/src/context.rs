@@ -70,7 +70,12 @@ impl ContextFit {
     /// Whether a turn's root level, with this system prompt and this view, would
     /// show its tools on demand (for a front end to say so before the turn runs).
     pub fn tools_on_demand(&self, system: &str, root: &RootView) -> bool {
-        let specs = engine_specs(&root.tools, root.can_spawn, root.switch.clone());
+        let specs = engine_specs(
+            &root.tools,
+            root.can_spawn,
+            root.can_plan,
+            root.switch.clone(),
+        );
         Disclosure::over_budget(&specs, self.tool_budget(system)).is_some()
     }
 

@@ -236,6 +236,7 @@ impl Turn {
                 return Ok(Success::text(page));
             }
             Callee::SwitchAgent => return Ok(self.hand_over(args)?),
+            Callee::CreatePlan => return self.create_plan(scope, &call.id, args).await,
         };
         let _lock = match tool.exclusive_lock() {
             Some(lock) => Some(self.locks.acquire(lock).await),

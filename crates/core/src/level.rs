@@ -59,6 +59,8 @@ pub(crate) struct Scope {
     pub tools: Toolbelt,
     /// Whether `run_subtask` is offered here.
     pub can_spawn: bool,
+    /// Whether `create_plan` is offered here.
+    pub can_plan: bool,
     /// Whether `switch_agent` is offered here.
     pub can_switch: bool,
     /// Set for subtasks that must end with a structured result.
@@ -85,7 +87,8 @@ impl Scope {
             schema,
         } = plan;
         let can_switch = switch.is_some();
-        let mut specs = engine_specs(&tools, can_spawn, switch);
+        let can_plan = plans_here(&agent, can_spawn);
+        let mut specs = engine_specs(&tools, can_spawn, can_plan, switch);
         if depth > 0 {
             specs.push(subtask::finish_subtask_spec(
                 schema.as_ref().map(|s| &s.source),
@@ -113,6 +116,7 @@ impl Scope {
             sampling,
             tools,
             can_spawn,
+            can_plan,
             can_switch,
             schema,
             specs: specs.into(),
@@ -147,14 +151,24 @@ impl Scope {
 pub(crate) fn engine_specs(
     tools: &Toolbelt,
     can_spawn: bool,
+    can_plan: bool,
     switch: Option<ToolSpec>,
 ) -> Vec<ToolSpec> {
     let mut specs: Vec<ToolSpec> = tools.specs().to_vec();
     if can_spawn {
         specs.push(subtask::run_subtask_spec());
     }
+    if can_plan {
+        specs.push(crate::plan::create_plan_spec());
+    }
     specs.extend(switch);
     specs
+}
+
+/// Whether a level running as `agent` is offered `create_plan`: its steps are
+/// subtasks, so only where `run_subtask` is, and where the profile allows it.
+pub(crate) fn plans_here(agent: &Agent, can_spawn: bool) -> bool {
+    can_spawn && agent.tools.allows(crate::plan::CREATE_PLAN)
 }
 
 /// A level's mutable state: its conversation and what it has said.

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use cairn_protocol::{PermissionMode, ToolCategory};
 
 use crate::agent::{Agent, AgentSetup};
+use crate::plan::CREATE_PLAN;
 use crate::subtask::{FINISH_SUBTASK, RUN_SUBTASK};
 use crate::switch::SWITCH_AGENT;
 use crate::toolbelt::Toolbelt;
@@ -17,6 +18,8 @@ pub struct PromptContext<'a> {
     pub tools: &'a Toolbelt,
     pub workspace: Option<&'a std::path::Path>,
     pub can_spawn: bool,
+    /// Whether `create_plan` is offered.
+    pub can_plan: bool,
     /// The profile the level runs as, and the others it can reach.
     pub agent: &'a Agent,
     pub agents: &'a AgentSetup,
@@ -73,7 +76,7 @@ pub const NO_TOOLS: &str =
 
 /// Whether a level offers the model anything to call.
 fn has_tools(ctx: &PromptContext<'_>) -> bool {
-    !ctx.tools.is_empty() || ctx.can_spawn || ctx.can_switch
+    !ctx.tools.is_empty() || ctx.can_spawn || ctx.can_plan || ctx.can_switch
 }
 
 pub fn root(ctx: &PromptContext<'_>) -> String {
@@ -92,6 +95,14 @@ pub fn root(ctx: &PromptContext<'_>) -> String {
              with its own context that returns its result to you; several run in parallel. \
              Give each complete instructions, since it sees nothing else.\n"
         ));
+    }
+    if ctx.can_plan {
+        let _ = writeln!(
+            prompt,
+            "For work in several steps where later ones need earlier results, call {CREATE_PLAN} \
+             with the steps and their depends_on: it runs them for you. Use execution_mode \
+             draft_only when the user should see the plan before anything changes."
+        );
     }
     if ctx.can_switch {
         let _ = writeln!(
@@ -283,6 +294,7 @@ mod tests {
             tools,
             workspace,
             can_spawn: !tools.is_empty(),
+            can_plan: false,
             agent: &agents.current,
             agents: &agents,
             can_switch: false,

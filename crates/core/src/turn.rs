@@ -28,6 +28,7 @@ use crate::gate::{Gate, SessionGrants};
 use crate::level::{Level, LevelFailure, LevelPlan, Scope};
 use crate::limits::Limits;
 use crate::locks::NamedLocks;
+use crate::plan::{MemoryPlans, PlanBook, StoredPlan};
 use crate::prompt::{self, PromptContext};
 use crate::results::KeptResults;
 use crate::rules::RuleSet;
@@ -68,6 +69,8 @@ pub struct TurnRequest {
     /// The profile the turn runs as (its instructions, tools and model), the others
     /// its subtasks may run as, and whether it may hand the thread over.
     pub agents: AgentSetup,
+    /// Where the thread's plans are kept; without one, the turn keeps its own.
+    pub plans: Option<Arc<dyn PlanBook>>,
 }
 
 /// How the outside world steers a running turn.
@@ -217,6 +220,7 @@ impl Engine {
 pub struct RootView {
     pub tools: Toolbelt,
     pub can_spawn: bool,
+    pub can_plan: bool,
     pub(crate) switch: Option<cairn_protocol::ToolSpec>,
 }
 
@@ -229,6 +233,7 @@ impl RootView {
             return Self {
                 tools: Toolbelt::default(),
                 can_spawn: false,
+                can_plan: false,
                 switch: None,
             };
         }
@@ -236,6 +241,7 @@ impl RootView {
         Self {
             tools: request.tools.select(agent.tools.as_ref()),
             can_spawn,
+            can_plan: crate::level::plans_here(agent, can_spawn),
             switch: request
                 .agents
                 .switches_left
@@ -251,6 +257,7 @@ impl RootView {
                 tools: &self.tools,
                 workspace: request.workspace.as_deref().map(Workspace::root),
                 can_spawn: self.can_spawn,
+                can_plan: self.can_plan,
                 agent: &request.agents.current,
                 agents: &request.agents,
                 can_switch: self.switch.is_some(),
@@ -278,6 +285,9 @@ pub(crate) struct Turn {
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) workspace: Option<Arc<Workspace>>,
     pub(crate) agents: AgentSetup,
+    pub(crate) plans: Arc<dyn PlanBook>,
+    /// The plan kept as a draft this turn: the turn's `plan_ready` names it.
+    draft: Mutex<Option<StoredPlan>>,
     /// The hand-over a `switch_agent` call asked for; the first one wins.
     pub(crate) switch: OnceLock<AgentSwitch>,
     /// Cancelled by the user, a tripped budget or a failed provider: the whole tree
@@ -319,6 +329,11 @@ impl Turn {
             approvals: Arc::clone(&control.approvals),
             workspace: request.workspace.clone(),
             agents: request.agents.clone(),
+            plans: request
+                .plans
+                .clone()
+                .unwrap_or_else(|| Arc::new(MemoryPlans::default())),
+            draft: Mutex::new(None),
             switch: OnceLock::new(),
             cancel: control.cancel.child_token(),
             stop: OnceLock::new(),
@@ -331,6 +346,11 @@ impl Turn {
             thread_id: request.thread_id.clone(),
             message_id: request.message_id.clone(),
         }
+    }
+
+    /// Keeps `plan` as the turn's draft.
+    pub(crate) fn note_draft(&self, plan: StoredPlan) {
+        *self.draft.lock().unwrap_or_else(PoisonError::into_inner) = Some(plan);
     }
 
     /// Whether `model` is the one the thread asked for (not a profile's own).
@@ -421,15 +441,38 @@ impl Turn {
             self.emitter.emit(Event::Error(error.clone()));
         }
         let (text, reasoning, messages) = root.into_parts();
-        if self.gate.mode() == PermissionMode::Plan
-            && status == TurnStatus::Completed
-            && !text.is_empty()
-        {
-            self.emitter.emit(Event::PlanReady(PlanReady {
-                thread_id: self.thread_id.clone(),
-                message_id: self.message_id.clone(),
-                plan: text.clone(),
-            }));
+        let draft = self
+            .draft
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if status == TurnStatus::Completed {
+            let ready = match draft {
+                Some(plan) => Some(PlanReady {
+                    thread_id: self.thread_id.clone(),
+                    message_id: self.message_id.clone(),
+                    plan: if text.is_empty() {
+                        plan.objective.clone()
+                    } else {
+                        text.clone()
+                    },
+                    plan_id: Some(plan.plan_id),
+                    steps: Some(plan.steps),
+                }),
+                None if self.gate.mode() == PermissionMode::Plan && !text.is_empty() => {
+                    Some(PlanReady {
+                        thread_id: self.thread_id.clone(),
+                        message_id: self.message_id.clone(),
+                        plan: text.clone(),
+                        plan_id: None,
+                        steps: None,
+                    })
+                }
+                None => None,
+            };
+            if let Some(ready) = ready {
+                self.emitter.emit(Event::PlanReady(ready));
+            }
         }
         self.emitter.idle();
         let usage = *self.usage.lock().unwrap_or_else(PoisonError::into_inner);

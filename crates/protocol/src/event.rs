@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::permission::ToolCategory;
+use crate::plan::{PlanCreated, PlanReview, PlanStep};
 
 /// One event of a turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,6 +26,10 @@ pub enum Event {
     PlanReady(PlanReady),
     /// The router handed the thread to another profile; a new answer follows.
     AgentSwitched(AgentSwitched),
+    /// `create_plan` made a plan.
+    PlanCreated(PlanCreated),
+    /// A reviewer judged a plan.
+    PlanReview(PlanReview),
     Done(Done),
     Error(ErrorEvent),
 }
@@ -41,6 +46,8 @@ impl Event {
             Self::AgentState(_) => "agent_state",
             Self::PlanReady(_) => "plan_ready",
             Self::AgentSwitched(_) => "agent_switched",
+            Self::PlanCreated(_) => "plan_created",
+            Self::PlanReview(_) => "plan_review",
             Self::Done(_) => "done",
             Self::Error(_) => "error",
         }
@@ -209,6 +216,11 @@ pub struct PlanReady {
     pub thread_id: String,
     pub message_id: String,
     pub plan: String,
+    /// Set when the plan is a `create_plan` draft: run it with `create_plan {plan_id}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Vec<PlanStep>>,
 }
 
 /// `switch_agent` handed the thread from one profile to another. The answer so far

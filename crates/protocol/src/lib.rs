@@ -15,6 +15,7 @@ pub mod desktop;
 mod dialect;
 pub mod event;
 pub mod permission;
+pub mod plan;
 pub mod thread;
 pub mod tree;
 
@@ -29,6 +30,7 @@ pub use event::{
     ToolCallStatus, ToolCallUpdate, TurnStatus, Usage,
 };
 pub use permission::{ApprovalDecision, PermissionMode, RuleList, ToolCategory};
+pub use plan::{CREATE_PLAN, ExecutionMode, PlanCreated, PlanReview, PlanStep, Verdict};
 pub use thread::{Handover, MessageStatus, MessageView, Role, SearchHit, SnippetPart, ThreadInfo};
 pub use tree::{
     ExecutionTree, ExecutionTreeNode, PREVIEW_MAX_CHARS, Piece, TimelineBuilder, TimelineEntry,

@@ -150,8 +150,54 @@ fn budget_state_done_and_error() {
             thread_id: "t".into(),
             message_id: "m".into(),
             plan: "1. read\n2. write".into(),
+            plan_id: None,
+            steps: None,
         }),
         json!({"type": "plan_ready", "thread_id": "t", "message_id": "m", "plan": "1. read\n2. write"}),
+    );
+    let step = PlanStep {
+        id: "s2".into(),
+        title: "Write".into(),
+        instructions: "write it".into(),
+        tools: None,
+        agent: Some("writer".into()),
+        depends_on: vec!["s1".into()],
+    };
+    let step_json = json!({"id": "s2", "title": "Write", "instructions": "write it",
+                           "agent": "writer", "depends_on": ["s1"]});
+    round_trip(
+        Event::PlanReady(PlanReady {
+            thread_id: "t".into(),
+            message_id: "m".into(),
+            plan: "Paused for review.".into(),
+            plan_id: Some("p1".into()),
+            steps: Some(vec![step.clone()]),
+        }),
+        json!({"type": "plan_ready", "thread_id": "t", "message_id": "m",
+               "plan": "Paused for review.", "plan_id": "p1", "steps": [step_json.clone()]}),
+    );
+    round_trip(
+        Event::PlanCreated(PlanCreated {
+            plan_id: "p1".into(),
+            objective: "ship".into(),
+            steps: vec![step],
+            execution_mode: ExecutionMode::AgentReview,
+            tool_call_id: "c1".into(),
+            parent_id: None,
+            depth: 0,
+        }),
+        json!({"type": "plan_created", "plan_id": "p1", "objective": "ship", "steps": [step_json],
+               "execution_mode": "agent_review", "tool_call_id": "c1", "parent_id": null, "depth": 0}),
+    );
+    round_trip(
+        Event::PlanReview(PlanReview {
+            plan_id: "p1".into(),
+            verdict: Verdict::NeedsChanges,
+            notes: "test first".into(),
+            tool_call_id: "c1".into(),
+        }),
+        json!({"type": "plan_review", "plan_id": "p1", "verdict": "needs_changes",
+               "notes": "test first", "tool_call_id": "c1"}),
     );
     round_trip(
         Event::AgentSwitched(AgentSwitched {

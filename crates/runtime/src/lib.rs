@@ -418,6 +418,7 @@ impl Runtime {
             rules,
             instructions,
             agents: catalog.setup(agent, switches),
+            plans: None,
         };
         let engine = Engine::new(choice.client, self.limits);
         let handover: Option<Arc<dyn Handover>> = routes.then(|| {
@@ -502,6 +503,7 @@ impl Runtime {
                 agent,
                 routes.then_some(cairn_core::switch::MAX_CONSECUTIVE_SWITCHES),
             ),
+            plans: None,
         };
         let root = RootView::new(
             &request,

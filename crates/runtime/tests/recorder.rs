@@ -41,6 +41,7 @@ fn request(thread: &str, message: &str, history: Vec<ChatMessage>) -> TurnReques
         rules: Default::default(),
         instructions: None,
         agents: Default::default(),
+        plans: None,
     }
 }
 

@@ -385,6 +385,7 @@ fn request(message_id: &str) -> TurnRequest {
         rules: Default::default(),
         instructions: None,
         agents: roster("auto", Some(3)),
+        plans: None,
     }
 }
 

@@ -8,6 +8,7 @@ mod context;
 mod hardening;
 mod parallel;
 mod permissions;
+mod plans;
 mod sessions;
 mod subtasks;
 mod support;

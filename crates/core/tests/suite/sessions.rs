@@ -68,6 +68,7 @@ fn request(thread: &str, tools: Vec<Arc<dyn Tool>>) -> TurnRequest {
         rules: Default::default(),
         instructions: None,
         agents: Default::default(),
+        plans: None,
     }
 }
 

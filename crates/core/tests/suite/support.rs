@@ -39,6 +39,7 @@ pub struct Harness {
     pub sampling: Sampling,
     pub rules: cairn_core::RuleSet,
     pub agents: cairn_core::AgentSetup,
+    pub plans: Option<Arc<dyn cairn_core::plan::PlanBook>>,
 }
 
 pub struct Run {
@@ -65,7 +66,14 @@ impl Harness {
             sampling: Sampling::default(),
             rules: cairn_core::RuleSet::new(),
             agents: cairn_core::AgentSetup::default(),
+            plans: None,
         }
+    }
+
+    /// Keeps the thread's plans in `plans`, across the turns run with it.
+    pub fn plans(mut self, plans: Arc<dyn cairn_core::plan::PlanBook>) -> Self {
+        self.plans = Some(plans);
+        self
     }
 
     /// Runs as `agents.current`, with `agents.roster` to reach.
@@ -121,6 +129,7 @@ impl Harness {
             rules: Arc::new(self.rules.clone()),
             instructions: None,
             agents: self.agents.clone(),
+            plans: self.plans.clone(),
         }
     }
 

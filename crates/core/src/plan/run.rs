@@ -1,0 +1,355 @@
+//! Making a plan and running it: each step a subtask shown as a `run_subtask` card
+//! under the `create_plan` card, started as soon as the steps it depends on are done.
+
+use std::collections::HashMap;
+
+use cairn_protocol::{
+    Event, ExecutionMode, PermissionMode, PlanCreated, PlanStep, RUN_SUBTASK, ToolCallStatus,
+    ToolCallUpdate,
+};
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use serde_json::{Value, json};
+
+use super::check::check;
+use super::{CreatePlanArgs, StoredPlan};
+use crate::callee::CallFailure;
+use crate::child::Child;
+use crate::dispatch::Success;
+use crate::level::Scope;
+use crate::tool::parse_args;
+use crate::turn::Turn;
+
+/// How a step ended.
+#[derive(Debug, Clone)]
+enum StepEnd {
+    Done(String),
+    Failed(String),
+    Skipped(String),
+}
+
+impl Turn {
+    /// `create_plan`: the plan made (or fetched), checked, kept, shown, then run or
+    /// kept as a draft.
+    pub(crate) async fn create_plan(
+        &self,
+        scope: &Scope,
+        call_id: &str,
+        args: Value,
+    ) -> Result<Success, CallFailure> {
+        let args: CreatePlanArgs = parse_args(args).map_err(|err| err.to_string())?;
+        let mode = args.execution_mode.unwrap_or_default();
+        let plan = match args
+            .plan_id
+            .as_deref()
+            .map(str::trim)
+            .filter(|id| !id.is_empty())
+        {
+            Some(id) => self
+                .plans
+                .get(id)
+                .await
+                .map_err(|err| format!("the plan `{id}` could not be read: {err}"))?
+                .ok_or_else(|| {
+                    format!(
+                        "there is no plan `{id}` in this chat; make one with `objective` and \
+                         `steps`"
+                    )
+                })?,
+            None => {
+                let objective = args
+                    .objective
+                    .filter(|objective| !objective.trim().is_empty())
+                    .ok_or_else(|| {
+                        "invalid arguments: `objective` is missing: say what the plan achieves"
+                            .to_owned()
+                    })?;
+                let Some(steps) = args.steps else {
+                    return Err(CallFailure::RespondToModel(
+                        "invalid arguments: `steps` is missing: list the steps, each with an \
+                         `id`, a `title` and `instructions`"
+                            .into(),
+                    ));
+                };
+                StoredPlan {
+                    plan_id: String::new(),
+                    objective,
+                    steps,
+                    requested_outputs: args.requested_outputs.unwrap_or_default(),
+                }
+            }
+        };
+        // A stored draft is checked again: the tools or the agents may have changed.
+        check(
+            &plan.steps,
+            |name| scope.tools.contains(name),
+            |id| self.runnable_agent(id).map(drop),
+        )?;
+        let plan = if plan.plan_id.is_empty() {
+            let plan_id = self
+                .plans
+                .add(plan.clone())
+                .await
+                .map_err(|err| format!("the plan could not be kept: {err}"))?;
+            StoredPlan { plan_id, ..plan }
+        } else {
+            plan
+        };
+        let mode = if self.gate.mode() == PermissionMode::Plan {
+            ExecutionMode::DraftOnly
+        } else {
+            mode
+        };
+        self.emitter.emit(Event::PlanCreated(PlanCreated {
+            plan_id: plan.plan_id.clone(),
+            objective: plan.objective.clone(),
+            steps: plan.steps.clone(),
+            execution_mode: mode,
+            tool_call_id: call_id.to_owned(),
+            parent_id: scope.parent_id.clone(),
+            depth: scope.depth,
+        }));
+        match mode {
+            ExecutionMode::DraftOnly => Ok(Success::text(self.keep_draft(&plan))),
+            ExecutionMode::AutoExecute => self.run_plan(scope, call_id, &plan).await,
+            ExecutionMode::AgentReview => Err(CallFailure::RespondToModel(format!(
+                "plan `{}` is kept, but agent_review cannot run here yet: run it with \
+                 auto_execute, or keep it as a draft_only for the user",
+                plan.plan_id
+            ))),
+        }
+    }
+
+    /// Keeps `plan` as the turn's draft (its `plan_ready` names it) and says so.
+    fn keep_draft(&self, plan: &StoredPlan) -> String {
+        let why = if self.gate.mode() == PermissionMode::Plan {
+            "the chat is in Plan mode, where nothing runs"
+        } else {
+            "it was asked for as a draft"
+        };
+        self.note_draft(plan.clone());
+        format!(
+            "Plan {} is kept as a draft and nothing ran, since {why}. It is paused for the \
+             user's review: show it to them in a few lines and ask. When they say to run it, \
+             call {} with plan_id \"{}\" and execution_mode \"auto_execute\".",
+            plan.plan_id,
+            super::CREATE_PLAN,
+            plan.plan_id
+        )
+    }
+
+    /// Runs the steps of `plan`, each once the steps it depends on are done; a step
+    /// whose dependency failed is skipped. The result lists every step in plan order.
+    async fn run_plan(
+        &self,
+        scope: &Scope,
+        call_id: &str,
+        plan: &StoredPlan,
+    ) -> Result<Success, CallFailure> {
+        let mut ends: HashMap<&str, StepEnd> = HashMap::new();
+        let mut running = FuturesUnordered::new();
+        let mut started: Vec<&str> = Vec::new();
+        loop {
+            for step in &plan.steps {
+                if started.contains(&step.id.as_str()) {
+                    continue;
+                }
+                let blocked = step.depends_on.iter().find(|id| {
+                    matches!(
+                        ends.get(id.as_str()),
+                        Some(StepEnd::Failed(_) | StepEnd::Skipped(_))
+                    )
+                });
+                if let Some(blocker) = blocked {
+                    started.push(&step.id);
+                    let reason = format!("step `{blocker}` did not finish");
+                    self.skip_step(scope, call_id, step, &reason);
+                    ends.insert(&step.id, StepEnd::Skipped(reason));
+                    continue;
+                }
+                let ready = step
+                    .depends_on
+                    .iter()
+                    .all(|id| matches!(ends.get(id.as_str()), Some(StepEnd::Done(_))));
+                if ready {
+                    started.push(&step.id);
+                    let inputs = inputs(step, plan, &ends);
+                    running.push(async move {
+                        (step, self.run_step(scope, call_id, step, inputs).await)
+                    });
+                }
+            }
+            let Some((step, end)) = running.next().await else {
+                break;
+            };
+            match end {
+                Some(end) => {
+                    ends.insert(&step.id, end);
+                }
+                // Stopped: the turn's reason says why.
+                None => return Err(CallFailure::Stopped),
+            }
+        }
+        Ok(Success::text(summary(plan, &ends)))
+    }
+
+    /// One step as a subtask under its own card; `None` when the turn stops.
+    async fn run_step(
+        &self,
+        scope: &Scope,
+        call_id: &str,
+        step: &PlanStep,
+        inputs: String,
+    ) -> Option<StepEnd> {
+        let card_id = self.step_card(scope, call_id, step);
+        let started = std::time::Instant::now();
+        let result = self
+            .run_child(
+                scope,
+                Child {
+                    card_id: card_id.clone(),
+                    title: Some(step_title(step)),
+                    instructions: format!("{}{inputs}", step.instructions),
+                    agent: step.agent.clone(),
+                    tools: step.tools.clone(),
+                    schema: None,
+                },
+            )
+            .await;
+        let end = match result {
+            Ok(success) => StepEnd::Done(success.content),
+            Err(CallFailure::RespondToModel(problem)) => StepEnd::Failed(problem),
+            Err(CallFailure::Stopped) => {
+                self.end_step_card(scope, call_id, &card_id, "cancelled", true, started);
+                return None;
+            }
+        };
+        let (text, failed) = match &end {
+            StepEnd::Done(text) => (text.as_str(), false),
+            StepEnd::Failed(text) | StepEnd::Skipped(text) => (text.as_str(), true),
+        };
+        self.end_step_card(scope, call_id, &card_id, text, failed, started);
+        Some(end)
+    }
+
+    /// A step that will not run: its card opens and closes with the reason.
+    fn skip_step(&self, scope: &Scope, call_id: &str, step: &PlanStep, reason: &str) {
+        let card_id = self.step_card(scope, call_id, step);
+        let skipped = format!("skipped: {reason}");
+        self.end_step_card(
+            scope,
+            call_id,
+            &card_id,
+            &skipped,
+            true,
+            std::time::Instant::now(),
+        );
+    }
+
+    /// Opens a step's `run_subtask` card under the `create_plan` card; its id.
+    fn step_card(&self, scope: &Scope, call_id: &str, step: &PlanStep) -> String {
+        let card_id = self.ids.claim_call(&format!("{call_id}:{}", step.id));
+        self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: card_id.clone(),
+            name: RUN_SUBTASK.to_owned(),
+            args: Some(json!({
+                "title": step_title(step),
+                "instructions": step.instructions,
+                "step_id": step.id,
+            })),
+            result: None,
+            is_error: None,
+            parent_id: Some(call_id.to_owned()),
+            depth: scope.depth + 1,
+            status: ToolCallStatus::Start,
+            duration_ms: None,
+        }));
+        card_id
+    }
+
+    fn end_step_card(
+        &self,
+        scope: &Scope,
+        call_id: &str,
+        card_id: &str,
+        result: &str,
+        failed: bool,
+        started: std::time::Instant,
+    ) {
+        self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: card_id.to_owned(),
+            name: RUN_SUBTASK.to_owned(),
+            args: None,
+            result: Some(Value::String(result.to_owned())),
+            is_error: Some(failed),
+            parent_id: Some(call_id.to_owned()),
+            depth: scope.depth + 1,
+            status: ToolCallStatus::End,
+            duration_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+        }));
+    }
+}
+
+fn step_title(step: &PlanStep) -> String {
+    if step.title.trim().is_empty() {
+        crate::subtask::derive_title(&step.instructions)
+    } else {
+        step.title.clone()
+    }
+}
+
+/// What a step is told of the steps it depends on.
+fn inputs(step: &PlanStep, plan: &StoredPlan, ends: &HashMap<&str, StepEnd>) -> String {
+    if step.depends_on.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from("\n\nResults of the steps this one depends on:");
+    for id in &step.depends_on {
+        let title = plan
+            .steps
+            .iter()
+            .find(|s| &s.id == id)
+            .map(step_title)
+            .unwrap_or_default();
+        if let Some(StepEnd::Done(result)) = ends.get(id.as_str()) {
+            text.push_str(&format!("\n[{id}] {title}:\n{result}"));
+        }
+    }
+    text
+}
+
+/// The plan's outcome for the model, in plan order.
+fn summary(plan: &StoredPlan, ends: &HashMap<&str, StepEnd>) -> String {
+    let done = ends
+        .values()
+        .filter(|end| matches!(end, StepEnd::Done(_)))
+        .count();
+    let mut text = format!(
+        "Plan {} ({}): {done} of {} steps done.",
+        plan.plan_id,
+        plan.objective,
+        plan.steps.len()
+    );
+    for (n, step) in plan.steps.iter().enumerate() {
+        let (state, detail) = match ends.get(step.id.as_str()) {
+            Some(StepEnd::Done(result)) => ("done", result.as_str()),
+            Some(StepEnd::Failed(problem)) => ("failed", problem.as_str()),
+            Some(StepEnd::Skipped(reason)) => ("skipped", reason.as_str()),
+            None => ("not run", ""),
+        };
+        text.push_str(&format!(
+            "\n{}. [{}] {} {}: {detail}",
+            n + 1,
+            state,
+            step.id,
+            step_title(step)
+        ));
+    }
+    if !plan.requested_outputs.is_empty() {
+        text.push_str(&format!(
+            "\nThe user asked for: {}.",
+            plan.requested_outputs.join(", ")
+        ));
+    }
+    text
+}

@@ -1,0 +1,303 @@
+//! `create_plan`: steps run as subtasks in dependency order (independent ones
+//! together), a failed step skips what needs it, drafts wait for the user (always in
+//! Plan mode), and a stored draft runs by its id.
+
+use std::sync::Arc;
+
+use cairn_core::plan::{MemoryPlans, PlanBook};
+use cairn_protocol::{Event, ExecutionMode, PermissionMode, ToolCallStatus, TurnStatus};
+use cairn_testkit::{ScriptedModel, ScriptedTurn};
+use serde_json::{Value, json};
+use tokio::sync::Barrier;
+
+use super::support::{Harness, Probe, Run, assert_calls_paired};
+
+fn step(id: &str, depends_on: &[&str]) -> Value {
+    json!({"id": id, "title": id.to_uppercase(), "instructions": format!("do {id}"),
+           "depends_on": depends_on})
+}
+
+fn plan(steps: Vec<Value>, mode: &str) -> ScriptedTurn {
+    ScriptedTurn::new().tool_with_id(
+        "plan_call",
+        "create_plan",
+        json!({"objective": "ship it", "steps": steps, "execution_mode": mode}),
+    )
+}
+
+/// The `create_plan` call's result.
+fn plan_result(run: &Run) -> String {
+    run.tool_ends()
+        .into_iter()
+        .find(|(name, ..)| name == "create_plan")
+        .map(|(_, result, _)| result.as_str().unwrap_or_default().to_owned())
+        .unwrap()
+}
+
+/// The step cards as they ended: (step title, result, failed), in the order they ended.
+fn step_ends(run: &Run) -> Vec<(String, String, bool)> {
+    let titles: std::collections::HashMap<String, String> = run
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolCallUpdate(u) if u.status == ToolCallStatus::Start => {
+                Some((u.tool_call_id.clone(), u.subtask_title()?))
+            }
+            _ => None,
+        })
+        .collect();
+    run.events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolCallUpdate(u)
+                if u.status == ToolCallStatus::End
+                    && u.parent_id.as_deref() == Some("plan_call") =>
+            {
+                Some((
+                    titles.get(&u.tool_call_id).cloned().unwrap_or_default(),
+                    u.result.as_ref()?.as_str()?.to_owned(),
+                    u.is_error?,
+                ))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn steps_run_in_dependency_order_independent_ones_together() {
+    let model = ScriptedModel::new();
+    model.root([
+        plan(
+            vec![
+                step("a", &[]),
+                step("b", &["a"]),
+                step("c", &["a"]),
+                step("d", &["b", "c"]),
+            ],
+            "auto_execute",
+        ),
+        ScriptedTurn::text("All four done."),
+    ]);
+    model.subtask("A", [ScriptedTurn::text("a found 3 files")]);
+    // B and C each wait for the other: run one after the other, they never finish.
+    let barrier = Arc::new(Barrier::new(2));
+    for title in ["B", "C"] {
+        model.subtask(
+            title,
+            [
+                ScriptedTurn::new()
+                    .barrier(barrier.clone())
+                    .tool("probe", json!({})),
+                ScriptedTurn::text(format!("{title} ok")),
+            ],
+        );
+    }
+    model.subtask("D", [ScriptedTurn::text("d merged")]);
+    let run = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        Harness::new(&model)
+            .tool(Probe::new("probe"))
+            .run("ship it"),
+    )
+    .await
+    .expect("B and C ran one at a time");
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    assert_eq!(run.outcome.text, "All four done.");
+    assert_calls_paired(&run.outcome.messages);
+    // The plan is shown before its steps, each a run_subtask card under it.
+    let created = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::PlanCreated(p) => Some(p.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        (
+            created.plan_id.as_str(),
+            created.execution_mode,
+            created.steps.len()
+        ),
+        ("p1", ExecutionMode::AutoExecute, 4)
+    );
+    assert_eq!(created.tool_call_id, "plan_call");
+    let ends = step_ends(&run);
+    assert_eq!(ends.first().map(|e| e.0.as_str()), Some("A"));
+    assert_eq!(ends.last().map(|e| e.0.as_str()), Some("D"));
+    assert!(ends.iter().all(|(_, _, failed)| !failed), "{ends:?}");
+    // D saw what B and C found.
+    let d_request = model
+        .requests()
+        .into_iter()
+        .find(|r| r.origin.subtask_title.as_deref() == Some("D"))
+        .unwrap();
+    let told = d_request.messages.last().unwrap().content().to_owned();
+    assert!(
+        told.starts_with("do d\n\nResults of the steps this one depends on:"),
+        "{told}"
+    );
+    assert!(
+        told.contains("[b] B:\nB ok") && told.contains("[c] C:\nC ok"),
+        "{told}"
+    );
+    // The model reads every step in plan order.
+    let result = plan_result(&run);
+    assert_eq!(
+        result,
+        "Plan p1 (ship it): 4 of 4 steps done.\n1. [done] a A: a found 3 files\n\
+         2. [done] b B: B ok\n3. [done] c C: C ok\n4. [done] d D: d merged"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_step_skips_the_steps_that_need_it_and_the_rest_run() {
+    let model = ScriptedModel::new();
+    model.root([
+        plan(
+            vec![step("a", &[]), step("b", &["a"]), step("c", &[])],
+            "auto_execute",
+        ),
+        ScriptedTurn::text("One failed."),
+    ]);
+    // A never finishes within its iterations.
+    model.subtask(
+        "A",
+        [
+            ScriptedTurn::call("probe", json!({"n": 1})),
+            ScriptedTurn::call("probe", json!({"n": 2})),
+        ],
+    );
+    model.subtask("C", [ScriptedTurn::text("c ok")]);
+    let run = Harness::new(&model)
+        .tool(Probe::new("probe"))
+        .limits(|l| l.max_iterations_per_level = 2)
+        .run("go")
+        .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    let ends = step_ends(&run);
+    let of = |title: &str| ends.iter().find(|e| e.0 == title).cloned().unwrap();
+    assert!(
+        of("A").2 && of("A").1.contains("used all 2 of its iterations"),
+        "{ends:?}"
+    );
+    assert_eq!(
+        of("B"),
+        ("B".into(), "skipped: step `a` did not finish".into(), true)
+    );
+    assert_eq!(of("C"), ("C".into(), "c ok".into(), false));
+    let result = plan_result(&run);
+    assert!(
+        result.starts_with("Plan p1 (ship it): 1 of 3 steps done."),
+        "{result}"
+    );
+    assert!(
+        result.contains("2. [skipped] b B: step `a` did not finish"),
+        "{result}"
+    );
+    assert!(
+        !model
+            .requests()
+            .iter()
+            .any(|r| r.origin.subtask_title.as_deref() == Some("B"))
+    );
+}
+
+#[tokio::test]
+async fn a_draft_waits_for_the_user_and_runs_later_by_its_id() {
+    let plans: Arc<dyn PlanBook> = Arc::new(MemoryPlans::default());
+    let model = ScriptedModel::new();
+    model.root([
+        plan(vec![step("a", &[])], "draft_only"),
+        ScriptedTurn::text("Here is the plan: 1. A. Shall I run it?"),
+    ]);
+    let run = Harness::new(&model)
+        .plans(plans.clone())
+        .run("plan it")
+        .await;
+    assert!(plan_result(&run).contains("paused for the user's review"));
+    assert!(step_ends(&run).is_empty(), "nothing ran");
+    let ready = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::PlanReady(p) => Some(p.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(ready.plan_id.as_deref(), Some("p1"));
+    assert_eq!(ready.steps.map(|s| s.len()), Some(1));
+    assert_eq!(ready.plan, "Here is the plan: 1. A. Shall I run it?");
+
+    // "Run it": the next turn runs the stored draft as it is.
+    model.root([
+        ScriptedTurn::new().tool_with_id(
+            "plan_call",
+            "create_plan",
+            json!({"plan_id": "p1", "execution_mode": "auto_execute"}),
+        ),
+        ScriptedTurn::text("Done."),
+    ]);
+    model.subtask("A", [ScriptedTurn::text("a ok")]);
+    let run = Harness::new(&model).plans(plans).run("run it").await;
+    assert_eq!(
+        plan_result(&run),
+        "Plan p1 (ship it): 1 of 1 steps done.\n1. [done] a A: a ok"
+    );
+    assert!(run.of_type("plan_ready").is_empty());
+}
+
+#[tokio::test]
+async fn in_plan_mode_every_plan_is_a_draft_and_says_why() {
+    let model = ScriptedModel::new();
+    model.root([
+        plan(vec![step("a", &[])], "auto_execute"),
+        ScriptedTurn::text("1. A"),
+    ]);
+    let run = Harness::new(&model)
+        .mode(PermissionMode::Plan)
+        .run("plan it")
+        .await;
+    assert!(plan_result(&run).contains("in Plan mode, where nothing runs"));
+    assert!(step_ends(&run).is_empty());
+    let created = run.of_type("plan_created");
+    assert!(
+        matches!(created[0], Event::PlanCreated(p) if p.execution_mode == ExecutionMode::DraftOnly)
+    );
+    assert!(
+        run.events
+            .iter()
+            .any(|e| matches!(e, Event::PlanReady(p) if p.plan_id.as_deref() == Some("p1")))
+    );
+    assert_eq!(model.requests().len(), 2, "no subtask ran");
+}
+
+#[tokio::test]
+async fn a_plan_that_cannot_run_is_a_tool_error_the_model_fixes() {
+    let model = ScriptedModel::new();
+    model.root([
+        plan(vec![step("a", &["b"]), step("b", &["a"])], "auto_execute"),
+        ScriptedTurn::new().tool_with_id(
+            "plan_call2",
+            "create_plan",
+            json!({"objective": "x", "steps": [], "plan_id": ""}),
+        ),
+        ScriptedTurn::new().tool_with_id("plan_call3", "create_plan", json!({"plan_id": "p9"})),
+        ScriptedTurn::text("I will do it myself."),
+    ]);
+    let run = Harness::new(&model).run("go").await;
+    let errors: Vec<String> = run
+        .tool_ends()
+        .into_iter()
+        .map(|(_, result, failed)| {
+            assert!(failed);
+            result.as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert!(errors[0].contains("in a circle: a → b → a"), "{errors:?}");
+    assert!(errors[1].contains("at least one step"), "{errors:?}");
+    assert!(errors[2].contains("there is no plan `p9`"), "{errors:?}");
+    assert!(run.of_type("plan_created").is_empty(), "no plan was made");
+    assert_eq!(run.outcome.text, "I will do it myself.");
+}
