@@ -233,7 +233,7 @@ async fn a_new_chat_answers_as_the_agent_picked_and_settings_keep_a_usable_defau
     );
     let agents = s.desk.agents(Some(&thread.id)).await.unwrap();
     let ids: Vec<&str> = agents.iter().map(|a| a.id.as_str()).collect();
-    assert_eq!(ids, ["auto", "chat", "explore"]);
+    assert_eq!(ids, ["auto", "chat", "explore", "review"]);
 
     let mut settings = s.desk.settings();
     settings.default_agent = "explore".into();

@@ -12,10 +12,11 @@ use crate::profile::RawProfile;
 use crate::rules::ToolRules;
 
 /// The built-in profiles, lowest in precedence.
-const BUILTIN: [(&str, &str); 3] = [
+const BUILTIN: [(&str, &str); 4] = [
     ("chat", include_str!("../builtin/chat.md")),
     ("explore", include_str!("../builtin/explore.md")),
     ("auto", include_str!("../builtin/auto.md")),
+    ("review", include_str!("../builtin/review.md")),
 ];
 
 /// The folders profiles are read from, besides the built-ins.

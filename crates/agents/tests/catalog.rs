@@ -57,10 +57,13 @@ fn error_of<'a>(catalog: &'a Catalog, id: &str) -> (&'a str, &'a str) {
 }
 
 #[test]
-fn the_builtins_are_chat_explore_and_auto() {
+fn the_builtins_are_chat_explore_auto_and_review() {
     let catalog = Catalog::builtin();
     let ids: Vec<&str> = catalog.agents().iter().map(|a| a.id.as_str()).collect();
-    assert_eq!(ids, ["auto", "chat", "explore"]);
+    assert_eq!(ids, ["auto", "chat", "explore", "review"]);
+    let review = catalog.get("review").unwrap();
+    assert!(review.hidden && !review.runnable);
+    assert!(review.tools.allows("read_file") && !review.tools.allows("write_file"));
     assert!(catalog.problems().next().is_none());
     let chat = catalog.get("chat").unwrap();
     assert!(chat.tools.allows("write_file") && chat.tools.allows("mcp__x__y"));
@@ -230,7 +233,7 @@ fn the_users_folder_moves_with_the_environment_and_defaults_to_the_config_folder
         workspace: None,
     });
     assert!(catalog.problems().next().is_none());
-    assert_eq!(catalog.agents().len(), 3);
+    assert_eq!(catalog.agents().len(), 4);
 }
 
 #[test]

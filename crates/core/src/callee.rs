@@ -9,14 +9,16 @@ use crate::tool::Tool;
 
 use crate::disclosure::{LIST_TOOL_GROUPS, LOAD_TOOLS};
 use crate::level::Scope;
-use crate::plan::CREATE_PLAN;
+use crate::plan::{CREATE_PLAN, SUBMIT_PLAN, SUBMIT_REVIEW};
 use crate::results::READ_TOOL_RESULT;
 use crate::subtask::{FINISH_SUBTASK, RUN_SUBTASK};
 use crate::switch::SWITCH_AGENT;
 
 /// The names the engine answers itself; no toolbelt tool may take them.
-const ENGINE_TOOLS: [&str; 7] = [
+const ENGINE_TOOLS: [&str; 9] = [
     CREATE_PLAN,
+    SUBMIT_PLAN,
+    SUBMIT_REVIEW,
     RUN_SUBTASK,
     FINISH_SUBTASK,
     LIST_TOOL_GROUPS,
@@ -75,7 +77,7 @@ impl<'a> Callee<'a> {
             )),
             RUN_SUBTASK if scope.can_spawn => Ok(Self::RunSubtask),
             CREATE_PLAN if scope.can_plan => Ok(Self::CreatePlan),
-            FINISH_SUBTASK if scope.depth > 0 => Ok(Self::FinishSubtask),
+            _ if scope.finish.as_ref().is_some_and(|f| f.name() == name) => Ok(Self::FinishSubtask),
             FINISH_SUBTASK => Err(format!(
                 "{FINISH_SUBTASK} only ends a subtask; at the top level, just answer"
             )),

@@ -13,7 +13,7 @@ use crate::dispatch::{Signal, Success};
 use crate::events::value_text;
 use crate::level::{Level, LevelEnd, LevelFailure, LevelPlan, Scope};
 use crate::prompt::{self, PromptContext};
-use crate::subtask::{self, OutputSchema, RunSubtaskArgs};
+use crate::subtask::{self, Finish, OutputSchema, RunSubtaskArgs};
 use crate::tool::parse_args;
 use crate::turn::Turn;
 
@@ -27,10 +27,11 @@ pub(crate) struct Child {
     pub title: Option<String>,
     pub instructions: String,
     /// The profile it runs as; by default its parent's.
-    pub agent: Option<String>,
+    pub agent: Option<Arc<Agent>>,
     /// The only tools it may use (a subset of its parent's).
     pub tools: Option<Vec<String>>,
-    pub schema: Option<OutputSchema>,
+    /// How it hands its result back.
+    pub finish: Finish,
 }
 
 impl Turn {
@@ -48,15 +49,22 @@ impl Turn {
             ));
         }
         let schema = args.output_schema.map(OutputSchema::compile).transpose()?;
+        let agent = match args.agent.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(id) => Some(
+                self.runnable_agent(id)
+                    .map_err(|err| format!("invalid arguments: {err}"))?,
+            ),
+        };
         self.run_child(
             scope,
             Child {
                 card_id: call_id.to_owned(),
                 title: args.title,
                 instructions: args.instructions,
-                agent: args.agent,
+                agent,
                 tools: args.tools,
-                schema,
+                finish: Finish::Subtask(schema),
             },
         )
         .await
@@ -87,12 +95,7 @@ impl Turn {
         scope: &Scope,
         child: Child,
     ) -> Result<Success, CallFailure> {
-        let agent = match child.agent.as_deref().map(str::trim) {
-            None | Some("") => Arc::clone(&scope.agent),
-            Some(id) => self
-                .runnable_agent(id)
-                .map_err(|err| format!("invalid arguments: {err}"))?,
-        };
+        let agent = child.agent.unwrap_or_else(|| Arc::clone(&scope.agent));
         // The child's profile picks its model; one that names none asks the thread's.
         let (model, sampling) = if Arc::ptr_eq(&agent, &scope.agent) {
             (scope.model.clone(), scope.sampling)
@@ -151,7 +154,7 @@ impl Turn {
             },
             &title,
             depth,
-            child.schema.as_ref().map(|schema| &schema.source),
+            &child.finish,
         );
         let child_scope = Scope::new(
             LevelPlan {
@@ -164,7 +167,7 @@ impl Turn {
                 tools,
                 can_spawn,
                 switch: None,
-                schema: child.schema,
+                finish: Some(child.finish),
             },
             self.tool_budget(&system),
         );

@@ -21,7 +21,7 @@ use crate::gate::{GateDecision, GateRequest};
 use crate::level::Scope;
 use crate::repeats::{self, Previous, Verdict};
 use crate::results::{READ_TOOL_RESULT, ReadArgs};
-use crate::subtask::{FINISH_SUBTASK, FinishSubtaskArgs};
+use crate::subtask::FINISH_SUBTASK;
 use crate::switch::{self, SwitchArgs};
 use crate::turn::Turn;
 
@@ -378,21 +378,18 @@ fn disclose(scope: &Scope, load: bool, args: Value) -> Result<Success, String> {
     disclosure.load(&args.groups).map(Success::text)
 }
 
-/// `finish_subtask`: accepted when it matches the subtask's schema (if any).
+/// `finish_subtask` (or the level's own submit tool): accepted when it matches the
+/// level's schema (if any).
 fn finish(scope: &Scope, args: Value) -> Result<Success, String> {
-    let args: FinishSubtaskArgs = parse_args(args).map_err(|err| err.to_string())?;
-    if let Some(schema) = &scope.schema {
-        schema.check(&args.result).map_err(|problem| {
-            format!(
-                "the result does not match the output_schema: {problem}. Fix it and call \
-                 {FINISH_SUBTASK} again."
-            )
-        })?;
-    }
+    // Resolved only where the level has a finish.
+    let Some(finish) = &scope.finish else {
+        return Err(format!("{FINISH_SUBTASK} only ends a subtask"));
+    };
+    let result = finish.accept(args)?;
     Ok(Success {
         content: "result accepted".into(),
         value: json!("result accepted"),
-        signal: Signal::Finished(args.result),
+        signal: Signal::Finished(result),
     })
 }
 

@@ -20,7 +20,7 @@ use crate::history;
 use crate::repeats::Repeats;
 use crate::results;
 use crate::round::{self, Collected, Ending, Round, Seen};
-use crate::subtask::{self, OutputSchema};
+use crate::subtask::{self, Finish};
 use crate::toolbelt::Toolbelt;
 use crate::turn::Turn;
 
@@ -41,8 +41,8 @@ pub(crate) struct LevelPlan {
     pub can_spawn: bool,
     /// The `switch_agent` spec, at the root of a thread that routes.
     pub switch: Option<ToolSpec>,
-    /// Set for subtasks that must end with a structured result.
-    pub schema: Option<OutputSchema>,
+    /// How a child hands its result back; `None` at the root.
+    pub finish: Option<Finish>,
 }
 
 /// What a level is: where it sits in the tree and what it may call. Fixed for the
@@ -63,8 +63,8 @@ pub(crate) struct Scope {
     pub can_plan: bool,
     /// Whether `switch_agent` is offered here.
     pub can_switch: bool,
-    /// Set for subtasks that must end with a structured result.
-    pub schema: Option<OutputSchema>,
+    /// How a child hands its result back; `None` at the root.
+    pub finish: Option<Finish>,
     /// What the model may call: the tools plus the engine's own.
     pub specs: Arc<[ToolSpec]>,
     spec_tokens: u64,
@@ -84,16 +84,12 @@ impl Scope {
             tools,
             can_spawn,
             switch,
-            schema,
+            finish,
         } = plan;
         let can_switch = switch.is_some();
         let can_plan = plans_here(&agent, can_spawn);
         let mut specs = engine_specs(&tools, can_spawn, can_plan, switch);
-        if depth > 0 {
-            specs.push(subtask::finish_subtask_spec(
-                schema.as_ref().map(|s| &s.source),
-            ));
-        }
+        specs.extend(finish.as_ref().map(Finish::spec));
         let disclosure = Disclosure::over_budget(&specs, tool_budget);
         let spec_tokens = disclosure::spec_tokens(&specs);
         if let (Some(_), Some(room)) = (&disclosure, tool_budget.tokens)
@@ -118,7 +114,7 @@ impl Scope {
             can_spawn,
             can_plan,
             can_switch,
-            schema,
+            finish,
             specs: specs.into(),
             spec_tokens,
             disclosure,
@@ -325,7 +321,10 @@ impl Turn {
     /// structured result: then prose that already is a valid result counts, and
     /// anything else earns a reminder and another round.
     fn settle(&self, level: &mut Level, text: String) -> Option<LevelEnd> {
-        let Some(schema) = &level.scope.schema else {
+        let Some(finish) = &level.scope.finish else {
+            return Some(LevelEnd::Answer(text));
+        };
+        let Some(schema) = finish.schema() else {
             return Some(LevelEnd::Answer(text));
         };
         let problem = match serde_json::from_str::<Value>(strip_fence(&text)) {
@@ -336,9 +335,9 @@ impl Turn {
             Err(_) => "the answer is not JSON".to_owned(),
         };
         level.push(ChatMessage::user(format!(
-            "This subtask must end by calling {} with a `result` that matches its output \
-             schema ({problem}). Call it now.",
-            subtask::FINISH_SUBTASK
+            "This subtask must end by calling {} with what its schema asks for ({problem}). \
+             Call it now.",
+            finish.name()
         )));
         None
     }

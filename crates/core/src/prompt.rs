@@ -7,7 +7,7 @@ use cairn_protocol::{PermissionMode, ToolCategory};
 
 use crate::agent::{Agent, AgentSetup};
 use crate::plan::CREATE_PLAN;
-use crate::subtask::{FINISH_SUBTASK, RUN_SUBTASK};
+use crate::subtask::{FINISH_SUBTASK, Finish, RUN_SUBTASK};
 use crate::switch::SWITCH_AGENT;
 use crate::toolbelt::Toolbelt;
 
@@ -127,25 +127,27 @@ fn profile_line(prompt: &mut String, agent: &Agent) {
     }
 }
 
-pub fn subtask(
-    ctx: &PromptContext<'_>,
-    title: &str,
-    depth: u32,
-    schema: Option<&serde_json::Value>,
-) -> String {
+pub(crate) fn subtask(ctx: &PromptContext<'_>, title: &str, depth: u32, finish: &Finish) -> String {
     let mut prompt = format!(
         "You are a subtask (depth {depth}) of a larger job, working on: {title}.\n\
          Your instructions are the user message. Do only that work.\n"
     );
-    match schema {
-        Some(schema) => {
+    match finish {
+        Finish::Subtask(Some(schema)) => {
             let _ = writeln!(
                 prompt,
                 "When done, call {FINISH_SUBTASK} with `result` matching this JSON Schema, \
-                 instead of answering in prose:\n{schema}"
+                 instead of answering in prose:\n{}",
+                schema.source
             );
         }
-        None => prompt.push_str(
+        Finish::Submit { name, .. } => {
+            let _ = writeln!(
+                prompt,
+                "End by calling {name}: your answer is its arguments, not prose."
+            );
+        }
+        Finish::Subtask(None) => prompt.push_str(
             "When done, reply with your result as plain text: it goes back to the agent that \
              started you, not to the user.\n",
         ),

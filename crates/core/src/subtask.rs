@@ -74,6 +74,75 @@ pub(crate) struct FinishSubtaskArgs {
     pub result: Value,
 }
 
+/// How a child level hands its result back.
+#[derive(Debug, Clone)]
+pub(crate) enum Finish {
+    /// `finish_subtask {result}` (or a plain answer), the result matching the schema
+    /// when there is one.
+    Subtask(Option<OutputSchema>),
+    /// A tool whose arguments are the result (`submit_plan`, `submit_review`): the
+    /// level exists to call it.
+    Submit {
+        name: &'static str,
+        description: &'static str,
+        schema: OutputSchema,
+    },
+}
+
+impl Finish {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Subtask(_) => FINISH_SUBTASK,
+            Self::Submit { name, .. } => name,
+        }
+    }
+
+    /// What an answer in prose must be to count as the result; none: prose is the result.
+    pub fn schema(&self) -> Option<&OutputSchema> {
+        match self {
+            Self::Subtask(schema) => schema.as_ref(),
+            Self::Submit { schema, .. } => Some(schema),
+        }
+    }
+
+    pub fn spec(&self) -> ToolSpec {
+        match self {
+            Self::Subtask(schema) => finish_subtask_spec(schema.as_ref().map(|s| &s.source)),
+            Self::Submit {
+                name,
+                description,
+                schema,
+            } => ToolSpec {
+                name: (*name).into(),
+                description: (*description).into(),
+                parameters: schema.source.clone(),
+            },
+        }
+    }
+
+    /// The result a call with `args` hands back, or what is wrong with it.
+    pub fn accept(&self, args: Value) -> Result<Value, String> {
+        let (result, schema) = match self {
+            Self::Subtask(schema) => {
+                let args: FinishSubtaskArgs =
+                    crate::tool::parse_args(args).map_err(|err| err.to_string())?;
+                (args.result, schema.as_ref())
+            }
+            Self::Submit { schema, .. } => (args, Some(schema)),
+        };
+        if let Some(schema) = schema {
+            let what = match self {
+                Self::Subtask(_) => "the result does not match the output_schema",
+                Self::Submit { .. } => "the arguments do not match what it takes",
+            };
+            schema.check(&result).map_err(|problem| {
+                format!("{what}: {problem}. Fix it and call {} again.", self.name())
+            })?;
+        }
+        Ok(result)
+    }
+}
+
 /// A subtask's output schema, compiled once and kept with its source for the prompt.
 #[derive(Clone)]
 pub(crate) struct OutputSchema {

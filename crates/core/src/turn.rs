@@ -187,7 +187,7 @@ impl Engine {
                 tools: root.tools,
                 can_spawn: root.can_spawn,
                 switch: root.switch,
-                schema: None,
+                finish: None,
             },
             tool_budget,
         );

@@ -178,10 +178,11 @@ async fn agents_list_shows_every_profile_and_every_skipped_file() {
             ),
             ("chat".into(), "workspace".into(), None),
             ("explore".into(), "builtin".into(), None),
+            ("review".into(), "builtin".into(), None),
             ("reviewer".into(), "user".into(), None),
         ]
     );
-    let reviewer = &list[4];
+    let reviewer = &list[5];
     for key in [
         "description",
         "base",

@@ -7,6 +7,7 @@
 
 mod book;
 mod check;
+mod draft;
 mod run;
 
 use cairn_protocol::{ExecutionMode, PlanStep, ToolSpec};
@@ -15,6 +16,12 @@ use serde_json::json;
 
 pub use book::{MemoryPlans, PlanBook, StoredPlan};
 pub use cairn_protocol::CREATE_PLAN;
+pub use draft::REVIEWER;
+
+/// The planning round's tool: its arguments are the plan's steps.
+pub const SUBMIT_PLAN: &str = "submit_plan";
+/// The reviewer's tool: its arguments are the verdict and the notes.
+pub const SUBMIT_REVIEW: &str = "submit_review";
 
 pub fn create_plan_spec() -> ToolSpec {
     ToolSpec {

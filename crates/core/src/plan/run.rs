@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use cairn_protocol::{
     Event, ExecutionMode, PermissionMode, PlanCreated, PlanStep, RUN_SUBTASK, ToolCallStatus,
-    ToolCallUpdate,
+    ToolCallUpdate, Verdict,
 };
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
@@ -64,12 +64,9 @@ impl Turn {
                         "invalid arguments: `objective` is missing: say what the plan achieves"
                             .to_owned()
                     })?;
-                let Some(steps) = args.steps else {
-                    return Err(CallFailure::RespondToModel(
-                        "invalid arguments: `steps` is missing: list the steps, each with an \
-                         `id`, a `title` and `instructions`"
-                            .into(),
-                    ));
+                let steps = match args.steps {
+                    Some(steps) => steps,
+                    None => self.draft_steps(scope, call_id, &objective).await?,
                 };
                 StoredPlan {
                     plan_id: String::new(),
@@ -112,11 +109,21 @@ impl Turn {
         match mode {
             ExecutionMode::DraftOnly => Ok(Success::text(self.keep_draft(&plan))),
             ExecutionMode::AutoExecute => self.run_plan(scope, call_id, &plan).await,
-            ExecutionMode::AgentReview => Err(CallFailure::RespondToModel(format!(
-                "plan `{}` is kept, but agent_review cannot run here yet: run it with \
-                 auto_execute, or keep it as a draft_only for the user",
-                plan.plan_id
-            ))),
+            ExecutionMode::AgentReview => match self.review(scope, call_id, &plan).await? {
+                (Verdict::Approved, notes) => {
+                    let ran = self.run_plan(scope, call_id, &plan).await?;
+                    Ok(Success::text(format!(
+                        "The reviewer approved plan {}: {notes}\n{}",
+                        plan.plan_id, ran.content
+                    )))
+                }
+                (Verdict::NeedsChanges, notes) => Ok(Success::text(format!(
+                    "The reviewer asks for changes to plan {}, so nothing ran. Notes: {notes}\n\
+                     Revise the steps and call {} again, or ask the user.",
+                    plan.plan_id,
+                    super::CREATE_PLAN
+                ))),
+            },
         }
     }
 
@@ -210,9 +217,12 @@ impl Turn {
                     card_id: card_id.clone(),
                     title: Some(step_title(step)),
                     instructions: format!("{}{inputs}", step.instructions),
-                    agent: step.agent.clone(),
+                    agent: step
+                        .agent
+                        .as_deref()
+                        .and_then(|id| self.runnable_agent(id).ok()),
                     tools: step.tools.clone(),
-                    schema: None,
+                    finish: crate::subtask::Finish::Subtask(None),
                 },
             )
             .await;

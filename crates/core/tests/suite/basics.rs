@@ -83,7 +83,7 @@ async fn the_request_carries_the_system_prompt_history_and_tools() {
         ]
     );
     let names: Vec<_> = request.tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["probe", "run_subtask"]);
+    assert_eq!(names, ["probe", "run_subtask", "create_plan"]);
     assert_eq!(request.origin.depth, 0);
 }
 

@@ -178,14 +178,20 @@ async fn tool_schemas_that_would_crowd_a_small_window_are_shown_on_demand() {
     let roomy = offered(ScriptedModel::new().with_context_window(32_768)).await;
     assert_eq!(
         roomy.len(),
-        1 + 20 + 1,
-        "probe, the twenty, run_subtask: {roomy:?}"
+        1 + 20 + 2,
+        "probe, the twenty, run_subtask, create_plan: {roomy:?}"
     );
 
     let small = offered(ScriptedModel::new().with_context_window(4096)).await;
     assert_eq!(
         small,
-        ["probe", "run_subtask", "list_tool_groups", "load_tools"],
+        [
+            "probe",
+            "run_subtask",
+            "create_plan",
+            "list_tool_groups",
+            "load_tools"
+        ],
         "the server's tools wait in their group"
     );
 }

@@ -155,13 +155,19 @@ async fn a_large_toolbelt_is_disclosed_group_by_group() {
     };
     assert_eq!(
         shown(0),
-        ["core_tool", "run_subtask", "list_tool_groups", "load_tools"]
+        [
+            "core_tool",
+            "run_subtask",
+            "create_plan",
+            "list_tool_groups",
+            "load_tools"
+        ]
     );
-    assert_eq!(shown(2).len(), 4 + 20, "github loaded");
+    assert_eq!(shown(2).len(), 5 + 20, "github loaded");
     assert!(shown(2).contains(&"mcp__github__tool19".to_owned()));
     assert_eq!(
         shown(4).len(),
-        4 + 20 + 30,
+        5 + 20 + 30,
         "calling a jira tool loaded its group"
     );
 
@@ -211,7 +217,7 @@ async fn loading_an_unknown_group_lists_the_real_ones_and_small_toolbelts_show_e
         .await;
     assert_eq!(
         model.requests()[0].tools.len(),
-        11,
+        12,
         "under the budget: all tools, no meta-tools"
     );
 }

@@ -35,6 +35,7 @@ fn plan_result(run: &Run) -> String {
 }
 
 /// The step cards as they ended: (step title, result, failed), in the order they ended.
+/// (A planning round's or a reviewer's own calls sit under the plan's card too.)
 fn step_ends(run: &Run) -> Vec<(String, String, bool)> {
     let titles: std::collections::HashMap<String, String> = run
         .events
@@ -51,6 +52,7 @@ fn step_ends(run: &Run) -> Vec<(String, String, bool)> {
         .filter_map(|event| match event {
             Event::ToolCallUpdate(u)
                 if u.status == ToolCallStatus::End
+                    && u.name == "run_subtask"
                     && u.parent_id.as_deref() == Some("plan_call") =>
             {
                 Some((
@@ -300,4 +302,129 @@ async fn a_plan_that_cannot_run_is_a_tool_error_the_model_fixes() {
     assert!(errors[2].contains("there is no plan `p9`"), "{errors:?}");
     assert!(run.of_type("plan_created").is_empty(), "no plan was made");
     assert_eq!(run.outcome.text, "I will do it myself.");
+}
+
+#[tokio::test]
+async fn without_steps_one_planning_round_drafts_them_and_they_run() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::new().tool_with_id(
+            "plan_call",
+            "create_plan",
+            json!({"objective": "ship it"}),
+        ),
+        ScriptedTurn::text("Shipped."),
+    ]);
+    model.subtask(
+        "Plan: ship it",
+        [
+            // Prose first: reminded, it calls submit_plan.
+            ScriptedTurn::text("I would build then test."),
+            ScriptedTurn::call(
+                "submit_plan",
+                json!({"steps": [step("a", &[]), step("b", &["a"])]}),
+            ),
+        ],
+    );
+    model.subtask("A", [ScriptedTurn::text("built")]);
+    model.subtask("B", [ScriptedTurn::text("tested")]);
+    let run = Harness::new(&model)
+        .tool(Probe::new("probe"))
+        .run("ship")
+        .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    let planning: Vec<_> = model
+        .requests()
+        .into_iter()
+        .filter(|r| r.origin.subtask_title.as_deref() == Some("Plan: ship it"))
+        .collect();
+    assert_eq!(planning.len(), 2);
+    let tools: Vec<&str> = planning[0].tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(tools, ["submit_plan"], "its only tool");
+    let asked = planning[0].messages.last().unwrap().content().to_owned();
+    assert!(
+        asked.contains("ship it") && asked.contains("Tools a step may use: probe."),
+        "{asked}"
+    );
+    assert!(
+        planning[1]
+            .messages
+            .last()
+            .unwrap()
+            .content()
+            .contains("must end by calling submit_plan")
+    );
+    assert_eq!(
+        plan_result(&run),
+        "Plan p1 (ship it): 2 of 2 steps done.\n1. [done] a A: built\n2. [done] b B: tested"
+    );
+}
+
+#[tokio::test]
+async fn a_reviewer_approves_a_plan_that_then_runs_or_asks_for_changes_and_nothing_runs() {
+    let reviewer = Arc::new(cairn_core::Agent {
+        description: "reviews plans".into(),
+        instructions: "You review plans.".into(),
+        hidden: true,
+        runnable: false,
+        ..cairn_core::Agent::plain("review")
+    });
+    let agents = cairn_core::AgentSetup {
+        roster: vec![reviewer].into(),
+        ..cairn_core::AgentSetup::default()
+    };
+    for (verdict, notes) in [
+        ("needs_changes", "test before you ship"),
+        ("approved", "fine"),
+    ] {
+        let model = ScriptedModel::new();
+        model.root([
+            plan(vec![step("a", &[])], "agent_review"),
+            ScriptedTurn::text("Over."),
+        ]);
+        model.subtask(
+            "Review: ship it",
+            [ScriptedTurn::call(
+                "submit_review",
+                json!({"verdict": verdict, "notes": notes}),
+            )],
+        );
+        model.subtask("A", [ScriptedTurn::text("a ok")]);
+        let run = Harness::new(&model).agents(agents.clone()).run("go").await;
+        let review = run
+            .events
+            .iter()
+            .find_map(|e| match e {
+                Event::PlanReview(r) => Some(r.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(
+            (review.plan_id.as_str(), review.notes.as_str()),
+            ("p1", notes)
+        );
+        assert_eq!(review.tool_call_id, "plan_call");
+        let reviewed = model
+            .requests()
+            .into_iter()
+            .find(|r| r.origin.subtask_title.as_deref() == Some("Review: ship it"))
+            .unwrap();
+        assert!(reviewed.messages[0].content().contains("You review plans."));
+        assert!(reviewed.messages[1].content().contains("- a A: do a"));
+        let result = plan_result(&run);
+        if verdict == "approved" {
+            assert!(
+                result.starts_with("The reviewer approved plan p1: fine\nPlan p1"),
+                "{result}"
+            );
+            assert_eq!(step_ends(&run).len(), 1);
+        } else {
+            assert!(
+                result.contains("asks for changes to plan p1, so nothing ran"),
+                "{result}"
+            );
+            assert!(result.contains("test before you ship"), "{result}");
+            assert!(step_ends(&run).is_empty());
+        }
+    }
 }
