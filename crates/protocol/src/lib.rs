@@ -30,7 +30,9 @@ pub use event::{
     ToolCallStatus, ToolCallUpdate, TurnStatus, Usage,
 };
 pub use permission::{ApprovalDecision, PermissionMode, RuleList, ToolCategory};
-pub use plan::{CREATE_PLAN, ExecutionMode, PlanCreated, PlanReview, PlanStep, Verdict};
+pub use plan::{
+    CREATE_PLAN, ExecutionMode, PlanCreated, PlanReview, PlanStep, StoredPlan, Verdict,
+};
 pub use thread::{Handover, MessageStatus, MessageView, Role, SearchHit, SnippetPart, ThreadInfo};
 pub use tree::{
     ExecutionTree, ExecutionTreeNode, PREVIEW_MAX_CHARS, Piece, TimelineBuilder, TimelineEntry,

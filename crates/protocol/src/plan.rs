@@ -47,6 +47,17 @@ pub struct PlanStep {
     pub depends_on: Vec<String>,
 }
 
+/// A plan as its thread keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredPlan {
+    /// `p1`, `p2`, … in the order the thread's plans were made.
+    pub plan_id: String,
+    pub objective: String,
+    pub steps: Vec<PlanStep>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requested_outputs: Vec<String>,
+}
+
 /// A plan was made (and stored under `plan_id` on its thread).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanCreated {

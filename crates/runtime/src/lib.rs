@@ -32,7 +32,7 @@ pub use model::{
     DEFAULT_BASE_URL, DefaultModel, ModelChoice, ModelRequest, ServerName, api_key, resolve_model,
 };
 pub use recorder::{Recorder, TEXT_FLUSH, commit_turn};
-pub use stored::{StoredMemory, add_rule, rule_set};
+pub use stored::{StoredMemory, StoredPlans, add_rule, rule_set};
 pub use thread::{ThreadOptions, check_workspace};
 
 /// What a blank message gets instead of a model call: nothing is stored, and the
@@ -418,7 +418,10 @@ impl Runtime {
             rules,
             instructions,
             agents: catalog.setup(agent, switches),
-            plans: None,
+            plans: Some(Arc::new(StoredPlans {
+                store: self.store.clone(),
+                thread_id: thread_id.to_owned(),
+            })),
         };
         let engine = Engine::new(choice.client, self.limits);
         let handover: Option<Arc<dyn Handover>> = routes.then(|| {

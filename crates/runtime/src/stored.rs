@@ -1,7 +1,8 @@
 //! The engine's and the tools' ports served by the store: the permission rules as
-//! the gate reads them, and the agent's memory.
+//! the gate reads them, the agent's memory, and a thread's plans.
 
 use async_trait::async_trait;
+use cairn_core::plan::{PlanBook, StoredPlan};
 use cairn_core::{Rule, RuleList, RuleSet};
 use cairn_store::{Store, StoredRule};
 use cairn_tools::MemoryStore;
@@ -49,6 +50,30 @@ impl MemoryStore for StoredMemory {
     async fn write(&self, key: &str, value: &str) -> Result<(), String> {
         self.0
             .memory_write(key, value)
+            .await
+            .map_err(|err| err.to_string())
+    }
+}
+
+/// A thread's plans, kept in the store.
+#[derive(Debug, Clone)]
+pub struct StoredPlans {
+    pub store: Store,
+    pub thread_id: String,
+}
+
+#[async_trait]
+impl PlanBook for StoredPlans {
+    async fn add(&self, plan: StoredPlan) -> Result<String, String> {
+        self.store
+            .add_plan(&self.thread_id, &plan)
+            .await
+            .map_err(|err| err.to_string())
+    }
+
+    async fn get(&self, plan_id: &str) -> Result<Option<StoredPlan>, String> {
+        self.store
+            .plan(&self.thread_id, plan_id)
             .await
             .map_err(|err| err.to_string())
     }

@@ -15,6 +15,7 @@ mod error;
 mod export;
 mod messages;
 mod open;
+mod plans;
 mod reader;
 mod search;
 mod settings;

@@ -4,19 +4,7 @@
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use cairn_protocol::PlanStep;
-use serde::{Deserialize, Serialize};
-
-/// A plan as its thread keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StoredPlan {
-    /// `p1`, `p2`, … in the order the thread's plans were made.
-    pub plan_id: String,
-    pub objective: String,
-    pub steps: Vec<PlanStep>,
-    #[serde(default)]
-    pub requested_outputs: Vec<String>,
-}
+pub use cairn_protocol::StoredPlan;
 
 #[async_trait]
 pub trait PlanBook: Send + Sync {
