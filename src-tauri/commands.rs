@@ -600,16 +600,23 @@ async fn set_mcp_server(
         .map_err(fail)
 }
 
-/// Carries out a plan-mode thread's plan in `mode`.
+/// Carries out a thread's plan in `mode`: its plan-mode answer, or a draft by id.
 #[tauri::command]
 async fn run_plan(
     state: State<'_, AppState>,
     args: RunPlan,
     on_event: Channel<Event>,
 ) -> Reply<<RunPlan as Command>::Reply> {
-    let RunPlan { thread_id, mode } = args;
+    let RunPlan {
+        thread_id,
+        mode,
+        plan_id,
+    } = args;
     let desk = desk(&state)?;
-    let live = desk.run_plan(&thread_id, mode).await.map_err(fail)?;
+    let live = desk
+        .run_plan(&thread_id, mode, plan_id.as_deref())
+        .await
+        .map_err(fail)?;
     stream_to(on_event, &live);
     Ok(desk::sent(&live))
 }

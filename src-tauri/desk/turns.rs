@@ -63,15 +63,19 @@ impl Desk {
         Ok(live)
     }
 
-    /// Switches a plan-mode thread to `mode` and carries out its plan.
+    /// Switches a thread to `mode` and carries out its plan (a draft, by `plan_id`).
     pub async fn run_plan(
         self: &Arc<Self>,
         thread_id: &str,
         mode: PermissionMode,
+        plan_id: Option<&str>,
     ) -> Result<Arc<LiveTurn>, DeskError> {
         let thread = self.store().thread(thread_id).await?;
         let choice = self.model_choice(Some(&thread), None).await?;
-        let live = self.runtime.run_plan(thread_id, mode, choice).await?;
+        let live = self
+            .runtime
+            .run_plan(thread_id, mode, choice, plan_id)
+            .await?;
         self.watch(&live, thread.title);
         Ok(live)
     }

@@ -481,6 +481,93 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
     app.quit().await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_plan_runs_its_steps_and_its_checklist_ticks_them_off() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::say_and_call(
+            "Two steps.",
+            &[(
+                "plan1",
+                "create_plan",
+                json!({"objective": "Tidy the notes", "steps": [
+                    {"id": "s1", "title": "Sort the notes", "instructions": "Sort them."},
+                    {"id": "s2", "title": "Write a summary", "instructions": "Summarise.",
+                     "depends_on": ["s1"]}
+                ]}),
+            )],
+        )),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Sorted 4 notes."])));
+    // The second step holds until the test has seen the first ticked.
+    server.push(
+        CHAT,
+        gated(
+            sse::answer_parts(&[], &["Summary written."]),
+            &[(Some("summary"), usize::MAX)],
+        ),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["The notes are tidy."])));
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Tidy my notes").await;
+    app.wait_for_text(".card-label", "Tidy the notes").await;
+    app.wait_for(".plan-step.done[data-step='s1']").await;
+    app.wait_for(".plan-step.running[data-step='s2']").await;
+    let checklist = app
+        .js("return [...document.querySelectorAll('.plan-step')].map(e => e.className + ' ' + e.innerText.trim().replace(/\\s+/g, ' '));")
+        .await;
+    assert_eq!(
+        checklist,
+        json!([
+            "plan-step done ✓ Sort the notes",
+            "plan-step running ◌ Write a summary"
+        ])
+    );
+    let read = pixels::readable_text(&app, ".plan-card", "plan-ticking").await;
+    pixels::assert_reads(
+        &read,
+        &["Sort the notes", "Write a summary"],
+        "the checklist",
+    );
+    server.open_gate("summary");
+    app.wait_for_text(".message.assistant .md", "The notes are tidy.")
+        .await;
+    app.wait_for(".plan-step.done[data-step='s2']").await;
+    app.screenshot("plan-done").await;
+    // The summary step was told what the sorting found.
+    let requests = server.requests_to(CHAT);
+    let told = requests[2].json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        told.contains("[s1] Sort the notes:\nSorted 4 notes."),
+        "{told}"
+    );
+    let live = app.thread_lines().await;
+    app.quit().await;
+
+    // After a restart the checklist reads the same.
+    let app = App::launch(&home, &server.url()).await;
+    app.wait_for_text(".thread-title", "Tidy my notes")
+        .await
+        .click()
+        .await
+        .unwrap();
+    app.wait_for(".plan-step.done[data-step='s2']").await;
+    assert_eq!(app.count(".plan-step.done").await, 2);
+    assert_eq!(app.thread_lines().await, live);
+    app.screenshot("plan-restarted").await;
+    app.quit().await;
+}
+
 /// `line` with each "12 ms" read as "N ms": how long a call took is not the test's.
 fn without_durations(line: &str) -> String {
     let words: Vec<&str> = line.split(' ').collect();

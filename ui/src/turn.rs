@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_protocol::{
-    AgentStateKind, BudgetExceeded, ErrorEvent, Event, ExecutionTree, MessageStatus, Piece,
-    ToolApprovalRequest, ToolCallStatus, TurnStatus, pieces,
+    AgentStateKind, BudgetExceeded, ErrorEvent, Event, ExecutionMode, ExecutionTree, MessageStatus,
+    Piece, PlanStep, ToolApprovalRequest, ToolCallStatus, TreePlan, TurnStatus, pieces,
 };
 use serde_json::Value;
 
@@ -59,6 +59,16 @@ impl Card {
     }
 }
 
+/// How far a plan's step got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepState {
+    Waiting,
+    Running,
+    Done,
+    Failed,
+    Skipped,
+}
+
 /// The whole turn.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TurnView {
@@ -69,6 +79,10 @@ pub struct TurnView {
     pub budget: Option<BudgetExceeded>,
     pub error: Option<ErrorEvent>,
     pub plan: Option<String>,
+    /// The plans `create_plan` made, by the id of its call (the card they show in).
+    pub plans: HashMap<String, TreePlan>,
+    /// A plan kept as a draft in this answer, by its id: the user may run it.
+    pub draft: Option<String>,
     pub finished: Option<TurnStatus>,
     /// The thread the turn ran in, once its `done` told.
     pub thread_id: Option<String>,
@@ -96,6 +110,13 @@ impl TurnView {
     pub fn from_stored(content: &str, tree: Option<&ExecutionTree>, status: MessageStatus) -> Self {
         let mut view = Self::new();
         view.segments = view.stored_level(tree, content, None, 0);
+        for plan in tree.into_iter().flat_map(|tree| &tree.plans) {
+            view.note_plan(plan.clone());
+        }
+        view.draft = tree
+            .and_then(|tree| tree.plans.last())
+            .filter(|plan| plan.created.execution_mode == ExecutionMode::DraftOnly)
+            .map(|plan| plan.created.plan_id.clone());
         view.finished = Some(match status {
             MessageStatus::Complete => TurnStatus::Completed,
             MessageStatus::Partial => TurnStatus::BudgetExceeded,
@@ -220,7 +241,19 @@ impl TurnView {
             }
             Event::BudgetExceeded(exceeded) => self.budget = Some(*exceeded),
             Event::AgentState(state) => self.state = Some(state.state),
-            Event::PlanReady(plan) => self.plan = Some(plan.plan.clone()),
+            Event::PlanReady(plan) => {
+                self.plan = Some(plan.plan.clone());
+                self.draft.clone_from(&plan.plan_id);
+            }
+            Event::PlanCreated(created) => self.note_plan(TreePlan {
+                created: created.clone(),
+                review: None,
+            }),
+            Event::PlanReview(review) => {
+                if let Some(plan) = self.plans.get_mut(&review.tool_call_id) {
+                    plan.review = Some(review.clone());
+                }
+            }
             Event::Done(done) => {
                 self.finished = Some(done.status);
                 self.thread_id = Some(done.thread_id.clone());
@@ -233,6 +266,64 @@ impl TurnView {
             Event::Error(error) => self.error = Some(error.clone()),
             _ => {}
         }
+    }
+
+    /// Keeps a plan for its card, which it names.
+    fn note_plan(&mut self, plan: TreePlan) {
+        let id = plan.created.tool_call_id.clone();
+        if let Some(card) = self.cards.get_mut(&id) {
+            card.title = Some(plan.created.objective.clone());
+        }
+        self.plans.insert(id, plan);
+    }
+
+    /// The steps of the plan shown in card `plan_call`, each with how far it got: a
+    /// step's card is the `run_subtask` under it with its `step_id` (or, in an answer
+    /// whose previews were cut, its title).
+    pub fn plan_steps(&self, plan_call: &str) -> Vec<(PlanStep, StepState)> {
+        let Some(plan) = self.plans.get(plan_call) else {
+            return Vec::new();
+        };
+        let cards: Vec<&Card> = self
+            .cards
+            .values()
+            .filter(|card| {
+                card.parent_id.as_deref() == Some(plan_call) && card.name == "run_subtask"
+            })
+            .collect();
+        plan.created
+            .steps
+            .iter()
+            .map(|step| {
+                let card = cards.iter().find(|card| {
+                    card.args
+                        .as_ref()
+                        .and_then(|args| args.get("step_id"))
+                        .and_then(Value::as_str)
+                        .map_or(card.title.as_deref() == Some(step.title.as_str()), |id| {
+                            id == step.id
+                        })
+                });
+                let state = match card {
+                    None => StepState::Waiting,
+                    Some(card) => match card.state {
+                        CardState::Running => StepState::Running,
+                        CardState::Done => StepState::Done,
+                        CardState::Failed
+                            if card
+                                .result
+                                .as_ref()
+                                .and_then(|r| r.as_str())
+                                .is_some_and(|r| r.starts_with("skipped")) =>
+                        {
+                            StepState::Skipped
+                        }
+                        CardState::Failed => StepState::Failed,
+                    },
+                };
+                (step.clone(), state)
+            })
+            .collect()
     }
 
     /// Marks an approval answered (the card's end event will follow).
@@ -654,5 +745,179 @@ mod tests {
             "a bare result is text, not a number"
         );
         assert_eq!(preview_value("[1,2]"), json!([1, 2]));
+    }
+    #[test]
+    fn a_plan_ticks_its_steps_live_and_reads_the_same_when_stored() {
+        use cairn_protocol::{PlanCreated, ToolCallUpdate};
+        let step = |id: &str| PlanStep {
+            id: id.into(),
+            title: id.to_uppercase(),
+            instructions: format!("do {id}"),
+            tools: None,
+            agent: None,
+            depends_on: Vec::new(),
+        };
+        let update = |id: &str,
+                      name: &str,
+                      parent: Option<&str>,
+                      status,
+                      args: Option<Value>,
+                      result: Option<&str>,
+                      failed| {
+            Event::ToolCallUpdate(ToolCallUpdate {
+                tool_call_id: id.into(),
+                name: name.into(),
+                args,
+                result: result.map(|r| Value::String(r.into())),
+                is_error: failed,
+                parent_id: parent.map(Into::into),
+                depth: u32::from(parent.is_some()),
+                status,
+                duration_ms: Some(1),
+            })
+        };
+        let events = vec![
+            update(
+                "p",
+                "create_plan",
+                None,
+                ToolCallStatus::Start,
+                Some(serde_json::json!({})),
+                None,
+                None,
+            ),
+            Event::PlanCreated(PlanCreated {
+                plan_id: "p1".into(),
+                objective: "ship".into(),
+                steps: vec![step("a"), step("b"), step("c")],
+                execution_mode: ExecutionMode::AutoExecute,
+                tool_call_id: "p".into(),
+                parent_id: None,
+                depth: 0,
+            }),
+            update(
+                "pa",
+                "run_subtask",
+                Some("p"),
+                ToolCallStatus::Start,
+                Some(serde_json::json!({"title": "A", "instructions": "do a", "step_id": "a"})),
+                None,
+                None,
+            ),
+            update(
+                "pa",
+                "run_subtask",
+                Some("p"),
+                ToolCallStatus::End,
+                None,
+                Some("ok"),
+                Some(false),
+            ),
+            update(
+                "pb",
+                "run_subtask",
+                Some("p"),
+                ToolCallStatus::Start,
+                Some(serde_json::json!({"title": "B", "instructions": "do b", "step_id": "b"})),
+                None,
+                None,
+            ),
+        ];
+        let mut live = TurnView::new();
+        for event in &events {
+            live.apply(event, 0.0);
+        }
+        let states = |view: &TurnView| -> Vec<StepState> {
+            view.plan_steps("p")
+                .into_iter()
+                .map(|(_, state)| state)
+                .collect()
+        };
+        assert_eq!(
+            states(&live),
+            [StepState::Done, StepState::Running, StepState::Waiting]
+        );
+        assert_eq!(live.cards["p"].label(), "ship");
+        let rest = [
+            update(
+                "pb",
+                "run_subtask",
+                Some("p"),
+                ToolCallStatus::End,
+                None,
+                Some("failed here"),
+                Some(true),
+            ),
+            update(
+                "pc",
+                "run_subtask",
+                Some("p"),
+                ToolCallStatus::Start,
+                Some(serde_json::json!({"title": "C", "instructions": "do c", "step_id": "c"})),
+                None,
+                None,
+            ),
+            update(
+                "pc",
+                "run_subtask",
+                Some("p"),
+                ToolCallStatus::End,
+                None,
+                Some("skipped: step `b` did not finish"),
+                Some(true),
+            ),
+        ];
+        for event in &rest {
+            live.apply(event, 0.0);
+        }
+        assert_eq!(
+            states(&live),
+            [StepState::Done, StepState::Failed, StepState::Skipped]
+        );
+
+        // Stored the way the engine builds its tree, it reads the same.
+        let all: Vec<Event> = events.iter().chain(&rest).cloned().collect();
+        let mut timeline = cairn_protocol::TimelineBuilder::new();
+        let mut plans = Vec::new();
+        let mut nodes: Vec<cairn_protocol::ExecutionTreeNode> = Vec::new();
+        for event in &all {
+            timeline.observe(event);
+            match event {
+                Event::PlanCreated(created) => plans.push(TreePlan {
+                    created: created.clone(),
+                    review: None,
+                }),
+                Event::ToolCallUpdate(u) if u.status == ToolCallStatus::Start => {
+                    nodes.push(cairn_protocol::ExecutionTreeNode {
+                        id: u.tool_call_id.clone(),
+                        parent_id: u.parent_id.clone(),
+                        name: u.name.clone(),
+                        title: u.subtask_title(),
+                        args_preview: u.args.as_ref().map(|a| a.to_string()),
+                        result_preview: None,
+                        is_error: None,
+                        duration_ms: 1,
+                    })
+                }
+                Event::ToolCallUpdate(u) => {
+                    if let Some(node) = nodes.iter_mut().find(|n| n.id == u.tool_call_id) {
+                        node.result_preview =
+                            u.result.as_ref().and_then(|r| r.as_str()).map(Into::into);
+                        node.is_error = u.is_error;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let tree = ExecutionTree::new(nodes)
+            .with_timeline(timeline.entries().to_vec())
+            .with_plans(plans);
+        let stored = TurnView::from_stored("", Some(&tree), MessageStatus::Complete);
+        assert_eq!(
+            states(&stored),
+            [StepState::Done, StepState::Failed, StepState::Skipped]
+        );
+        assert_eq!(stored.cards["p"].label(), "ship");
+        assert_eq!(stored.draft, None, "it ran: no draft to offer");
     }
 }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cairn_protocol::{
     AgentState, AgentStateKind, ChatMessage, Event, ExecutionTree, ExecutionTreeNode,
-    TimelineBuilder, ToolCallStatus, ToolCallUpdate, preview,
+    TimelineBuilder, ToolCallStatus, ToolCallUpdate, TreePlan, preview,
 };
 use serde_json::Value;
 use tokio::time::Instant;
@@ -36,6 +36,7 @@ pub struct TreeBuilder {
     nodes: Vec<ExecutionTreeNode>,
     open: HashMap<String, (usize, Instant)>,
     timeline: TimelineBuilder,
+    plans: Vec<TreePlan>,
 }
 
 impl TreeBuilder {
@@ -46,8 +47,23 @@ impl TreeBuilder {
     /// Takes in one event; only text and tool calls shape the tree.
     pub fn observe(&mut self, event: &Event) {
         self.timeline.observe(event);
-        if let Event::ToolCallUpdate(update) = event {
-            self.call(update);
+        match event {
+            Event::ToolCallUpdate(update) => self.call(update),
+            Event::PlanCreated(created) => self.plans.push(TreePlan {
+                created: created.clone(),
+                review: None,
+            }),
+            Event::PlanReview(review) => {
+                if let Some(plan) = self
+                    .plans
+                    .iter_mut()
+                    .rev()
+                    .find(|plan| plan.created.tool_call_id == review.tool_call_id)
+                {
+                    plan.review = Some(review.clone());
+                }
+            }
+            _ => {}
         }
     }
 
@@ -91,7 +107,9 @@ impl TreeBuilder {
             node.result_preview = Some("did not finish".into());
             node.duration_ms = millis_since(*started);
         }
-        ExecutionTree::new(nodes).with_timeline(self.timeline.entries().to_vec())
+        ExecutionTree::new(nodes)
+            .with_timeline(self.timeline.entries().to_vec())
+            .with_plans(self.plans.clone())
     }
 }
 
@@ -171,7 +189,13 @@ impl Emitter {
     }
 
     pub(crate) fn emit(&self, event: Event) {
-        if matches!(event, Event::ToolCallUpdate(_) | Event::Chunk(_)) {
+        if matches!(
+            event,
+            Event::ToolCallUpdate(_)
+                | Event::Chunk(_)
+                | Event::PlanCreated(_)
+                | Event::PlanReview(_)
+        ) {
             self.tree
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)

@@ -36,5 +36,5 @@ pub use plan::{
 pub use thread::{Handover, MessageStatus, MessageView, Role, SearchHit, SnippetPart, ThreadInfo};
 pub use tree::{
     ExecutionTree, ExecutionTreeNode, PREVIEW_MAX_CHARS, Piece, TimelineBuilder, TimelineEntry,
-    pieces, preview,
+    TreePlan, pieces, preview,
 };

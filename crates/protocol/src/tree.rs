@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Event, ToolCallStatus};
+use crate::plan::{PlanCreated, PlanReview};
 
 /// Previews in the tree are cut to this many characters.
 pub const PREVIEW_MAX_CHARS: usize = 500;
@@ -21,6 +22,18 @@ pub struct ExecutionTree {
     /// kept: [`ExecutionTree::pieces`] then shows the calls first and the text after.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub timeline: Vec<TimelineEntry>,
+    /// The plans `create_plan` made in this answer, with a reviewer's verdict, so a
+    /// stored plan shows its checklist as it did live.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plans: Vec<TreePlan>,
+}
+
+/// A plan as its answer keeps it: the `create_plan` card's checklist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreePlan {
+    pub created: PlanCreated,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<PlanReview>,
 }
 
 /// One piece of a stored answer's timeline.
@@ -99,7 +112,13 @@ impl ExecutionTree {
             version: Self::VERSION,
             nodes,
             timeline: Vec::new(),
+            plans: Vec::new(),
         }
+    }
+
+    pub fn with_plans(mut self, plans: Vec<TreePlan>) -> Self {
+        self.plans = plans;
+        self
     }
 
     pub fn with_timeline(mut self, timeline: Vec<TimelineEntry>) -> Self {

@@ -289,12 +289,14 @@ impl Runtime {
         self.mcp.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Switches a plan-mode thread to `mode` and asks it to carry out its plan.
+    /// Switches a thread to `mode` and asks it to carry out its plan: the plan-mode
+    /// answer above, or its stored draft `plan_id`.
     pub async fn run_plan(
         &self,
         thread_id: &str,
         mode: PermissionMode,
         choice: ModelChoice,
+        plan_id: Option<&str>,
     ) -> Result<Arc<LiveTurn>, RuntimeError> {
         if mode == PermissionMode::Plan {
             return Err(RuntimeError::Plan);
@@ -302,13 +304,9 @@ impl Runtime {
         // Claimed first: a thread that is busy keeps its mode.
         let claim = self.sessions.claim(thread_id)?;
         self.store.set_mode(thread_id, mode).await?;
-        self.start_claimed(
-            claim,
-            thread_id,
-            Opening::Ask("Carry out the plan above."),
-            choice,
-        )
-        .await
+        let prompt = cairn_protocol::desktop::run_plan_prompt(plan_id);
+        self.start_claimed(claim, thread_id, Opening::Ask(&prompt), choice)
+            .await
     }
 
     pub fn store(&self) -> &Store {

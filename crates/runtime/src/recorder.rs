@@ -93,7 +93,7 @@ impl Draft {
                 self.reasoning.push_str(&reasoning.content);
                 false
             }
-            Event::ToolCallUpdate(_) => {
+            Event::ToolCallUpdate(_) | Event::PlanCreated(_) | Event::PlanReview(_) => {
                 self.tree.observe(event);
                 true
             }

@@ -4,26 +4,21 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_core::Limits;
 use cairn_protocol::{Event, Handover, PermissionMode, Role, TurnStatus};
-use cairn_providers::Sampling;
 use cairn_runtime::{FailureKind, ModelChoice, Runtime, RuntimeError};
 use cairn_store::Store;
 use cairn_testkit::{ScriptedModel, ScriptedTurn};
 use serde_json::json;
 
 fn choice(model: &ScriptedModel) -> ModelChoice {
-    ModelChoice {
-        client: Arc::new(model.clone()),
-        dialect: "openai".into(),
-        base_url: "http://localhost:1234".into(),
-        model: "small".into(),
-        sampling: Sampling::default(),
-    }
+    common::choice_of(model, "small")
 }
 
 /// A runtime whose user folder holds a `reviewer` on a bigger model.

@@ -3,24 +3,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
+mod common;
 
 use cairn_core::Limits;
 use cairn_protocol::{Event, PermissionMode, TurnStatus};
-use cairn_providers::Sampling;
 use cairn_runtime::{ModelChoice, Runtime};
 use cairn_store::Store;
 use cairn_testkit::{ScriptedModel, ScriptedTurn};
 use serde_json::json;
 
 fn choice(model: &ScriptedModel) -> ModelChoice {
-    ModelChoice {
-        client: Arc::new(model.clone()),
-        dialect: "openai".into(),
-        base_url: "http://localhost:1234".into(),
-        model: "scripted".into(),
-        sampling: Sampling::default(),
-    }
+    common::choice_of(model, "scripted")
 }
 
 fn draft() -> ScriptedTurn {

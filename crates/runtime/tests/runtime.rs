@@ -3,24 +3,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::sync::Arc;
 
 use cairn_core::Limits;
 use cairn_protocol::{Event, MessageStatus, PermissionMode, Role, ThreadInfo, TurnStatus};
-use cairn_providers::Sampling;
 use cairn_runtime::{ModelChoice, Runtime, RuntimeError};
 use cairn_store::Store;
 use cairn_testkit::{ScriptedModel, ScriptedTurn, server_error};
 use serde_json::json;
 
 fn choice(model: &ScriptedModel) -> ModelChoice {
-    ModelChoice {
-        client: Arc::new(model.clone()),
-        dialect: "openai".into(),
-        base_url: "http://localhost:1234".into(),
-        model: "scripted".into(),
-        sampling: Sampling::default(),
-    }
+    common::choice_of(model, "scripted")
 }
 
 async fn runtime() -> (tempfile::TempDir, Arc<Runtime>) {
@@ -209,7 +204,7 @@ async fn two_sends_racing_on_one_thread_store_one_message() {
         .unwrap();
     assert!(
         runtime
-            .run_plan(&thread.id, PermissionMode::Auto, choice(&model))
+            .run_plan(&thread.id, PermissionMode::Auto, choice(&model), None)
             .await
             .is_err()
     );
@@ -390,13 +385,13 @@ async fn a_plan_is_offered_then_carried_out_in_another_mode() {
     );
     assert!(matches!(
         runtime
-            .run_plan(&thread.id, PermissionMode::Plan, choice(&model))
+            .run_plan(&thread.id, PermissionMode::Plan, choice(&model), None)
             .await,
         Err(RuntimeError::Plan)
     ));
 
     let outcome = runtime
-        .run_plan(&thread.id, PermissionMode::Auto, choice(&model))
+        .run_plan(&thread.id, PermissionMode::Auto, choice(&model), None)
         .await
         .unwrap()
         .finished()

@@ -240,8 +240,34 @@ pub fn run_plan(ctx: Ctx, mode: PermissionMode) {
     };
     start_turn(
         ctx,
-        RunPlan { thread_id, mode },
+        RunPlan {
+            thread_id,
+            mode,
+            plan_id: None,
+        },
         "Carry out the plan above.".to_owned(),
+        false,
+    );
+}
+
+/// Runs the open thread's draft `plan_id`: in `mode`, else the thread's own (a
+/// Plan-mode thread runs it in Auto, since nothing runs in Plan mode).
+pub fn run_draft(ctx: Ctx, plan_id: String, mode: Option<PermissionMode>) {
+    let Some(thread_id) = ctx.current_id() else {
+        return;
+    };
+    let mode = mode.unwrap_or_else(|| match current_mode(ctx) {
+        PermissionMode::Plan => PermissionMode::Auto,
+        other => other,
+    });
+    start_turn(
+        ctx,
+        RunPlan {
+            thread_id,
+            mode,
+            plan_id: Some(plan_id.clone()),
+        },
+        cairn_protocol::desktop::run_plan_prompt(Some(&plan_id)),
         false,
     );
 }

@@ -2,14 +2,14 @@
 //! came, the approval a card waits on, and how the turn ended. Each card and text
 //! piece follows its own memo, so a streamed token redraws only what it touched.
 
-use cairn_protocol::{ApprovalDecision, PermissionMode, ToolApprovalRequest, TurnStatus};
+use cairn_protocol::{ApprovalDecision, PermissionMode, ToolApprovalRequest, TurnStatus, Verdict};
 use leptos::prelude::*;
 use serde_json::Value;
 
 use super::{EntryView, actions, ctx};
 use crate::format;
 use crate::markdown::{settle_streaming, to_html};
-use crate::turn::{Card, CardState, Segment, TurnView};
+use crate::turn::{Card, CardState, Segment, StepState, TurnView};
 
 /// Longest argument or result preview on a card; the approval card shows all.
 const PREVIEW_CHARS: usize = 600;
@@ -236,6 +236,7 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             let turn_for_approval = turn.clone();
             view! {
                 <div class="card-body">
+                    {plan_checklist(turn.clone(), id.clone())}
                     {move || args.get().map(|args| view! { <pre class="card-args">{args}</pre> })}
                     {move || approval.get().map(|request| approval_card(turn_for_approval.clone(), request))}
                     {segments(turn.clone(), Some(id.clone()))}
@@ -256,6 +257,66 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             </button>
             {body}
         </div>
+    }
+}
+
+/// A plan's steps as a checklist ticking as they finish, with a reviewer's verdict;
+/// nothing for a card that shows no plan.
+fn plan_checklist(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
+    let plan = ArcMemo::new({
+        let turn = turn.clone();
+        let id = id.clone();
+        move |_| {
+            turn.with(|view| {
+                let plan = view.plans.get(&id)?;
+                Some((
+                    plan.created.plan_id.clone(),
+                    view.plan_steps(&id),
+                    plan.review.clone(),
+                ))
+            })
+        }
+    });
+    move || {
+        plan.get().map(|(plan_id, steps, review)| {
+            let items = steps
+                .into_iter()
+                .map(|(step, state)| {
+                    let (class, tick, label) = match state {
+                        StepState::Waiting => ("plan-step waiting", "○", "waiting"),
+                        StepState::Running => ("plan-step running", "◌", "running"),
+                        StepState::Done => ("plan-step done", "✓", "done"),
+                        StepState::Failed => ("plan-step failed", "✕", "failed"),
+                        StepState::Skipped => ("plan-step skipped", "–", "skipped"),
+                    };
+                    let title = if step.title.trim().is_empty() {
+                        step.id.clone()
+                    } else {
+                        step.title.clone()
+                    };
+                    view! {
+                        <li class=class data-step=step.id.clone()>
+                            <span class="tick" aria-label=label>{tick}</span>
+                            <span class="step-title">{title}</span>
+                        </li>
+                    }
+                })
+                .collect_view();
+            let verdict = review.map(|review| {
+                let (class, word) = match review.verdict {
+                    Verdict::Approved => ("plan-review approved", "Approved"),
+                    Verdict::NeedsChanges => ("plan-review needs-changes", "Changes asked"),
+                };
+                view! { <div class=class><strong>{word}</strong>" — "{review.notes}</div> }
+            });
+            view! {
+                <div class="plan-card">
+                    <div class="plan-id">{format!("Plan {plan_id}")}</div>
+                    <ol class="plan-steps">{items}</ol>
+                    {verdict}
+                </div>
+            }
+        })
     }
 }
 
@@ -327,6 +388,8 @@ struct Ending {
     budget: Option<String>,
     error: Option<String>,
     plan: bool,
+    /// A `create_plan` draft of this answer, by its id.
+    draft: Option<String>,
 }
 
 fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
@@ -347,6 +410,7 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
             budget: view.budget.as_ref().map(format::budget),
             error: view.error.as_ref().map(|error| error.message.clone()),
             plan: view.plan.is_some(),
+            draft: view.draft.clone(),
         })
     });
     move || {
@@ -377,7 +441,18 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
                     })}
                 </div>
             })}
-            {(ending.plan && is_last && plan_mode && ending.finished.is_some()).then(|| view! {
+            {ending.draft.clone().filter(|_| is_last && ending.finished == Some(TurnStatus::Completed)).map(|plan_id| {
+                let run_id = plan_id.clone();
+                let ask_id = plan_id.clone();
+                view! {
+                    <div class="notice plan draft">
+                        <span>{format!("Plan {plan_id} is a draft: nothing ran yet.")}</span>
+                        <button class="primary run-draft" on:click=move |_| actions::run_draft(ctx, run_id.clone(), None)>"Run it"</button>
+                        <button class="run-draft-asking" on:click=move |_| actions::run_draft(ctx, ask_id.clone(), Some(PermissionMode::Default))>"Run, asking before changes"</button>
+                    </div>
+                }
+            })}
+            {(ending.plan && ending.draft.is_none() && is_last && plan_mode && ending.finished.is_some()).then(|| view! {
                 <div class="notice plan">
                     <span>"The plan is ready. Carry it out?"</span>
                     <button class="primary" on:click=move |_| actions::run_plan(ctx, PermissionMode::Default)>"Run, asking before changes"</button>

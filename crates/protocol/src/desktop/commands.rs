@@ -129,8 +129,9 @@ commands! {
     AddRule = "add_rule" { list: RuleList, rule: String } -> RuleInfo;
     RemoveRule = "remove_rule" { id: i64 } -> ();
     ListTools = "list_tools" { thread_id: Option<String> } -> Vec<ToolInfo>;
-    /// Carries out a plan-mode thread's plan in `mode`.
-    RunPlan = "run_plan" { thread_id: String, mode: PermissionMode } -> Sent,
+    /// Carries out a thread's plan in `mode`: the plan-mode answer above, or the
+    /// `create_plan` draft `plan_id`.
+    RunPlan = "run_plan" { thread_id: String, mode: PermissionMode, plan_id: Option<String> } -> Sent,
         streams on "onEvent": Event;
     ListMcpServers = "list_mcp_servers" {} -> Vec<McpServerInfo>;
     /// Every agent profile (with the thread's workspace's own), and every file skipped.

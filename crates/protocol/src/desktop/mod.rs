@@ -217,6 +217,19 @@ impl ExportFormat {
     }
 }
 
+/// The message that asks a thread to carry out its plan: the answer above, or the
+/// stored draft `plan_id` (named, so the model runs it as it is instead of planning
+/// again).
+pub fn run_plan_prompt(plan_id: Option<&str>) -> String {
+    match plan_id {
+        None => "Carry out the plan above.".to_owned(),
+        Some(id) => format!(
+            "Run plan {id} as it is: call create_plan with plan_id \"{id}\" and \
+             execution_mode \"auto_execute\"."
+        ),
+    }
+}
+
 /// Options of a message that starts a new thread.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct NewThreadOptions {
