@@ -36,6 +36,21 @@ pub enum Command {
     Mcp(McpArgs),
     /// Agent profiles: the built-in ones and those in your folder and the workspace's.
     Agents(AgentsArgs),
+    /// Every model call (the usage log), with totals.
+    Usage(UsageArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct UsageArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// Only this thread's calls.
+    #[arg(long)]
+    pub thread: Option<String>,
+
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]

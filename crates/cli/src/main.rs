@@ -15,6 +15,7 @@ mod rules;
 mod run;
 mod server;
 mod threads;
+mod usage;
 
 use clap::Parser;
 use clap::error::ErrorKind;
@@ -52,6 +53,7 @@ fn real_main() -> Exit {
             Command::Rules(args) => rules::rules(args).await,
             Command::Mcp(args) => mcp::mcp(args).await,
             Command::Agents(args) => agents::agents(args),
+            Command::Usage(args) => usage::usage(args).await,
         }
     });
     // The stdin reader blocks in a read that only ends when stdin does; dropping the

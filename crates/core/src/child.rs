@@ -32,6 +32,8 @@ pub(crate) struct Child {
     pub tools: Option<Vec<String>>,
     /// How it hands its result back.
     pub finish: Finish,
+    /// What its model calls are for, in the usage log.
+    pub operation: &'static str,
 }
 
 impl Turn {
@@ -65,6 +67,7 @@ impl Turn {
                 agent,
                 tools: args.tools,
                 finish: Finish::Subtask(schema),
+                operation: "subtask",
             },
         )
         .await
@@ -168,6 +171,7 @@ impl Turn {
                 can_spawn,
                 switch: None,
                 finish: Some(child.finish),
+                operation: child.operation,
             },
             self.tool_budget(&system),
         );

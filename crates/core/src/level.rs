@@ -43,6 +43,8 @@ pub(crate) struct LevelPlan {
     pub switch: Option<ToolSpec>,
     /// How a child hands its result back; `None` at the root.
     pub finish: Option<Finish>,
+    /// What its model calls are for, in the usage log (`turn`, `subtask`, `plan`, …).
+    pub operation: &'static str,
 }
 
 /// What a level is: where it sits in the tree and what it may call. Fixed for the
@@ -65,6 +67,7 @@ pub(crate) struct Scope {
     pub can_switch: bool,
     /// How a child hands its result back; `None` at the root.
     pub finish: Option<Finish>,
+    pub operation: &'static str,
     /// What the model may call: the tools plus the engine's own.
     pub specs: Arc<[ToolSpec]>,
     spec_tokens: u64,
@@ -85,6 +88,7 @@ impl Scope {
             can_spawn,
             switch,
             finish,
+            operation,
         } = plan;
         let can_switch = switch.is_some();
         let can_plan = plans_here(&agent, can_spawn);
@@ -115,6 +119,7 @@ impl Scope {
             can_plan,
             can_switch,
             finish,
+            operation,
             specs: specs.into(),
             spec_tokens,
             disclosure,
@@ -440,7 +445,7 @@ impl Turn {
             }
         };
         self.record_call(ModelCall {
-            operation: if depth == 0 { "chat" } else { "subtask" }.to_owned(),
+            operation: level.scope.operation.to_owned(),
             model: level.scope.model.clone(),
             depth,
             prompt_tokens: usage.prompt_tokens,

@@ -161,6 +161,7 @@ impl Engine {
         sink: Arc<dyn EventSink>,
     ) -> TurnOutcome {
         let agent = Arc::clone(&request.agents.current);
+        let agent_is_router = agent.id == crate::agent::ROUTER;
         let (model, sampling) = model_for(&agent, &request.model, request.sampling);
         let window = tokio::select! {
             biased;
@@ -188,6 +189,7 @@ impl Engine {
                 can_spawn: root.can_spawn,
                 switch: root.switch,
                 finish: None,
+                operation: if agent_is_router { "router" } else { "turn" },
             },
             tool_budget,
         );

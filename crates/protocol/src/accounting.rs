@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 /// One request to a model server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelCall {
-    /// What the call was for: `chat` at the root of a turn, `subtask` below it.
+    /// What the call was for: `turn` at the root of a turn (`router` when the router
+    /// answers), `subtask` below it, `plan` for a planning round, `review` for a plan's
+    /// reviewer. Calls stored before these were told apart say `chat` at the root.
     pub operation: String,
     pub model: String,
     pub depth: u32,
@@ -21,4 +23,16 @@ pub struct ModelCall {
     pub first_token_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// A model call as the usage log keeps it: the call, and the answer it was for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoggedCall {
+    pub thread_id: String,
+    /// The answer (turn) the call was part of.
+    pub message_id: Option<String>,
+    #[serde(flatten)]
+    pub call: ModelCall,
+    /// Unix milliseconds.
+    pub created_at: i64,
 }

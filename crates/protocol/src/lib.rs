@@ -19,7 +19,7 @@ pub mod plan;
 pub mod thread;
 pub mod tree;
 
-pub use accounting::ModelCall;
+pub use accounting::{LoggedCall, ModelCall};
 pub use agent::{AgentInfo, AgentSource};
 pub use chat::{ChatMessage, ToolCall, ToolSpec};
 pub use client::{ApprovalResponse, ClientMessage};

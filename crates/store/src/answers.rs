@@ -107,6 +107,23 @@ impl Store {
             .collect()
     }
 
+    /// The usage log: every model call, oldest first, of one thread or of all.
+    pub async fn model_calls(
+        &self,
+        thread_id: Option<&str>,
+    ) -> Result<Vec<cairn_protocol::LoggedCall>, StoreError> {
+        let rows: Vec<CallRow> = sqlx::query_as(
+            "SELECT thread_id, message_id, operation, model, depth, prompt_tokens, \
+             completion_tokens, estimated, latency_ms, first_token_ms, error, created_at \
+             FROM model_calls WHERE ?1 IS NULL OR thread_id = ?1 ORDER BY id",
+        )
+        .bind(thread_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|err| self.err(err))?;
+        Ok(rows.into_iter().map(CallRow::into_logged).collect())
+    }
+
     /// Tokens used in a thread so far, over every model call.
     pub async fn thread_usage(&self, thread_id: &str) -> Result<cairn_protocol::Usage, StoreError> {
         let row: (i64, i64, i64, bool) = sqlx::query_as(
@@ -124,6 +141,45 @@ impl Store {
             tool_calls: 0,
             estimated: row.3,
         })
+    }
+}
+
+/// A row of `model_calls`.
+#[derive(sqlx::FromRow)]
+struct CallRow {
+    thread_id: String,
+    message_id: Option<String>,
+    operation: String,
+    model: String,
+    depth: i64,
+    prompt_tokens: i64,
+    completion_tokens: i64,
+    estimated: bool,
+    latency_ms: i64,
+    first_token_ms: Option<i64>,
+    error: Option<String>,
+    created_at: i64,
+}
+
+impl CallRow {
+    fn into_logged(self) -> cairn_protocol::LoggedCall {
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        cairn_protocol::LoggedCall {
+            thread_id: self.thread_id,
+            message_id: self.message_id,
+            call: cairn_protocol::ModelCall {
+                operation: self.operation,
+                model: self.model,
+                depth: u32::try_from(self.depth).unwrap_or(0),
+                prompt_tokens: count(self.prompt_tokens),
+                completion_tokens: count(self.completion_tokens),
+                estimated: self.estimated,
+                latency_ms: count(self.latency_ms),
+                first_token_ms: self.first_token_ms.map(count),
+                error: self.error,
+            },
+            created_at: self.created_at,
+        }
     }
 }
 

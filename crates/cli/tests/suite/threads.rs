@@ -349,3 +349,76 @@ async fn rules_are_kept_with_the_threads_and_deny_holds_even_in_auto() {
     let out = output(cairn(&["rules", "remove", "1", "--db", &db])).await;
     assert_eq!(out.code, 2);
 }
+
+#[tokio::test]
+async fn the_usage_log_lists_every_call_and_sums_to_what_done_reported() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "c1",
+            "run_subtask",
+            json!({"title": "Count", "instructions": "count"}),
+        )])),
+    );
+    server.push(
+        CHAT,
+        Reply::sse(fixture("openai/plain_stream_with_usage.sse")),
+    );
+    server.push(
+        CHAT,
+        Reply::sse(fixture("openai/plain_stream_with_usage.sse")),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--db",
+        &db,
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--json",
+        "go",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let done = done(&out.events()).clone();
+    let usage = output(cairn(&[
+        "usage",
+        "--db",
+        &db,
+        "--thread",
+        &done.thread_id,
+        "--json",
+    ]))
+    .await;
+    assert_eq!(usage.code, 0, "{}", usage.stderr);
+    let log: serde_json::Value = serde_json::from_str(&usage.stdout).unwrap();
+    let operations: Vec<&str> = log["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| call["operation"].as_str().unwrap())
+        .collect();
+    // In the order they ended: the first round, the subtask, the answer after it.
+    assert_eq!(operations, ["turn", "subtask", "turn"]);
+    let totals = &log["totals"];
+    assert_eq!(totals["llm_calls"], done.usage.llm_calls);
+    assert_eq!(totals["prompt_tokens"], done.usage.prompt_tokens);
+    assert_eq!(totals["completion_tokens"], done.usage.completion_tokens);
+    assert!(
+        log["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["message_id"] == done.message_id.as_str())
+    );
+    let table = output(cairn(&["usage", "--db", &db])).await;
+    assert!(table.stdout.trim_end().ends_with(" s"), "{}", table.stdout);
+    assert!(table.stdout.contains("3 calls:"), "{}", table.stdout);
+    let missing = output(cairn(&["usage", "--db", &db, "--thread", "nope"])).await;
+    assert_eq!(missing.code, 2, "{}", missing.stderr);
+}

@@ -116,6 +116,7 @@ impl Turn {
                         description: "Hand back the plan's steps.",
                         schema: compiled(steps_schema())?,
                     },
+                    operation: "plan",
                 },
             )
             .await?;
@@ -169,6 +170,7 @@ impl Turn {
                         description: "Hand back your verdict on the plan and your notes.",
                         schema: compiled(review_schema())?,
                     },
+                    operation: "review",
                 },
             )
             .await?;

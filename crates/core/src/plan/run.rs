@@ -223,6 +223,7 @@ impl Turn {
                         .and_then(|id| self.runnable_agent(id).ok()),
                     tools: step.tools.clone(),
                     finish: crate::subtask::Finish::Subtask(None),
+                    operation: "subtask",
                 },
             )
             .await;

@@ -287,6 +287,7 @@ async fn a_valid_switch_ends_the_turn_after_its_round() {
         })
     );
     assert_eq!(model.remaining(), 1, "no model call after the switch");
+    assert_eq!(run.outcome.calls[0].operation, "router");
     assert_calls_paired(&run.outcome.messages);
     assert_eq!(run.tool_ends().len(), 2);
 }

@@ -93,9 +93,9 @@ async fn every_model_call_is_accounted_for_with_its_operation() {
     assert_eq!(
         summary,
         [
-            ("chat", 0, 100, false),
+            ("turn", 0, 100, false),
             ("subtask", 1, child_estimate, true),
-            ("chat", 0, 150, false)
+            ("turn", 0, 150, false)
         ],
         "in the order they ended"
     );

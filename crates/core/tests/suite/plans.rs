@@ -358,6 +358,16 @@ async fn without_steps_one_planning_round_drafts_them_and_they_run() {
         plan_result(&run),
         "Plan p1 (ship it): 2 of 2 steps done.\n1. [done] a A: built\n2. [done] b B: tested"
     );
+    let operations: Vec<&str> = run
+        .outcome
+        .calls
+        .iter()
+        .map(|c| c.operation.as_str())
+        .collect();
+    assert_eq!(
+        operations,
+        ["turn", "plan", "plan", "subtask", "subtask", "turn"]
+    );
 }
 
 #[tokio::test]
@@ -411,6 +421,7 @@ async fn a_reviewer_approves_a_plan_that_then_runs_or_asks_for_changes_and_nothi
             .unwrap();
         assert!(reviewed.messages[0].content().contains("You review plans."));
         assert!(reviewed.messages[1].content().contains("- a A: do a"));
+        assert!(run.outcome.calls.iter().any(|c| c.operation == "review"));
         let result = plan_result(&run);
         if verdict == "approved" {
             assert!(
