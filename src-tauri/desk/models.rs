@@ -46,7 +46,7 @@ impl Desk {
         let settings = self.settings();
         let chosen = chosen.filter(|model| !model.trim().is_empty());
         let in_settings = Endpoint::new(settings.dialect, settings.base_url.clone());
-        let request = ModelRequest {
+        let mut request = ModelRequest {
             // The model menu lists the models of the server in Settings.
             server: chosen.is_some().then(|| in_settings.clone()),
             model: chosen,
@@ -54,13 +54,18 @@ impl Desk {
             default_model: DefaultModel::Set(settings.model.clone()),
             api_key: None,
             idle_timeout: None,
-            context_cap: settings.context_cap,
-            sampling: Sampling {
-                temperature: settings.temperature,
-                top_p: settings.top_p,
-                max_tokens: settings.max_tokens,
-            },
+            context_cap: None,
+            sampling: Sampling::default(),
         };
+        // The thread's parameters (/llm), then their defaults, then Settings'.
+        self.runtime
+            .apply_llm(&mut request, thread.map(|t| t.id.as_str()))
+            .await?;
+        request.context_cap = request.context_cap.or(settings.context_cap);
+        let sampling = &mut request.sampling;
+        sampling.temperature = sampling.temperature.or(settings.temperature);
+        sampling.top_p = sampling.top_p.or(settings.top_p);
+        sampling.max_tokens = sampling.max_tokens.or(settings.max_tokens);
         Ok(resolve_model(request, thread, self.secrets.as_ref()).await?)
     }
 

@@ -38,6 +38,34 @@ pub enum Command {
     Agents(AgentsArgs),
     /// Every model call (the usage log), with totals.
     Usage(UsageArgs),
+    /// The model's parameters: defaults for every thread, or one thread's own.
+    Llm(LlmArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LlmArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// A thread's own values instead of the defaults.
+    #[arg(long, global = true)]
+    pub thread: Option<String>,
+
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    #[command(subcommand)]
+    pub action: LlmAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LlmAction {
+    /// The values set, and what applies.
+    Show,
+    /// Sets temperature (0-2), top_p (0-1), max_tokens, context_cap or model.
+    Set { key: String, value: String },
+    /// Unsets KEY, or every value.
+    Reset { key: Option<String> },
 }
 
 #[derive(Debug, clap::Args)]

@@ -8,6 +8,7 @@ mod args;
 mod db;
 mod exit;
 mod keys;
+mod llm;
 mod mcp;
 mod models;
 mod output;
@@ -54,6 +55,7 @@ fn real_main() -> Exit {
             Command::Mcp(args) => mcp::mcp(args).await,
             Command::Agents(args) => agents::agents(args),
             Command::Usage(args) => usage::usage(args).await,
+            Command::Llm(args) => llm::llm(args).await,
         }
     });
     // The stdin reader blocks in a read that only ends when stdin does; dropping the

@@ -89,7 +89,12 @@ async fn start(args: RunArgs) -> Result<Started, Failure> {
     }
     // The server and the model are settled before a new thread is stored: a run that
     // cannot start leaves no empty thread behind.
-    let choice = resolve_model(args.model_request()?, existing.as_ref(), &Keychain::new()).await?;
+    // Flags first, then the thread's parameters (`cairn llm`), then their defaults.
+    let mut request = args.model_request()?;
+    runtime
+        .apply_llm(&mut request, existing.as_ref().map(|t| t.id.as_str()))
+        .await?;
+    let choice = resolve_model(request, existing.as_ref(), &Keychain::new()).await?;
     let thread = runtime.open_thread(existing, &prompt, &options).await?;
     if let Some(agent) = &args.agent {
         runtime.set_thread_agent(&thread.id, agent).await?;

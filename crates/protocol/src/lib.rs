@@ -14,6 +14,7 @@ pub mod describe;
 pub mod desktop;
 mod dialect;
 pub mod event;
+pub mod llm;
 pub mod permission;
 pub mod plan;
 pub mod thread;
@@ -29,6 +30,7 @@ pub use event::{
     ErrorEvent, ErrorKind, Event, PlanReady, RUN_SUBTASK, Reasoning, ToolApprovalRequest,
     ToolCallStatus, ToolCallUpdate, TurnStatus, Usage,
 };
+pub use llm::{LLM_KEYS, LlmParams};
 pub use permission::{ApprovalDecision, PermissionMode, RuleList, ToolCategory};
 pub use plan::{
     CREATE_PLAN, ExecutionMode, PlanCreated, PlanReview, PlanStep, StoredPlan, Verdict,

@@ -45,6 +45,8 @@ pub enum RuntimeError {
     Rule(RuleError),
     #[error(transparent)]
     Agent(#[from] UnknownAgent),
+    #[error("{0}")]
+    Llm(String),
 }
 
 /// What a failure means for the person who met it.
@@ -81,7 +83,8 @@ impl RuntimeError {
             | Self::UnknownProvider { .. }
             | Self::Export(_)
             | Self::Rule(_)
-            | Self::Agent(_) => FailureKind::Invalid,
+            | Self::Agent(_)
+            | Self::Llm(_) => FailureKind::Invalid,
             Self::Mcp(McpError::Config { .. } | McpError::Setting(_)) => FailureKind::Invalid,
             // A server that cannot start is configuration the user can fix.
             Self::Mcp(McpError::Start { .. }) => FailureKind::Invalid,

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 mod agents;
 mod error;
 mod export;
+mod llm;
 mod model;
 mod recorder;
 mod stored;
@@ -28,6 +29,7 @@ use cairn_tools::{MemoryStore, Tool, Workspace};
 
 pub use error::{FailureKind, RuntimeError, provider_kind, store_kind};
 pub use export::{Export, export};
+pub use llm::LlmSettings;
 pub use model::{
     DEFAULT_BASE_URL, DefaultModel, ModelChoice, ModelRequest, ServerName, api_key, resolve_model,
 };
@@ -381,7 +383,7 @@ impl Runtime {
             .set_model(thread_id, &choice.dialect, &choice.base_url, &choice.model)
             .await?;
         let instructions = workspace.as_deref().and_then(project_instructions);
-        let tools = self.toolbelt(workspace.is_some())?;
+        let tools = self.thread_toolbelt(thread_id, workspace.is_some())?;
         let catalog = self.agents(workspace.as_deref().map(Workspace::root));
         let (agent, routes) = self.thread_agent(&thread, &catalog).await?;
         let rules = Arc::new(rule_set(&self.store).await?);
@@ -436,9 +438,25 @@ impl Runtime {
         Ok(claim.start_with(engine, request, self.grants(thread_id), recorder, handover))
     }
 
+    /// A thread's tools: [`Runtime::toolbelt`]'s, and `set_llm_params` for its own
+    /// model parameters.
+    fn thread_toolbelt(
+        &self,
+        thread_id: &str,
+        has_workspace: bool,
+    ) -> Result<Toolbelt, RuntimeError> {
+        let mut tools = self.tools(has_workspace);
+        tools.push(llm::set_llm_params_tool(&self.store, thread_id));
+        Toolbelt::new(tools).map_err(RuntimeError::Tools)
+    }
+
     /// A thread's tools: the web, memory and the todo list always; files and commands
     /// with a workspace; and whatever MCP servers were started.
     pub fn toolbelt(&self, has_workspace: bool) -> Result<Toolbelt, RuntimeError> {
+        Toolbelt::new(self.tools(has_workspace)).map_err(RuntimeError::Tools)
+    }
+
+    fn tools(&self, has_workspace: bool) -> Vec<Arc<dyn Tool>> {
         let memory: Arc<dyn MemoryStore> = Arc::new(StoredMemory(self.store.clone()));
         let mut tools = cairn_tools::common_tools(self.http.clone(), memory);
         if has_workspace {
@@ -451,7 +469,7 @@ impl Runtime {
                 .iter()
                 .cloned(),
         );
-        Toolbelt::new(tools).map_err(RuntimeError::Tools)
+        tools
     }
 
     /// What a turn with `choice` would have to work in: the model's context window as
@@ -474,7 +492,10 @@ impl Runtime {
         // A folder that cannot be opened gives the thread no file tools, as a turn would
         // refuse to start there anyway.
         let workspace = folder.and_then(|root| Workspace::open(Path::new(&root)).ok());
-        let tools = self.toolbelt(workspace.is_some())?;
+        let tools = match thread_id {
+            Some(id) => self.thread_toolbelt(id, workspace.is_some())?,
+            None => self.toolbelt(workspace.is_some())?,
+        };
         let catalog = self.agents(workspace.as_ref().map(Workspace::root));
         let agent_id = match thread.as_ref().and_then(|thread| thread.agent.clone()) {
             Some(id) => id,

@@ -457,3 +457,75 @@ async fn memory_outlives_the_thread_that_wrote_it() {
         "memory_read ran without asking (a read) and found it"
     );
 }
+
+#[tokio::test]
+async fn the_agent_sets_its_threads_parameters_only_once_the_user_allows_it() {
+    let (_dir, runtime) = runtime().await;
+    let thread = default_thread(&runtime).await;
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call("set_llm_params", json!({"temperature": 5})),
+        ScriptedTurn::call(
+            "set_llm_params",
+            json!({"temperature": 0.2, "model": "big"}),
+        ),
+        ScriptedTurn::text("Set."),
+    ]);
+    let live = runtime
+        .send(&thread.id, "be precise", choice(&model))
+        .await
+        .unwrap();
+    let (seen, mut events) = live.attach();
+    let mut seen = seen.into_iter();
+    let mut asked = Vec::new();
+    // Default mode: each call asks (allowed here); the first is then refused by its
+    // own check. A question may already be in what streamed before the attach.
+    while asked.len() < 2 {
+        let event = match seen.next() {
+            Some(event) => event,
+            None => tokio::time::timeout(std::time::Duration::from_secs(10), events.recv())
+                .await
+                .unwrap()
+                .unwrap(),
+        };
+        if let Event::ToolApprovalRequest(request) = event {
+            live.approvals()
+                .answer(
+                    &request.approval_id,
+                    cairn_protocol::ApprovalDecision::Allow,
+                )
+                .unwrap();
+            asked.push(request);
+        }
+    }
+    live.finished().await.unwrap();
+    assert!(
+        asked
+            .iter()
+            .all(|r| r.category == cairn_protocol::ToolCategory::Write)
+    );
+    let settings = runtime.llm_settings(Some(&thread.id)).await.unwrap();
+    let mine = settings.thread.unwrap();
+    assert_eq!(
+        (mine.temperature, mine.model.as_deref()),
+        (Some(0.2), Some("big"))
+    );
+    assert!(settings.defaults.is_empty(), "only this thread's");
+    let results: Vec<String> = runtime
+        .store()
+        .history(&thread.id)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|m| matches!(m, cairn_protocol::ChatMessage::Tool { .. }))
+        .map(|m| m.content().to_owned())
+        .collect();
+    assert!(
+        results[0].contains("temperature takes a number from 0 to 2, not `5`"),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains("it applies from the next message"),
+        "{results:?}"
+    );
+}

@@ -255,3 +255,60 @@ impl Store {
         Ok(result.rows_affected() > 0)
     }
 }
+
+impl Store {
+    /// A thread's own model parameters (none set: empty).
+    pub async fn thread_llm_params(
+        &self,
+        id: &str,
+    ) -> Result<cairn_protocol::LlmParams, StoreError> {
+        let json: Option<Option<String>> =
+            sqlx::query_scalar("SELECT llm_params FROM threads WHERE id = ?")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(|err| self.err(err))?;
+        let Some(json) = json else {
+            return Err(StoreError::NotFound {
+                kind: "thread",
+                id: id.to_owned(),
+            });
+        };
+        json.map(|json| {
+            serde_json::from_str(&json).map_err(|err| {
+                StoreError::Invalid(format!(
+                    "the thread's model parameters cannot be read: {err}"
+                ))
+            })
+        })
+        .transpose()
+        .map(Option::unwrap_or_default)
+    }
+
+    pub async fn set_thread_llm_params(
+        &self,
+        id: &str,
+        params: &cairn_protocol::LlmParams,
+    ) -> Result<(), StoreError> {
+        let json = if params.is_empty() {
+            None
+        } else {
+            Some(serde_json::to_string(params).map_err(|err| {
+                StoreError::Invalid(format!("cannot encode the model parameters: {err}"))
+            })?)
+        };
+        let result = sqlx::query("UPDATE threads SET llm_params = ? WHERE id = ?")
+            .bind(json)
+            .bind(id)
+            .execute(&self.pool)
+            .await
+            .map_err(|err| self.err(err))?;
+        if result.rows_affected() == 0 {
+            return Err(StoreError::NotFound {
+                kind: "thread",
+                id: id.to_owned(),
+            });
+        }
+        Ok(())
+    }
+}

@@ -288,3 +288,77 @@ async fn a_blank_message_gets_a_clarifying_question_without_a_model_call() {
     let listed = output(cairn(&["threads", "list", "--db", &db, "--json"])).await;
     assert_eq!(listed.stdout.trim(), "[]", "nothing stored");
 }
+
+#[tokio::test]
+async fn model_parameters_apply_from_the_thread_then_the_defaults_and_a_flag_wins() {
+    let server = FakeServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let url = server.url();
+    let llm = |args: &[&str]| {
+        let mut all = vec!["llm", "--db", &db];
+        all.extend(args);
+        output(cairn(&all))
+    };
+    let refused = llm(&["set", "temperature", "3"]).await;
+    assert_eq!(refused.code, 2);
+    assert_eq!(
+        refused.stderr.trim(),
+        "cairn: temperature takes a number from 0 to 2, not `3`"
+    );
+    assert_eq!(llm(&["set", "temperature", "0.4"]).await.code, 0);
+    assert_eq!(llm(&["set", "max_tokens", "300"]).await.code, 0);
+    for _ in 0..4 {
+        server.push(CHAT, Reply::sse(sse::text(&["ok"])));
+    }
+    let run = |extra: &[&str]| {
+        let mut all = vec![
+            "run",
+            "--db",
+            &db,
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--json",
+        ];
+        all.extend(extra);
+        all.push("hi");
+        output(cairn(&all))
+    };
+    let first = run(&[]).await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let thread = done(&first.events()).thread_id.clone();
+    let set = llm(&["set", "temperature", "0.1", "--thread", &thread]).await;
+    assert_eq!(set.code, 0, "{}", set.stderr);
+    let shown = llm(&["show", "--thread", &thread, "--json"]).await;
+    let shown: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    assert_eq!(
+        shown["effective"],
+        json!({"temperature": 0.1, "max_tokens": 300})
+    );
+    assert_eq!(run(&["--thread", &thread]).await.code, 0);
+    assert_eq!(
+        run(&["--thread", &thread, "--temperature", "0.9"])
+            .await
+            .code,
+        0
+    );
+    let sent: Vec<(f64, u64)> = server
+        .requests_to(CHAT)
+        .iter()
+        .map(|r| {
+            let body = r.json();
+            (
+                body["temperature"].as_f64().unwrap(),
+                body["max_tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // A new thread: the defaults; the thread's own; a flag over both.
+    assert_eq!(sent, [(0.4, 300), (0.1, 300), (0.9, 300)]);
+    assert_eq!(llm(&["reset"]).await.code, 0);
+    let shown = llm(&["show", "--thread", &thread, "--json"]).await;
+    let shown: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    assert_eq!(shown["effective"], json!({"temperature": 0.1}));
+}

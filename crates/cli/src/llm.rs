@@ -1,0 +1,52 @@
+//! `cairn llm show|set|reset`: the model's parameters, as defaults or a thread's own.
+
+use cairn_core::Limits;
+use cairn_protocol::LLM_KEYS;
+use cairn_runtime::{LlmSettings, Runtime};
+use serde_json::json;
+
+use crate::args::{LlmAction, LlmArgs};
+use crate::exit::{Exit, Failure};
+
+pub async fn llm(args: LlmArgs) -> Exit {
+    match act(args).await {
+        Ok(()) => Exit::OK,
+        Err(failure) => failure.report(),
+    }
+}
+
+async fn act(args: LlmArgs) -> Result<(), Failure> {
+    let runtime = Runtime::new(args.db.open().await?, Limits::default());
+    let thread = args.thread.as_deref();
+    let settings = match &args.action {
+        LlmAction::Show => runtime.llm_settings(thread).await?,
+        LlmAction::Set { key, value } => runtime.set_llm(thread, key, value).await?,
+        LlmAction::Reset { key } => runtime.reset_llm(thread, key.as_deref()).await?,
+    };
+    print(&settings, args.json);
+    Ok(())
+}
+
+fn print(settings: &LlmSettings, json: bool) {
+    let effective = settings.effective();
+    if json {
+        let out = json!({
+            "defaults": settings.defaults,
+            "thread": settings.thread,
+            "effective": effective,
+        });
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        return;
+    }
+    for key in LLM_KEYS {
+        let from = match &settings.thread {
+            Some(thread) if thread.get(key).is_some() => " (this thread)",
+            _ if settings.defaults.get(key).is_some() => " (default)",
+            _ => "",
+        };
+        let value = effective
+            .get(key)
+            .unwrap_or_else(|| "not set: the server's or the flag's".to_owned());
+        println!("{key:<12} {value}{from}");
+    }
+}

@@ -1,0 +1,194 @@
+//! The model's parameters a user (or, asking first, the agent) can set: as defaults
+//! for every thread, and per thread, a thread's value winning (`/llm`, `cairn llm`,
+//! the `set_llm_params` tool).
+
+use serde::{Deserialize, Serialize};
+
+/// Values set; an unset one falls back (thread → defaults → the front end's own).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LlmParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Ollama: the largest context window to ask for, in tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_cap: Option<u32>,
+    /// The model the tool loop runs on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// The names `set` and `reset` take, in the order `show` lists them.
+pub const LLM_KEYS: [&str; 5] = ["temperature", "top_p", "max_tokens", "context_cap", "model"];
+
+const MAX_TOKENS: std::ops::RangeInclusive<u32> = 1..=1_048_576;
+const CONTEXT_CAP: std::ops::RangeInclusive<u32> = 512..=1_048_576;
+
+impl LlmParams {
+    /// Sets `key` from its text, refusing a value out of range with the range.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let value = value.trim();
+        let float = |range: (f64, f64)| -> Result<f64, String> {
+            match value.parse::<f64>() {
+                Ok(v) if v >= range.0 && v <= range.1 => Ok(v),
+                _ => Err(format!(
+                    "{key} takes a number from {} to {}, not `{value}`",
+                    range.0, range.1
+                )),
+            }
+        };
+        let whole = |range: &std::ops::RangeInclusive<u32>| -> Result<u32, String> {
+            match value.parse::<u32>() {
+                Ok(v) if range.contains(&v) => Ok(v),
+                _ => Err(format!(
+                    "{key} takes a whole number from {} to {}, not `{value}`",
+                    range.start(),
+                    range.end()
+                )),
+            }
+        };
+        match key {
+            "temperature" => self.temperature = Some(float((0.0, 2.0))?),
+            "top_p" => self.top_p = Some(float((0.0, 1.0))?),
+            "max_tokens" => self.max_tokens = Some(whole(&MAX_TOKENS)?),
+            "context_cap" => self.context_cap = Some(whole(&CONTEXT_CAP)?),
+            "model" if value.is_empty() => return Err("model takes a model's name".into()),
+            "model" => self.model = Some(value.to_owned()),
+            other => return Err(unknown(other)),
+        }
+        Ok(())
+    }
+
+    /// Unsets `key`, or every key.
+    pub fn reset(&mut self, key: Option<&str>) -> Result<(), String> {
+        match key {
+            None => *self = Self::default(),
+            Some("temperature") => self.temperature = None,
+            Some("top_p") => self.top_p = None,
+            Some("max_tokens") => self.max_tokens = None,
+            Some("context_cap") => self.context_cap = None,
+            Some("model") => self.model = None,
+            Some(other) => return Err(unknown(other)),
+        }
+        Ok(())
+    }
+
+    /// These values, with `under`'s where these have none.
+    pub fn over(&self, under: &Self) -> Self {
+        Self {
+            temperature: self.temperature.or(under.temperature),
+            top_p: self.top_p.or(under.top_p),
+            max_tokens: self.max_tokens.or(under.max_tokens),
+            context_cap: self.context_cap.or(under.context_cap),
+            model: self.model.clone().or_else(|| under.model.clone()),
+        }
+    }
+
+    /// `key`'s value as text, if set.
+    pub fn get(&self, key: &str) -> Option<String> {
+        match key {
+            "temperature" => self.temperature.map(|v| v.to_string()),
+            "top_p" => self.top_p.map(|v| v.to_string()),
+            "max_tokens" => self.max_tokens.map(|v| v.to_string()),
+            "context_cap" => self.context_cap.map(|v| v.to_string()),
+            "model" => self.model.clone(),
+            _ => None,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+fn unknown(key: &str) -> String {
+    format!(
+        "there is no parameter `{key}`: use one of {}",
+        LLM_KEYS.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_in_range_are_kept_and_the_rest_refused_with_the_range() {
+        let mut params = LlmParams::default();
+        params.set("temperature", "0.3").unwrap();
+        params.set("top_p", "1").unwrap();
+        params.set("max_tokens", "2048").unwrap();
+        params.set("context_cap", "8192").unwrap();
+        params.set("model", " qwen3:32b ").unwrap();
+        assert_eq!(
+            params,
+            LlmParams {
+                temperature: Some(0.3),
+                top_p: Some(1.0),
+                max_tokens: Some(2048),
+                context_cap: Some(8192),
+                model: Some("qwen3:32b".into()),
+            }
+        );
+        for (key, value, expected) in [
+            (
+                "temperature",
+                "2.5",
+                "temperature takes a number from 0 to 2, not `2.5`",
+            ),
+            (
+                "temperature",
+                "warm",
+                "temperature takes a number from 0 to 2, not `warm`",
+            ),
+            (
+                "top_p",
+                "-0.1",
+                "top_p takes a number from 0 to 1, not `-0.1`",
+            ),
+            (
+                "max_tokens",
+                "0",
+                "max_tokens takes a whole number from 1 to 1048576, not `0`",
+            ),
+            (
+                "context_cap",
+                "100",
+                "context_cap takes a whole number from 512 to 1048576, not `100`",
+            ),
+            ("model", "", "model takes a model's name"),
+            (
+                "seed",
+                "1",
+                "there is no parameter `seed`: use one of temperature, top_p, max_tokens, context_cap, model",
+            ),
+        ] {
+            let mut kept = params.clone();
+            assert_eq!(
+                kept.set(key, value),
+                Err(expected.to_owned()),
+                "{key}={value}"
+            );
+            assert_eq!(kept, params, "a refused value changes nothing");
+        }
+    }
+
+    #[test]
+    fn a_threads_values_win_over_the_defaults_and_reset_one_or_all() {
+        let mut defaults = LlmParams::default();
+        defaults.set("temperature", "0.7").unwrap();
+        defaults.set("max_tokens", "512").unwrap();
+        let mut thread = LlmParams::default();
+        thread.set("temperature", "0").unwrap();
+        let both = thread.over(&defaults);
+        assert_eq!((both.temperature, both.max_tokens), (Some(0.0), Some(512)));
+        thread.reset(Some("temperature")).unwrap();
+        assert!(thread.is_empty());
+        defaults.reset(None).unwrap();
+        assert!(defaults.is_empty());
+        assert!(defaults.reset(Some("nope")).is_err());
+    }
+}
