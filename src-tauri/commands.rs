@@ -79,6 +79,8 @@ registered! {
     set_mcp_server => SetMcpServer,
     list_agents => ListAgents,
     set_agent => SetAgent,
+    get_llm => GetLlm,
+    set_llm => SetLlm,
     run_plan => RunPlan,
     quit_app => QuitApp,
     retry_turn => RetryTurn,
@@ -580,6 +582,47 @@ async fn set_agent(
         .set_thread_agent(&thread_id, &agent)
         .await
         .map_err(|err| fail(err.into()))
+}
+
+/// The model's parameters for a chat (or the defaults), as `/llm` shows them.
+#[tauri::command]
+async fn get_llm(state: State<'_, AppState>, args: GetLlm) -> Reply<<GetLlm as Command>::Reply> {
+    let GetLlm { thread_id } = args;
+    let settings = desk(&state)?
+        .runtime()
+        .llm_settings(thread_id.as_deref())
+        .await
+        .map_err(|err| fail(err.into()))?;
+    Ok(llm_view(settings))
+}
+
+/// Sets (or resets) a chat's model parameter, or a default.
+#[tauri::command]
+async fn set_llm(state: State<'_, AppState>, args: SetLlm) -> Reply<<SetLlm as Command>::Reply> {
+    let SetLlm {
+        thread_id,
+        key,
+        value,
+    } = args;
+    let desk = desk(&state)?;
+    let runtime = desk.runtime();
+    let settings = match (key.as_deref(), value.as_deref()) {
+        (Some(key), Some(value)) => runtime.set_llm(thread_id.as_deref(), key, value).await,
+        (key, None) => runtime.reset_llm(thread_id.as_deref(), key).await,
+        (None, Some(_)) => Err(cairn_runtime::RuntimeError::Llm(
+            "a value needs the parameter it is for".into(),
+        )),
+    }
+    .map_err(|err| fail(err.into()))?;
+    Ok(llm_view(settings))
+}
+
+fn llm_view(settings: cairn_runtime::LlmSettings) -> cairn_protocol::desktop::LlmView {
+    cairn_protocol::desktop::LlmView {
+        effective: settings.effective(),
+        defaults: settings.defaults,
+        thread: settings.thread,
+    }
 }
 
 /// Allows or disallows a configured MCP server (it starts or stops at once), or

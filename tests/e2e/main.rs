@@ -568,6 +568,42 @@ async fn a_plan_runs_its_steps_and_its_checklist_ticks_them_off() {
     app.quit().await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn llm_shows_and_sets_the_model_parameters_a_chat_sends() {
+    let server = FakeServer::start().await;
+    for _ in 0..2 {
+        server.push(CHAT, Reply::sse(sse::text(&["ok"])));
+    }
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    // In a new chat, /llm sets the defaults.
+    app.send("/llm temperature 0.3").await;
+    app.wait_for_text(".notice-line", "temperature: 0.3 (default)")
+        .await;
+    app.send("Hello").await;
+    app.wait_for_text(".message.assistant .md", "ok").await;
+    app.send("/llm temperature 0.1").await;
+    app.wait_for_text(".notice-line", "Model parameters (this chat)")
+        .await;
+    app.wait_for_text(".notice-line", "temperature: 0.1 (this chat)")
+        .await;
+    app.send("/llm top_p 7").await;
+    app.wait_for_text(".toast", "top_p takes a number from 0 to 1, not `7`")
+        .await;
+    app.send("Again").await;
+    app.wait_for_js("return [...document.querySelectorAll('.message.assistant .md')].length === 2")
+        .await;
+    let sent: Vec<f64> = server
+        .requests_to(CHAT)
+        .iter()
+        .map(|r| r.json()["temperature"].as_f64().unwrap())
+        .collect();
+    assert_eq!(sent, [0.3, 0.1]);
+    app.screenshot("llm").await;
+    app.quit().await;
+}
+
 /// `line` with each "12 ms" read as "N ms": how long a call took is not the test's.
 fn without_durations(line: &str) -> String {
     let words: Vec<&str> = line.split(' ').collect();

@@ -14,9 +14,20 @@ pub enum Slash {
     Agent(Option<String>),
     /// The agents a chat can use.
     Agents,
+    /// `/llm` shows the model's parameters; `/llm KEY VALUE` sets one for the chat;
+    /// `/llm reset [KEY]` unsets one or all.
+    Llm(LlmChange),
     /// A new thread.
     Clear,
     Export(ExportFormat),
+}
+
+/// What `/llm` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LlmChange {
+    Show,
+    Set(String, String),
+    Reset(Option<String>),
 }
 
 /// What the composer should do with its text: a command, or a message. A line that
@@ -42,6 +53,14 @@ pub fn parse(input: &str) -> Option<Result<Slash, String>> {
         ("model", name) => Ok(Slash::Model(name.map(str::to_owned))),
         ("agent", id) => Ok(Slash::Agent(id.map(str::to_owned))),
         ("agents", _) => Ok(Slash::Agents),
+        ("llm", None) => Ok(Slash::Llm(LlmChange::Show)),
+        ("llm", Some("reset")) => Ok(Slash::Llm(LlmChange::Reset(
+            words.next().map(str::to_owned),
+        ))),
+        ("llm", Some(key)) => match words.next() {
+            Some(value) => Ok(Slash::Llm(LlmChange::Set(key.to_owned(), value.to_owned()))),
+            None => Err(format!("/llm {key} needs a value: /llm {key} VALUE")),
+        },
         ("clear" | "new", _) => Ok(Slash::Clear),
         ("export", None | Some("md" | "markdown")) => Ok(Slash::Export(ExportFormat::Md)),
         ("export", Some("json")) => Ok(Slash::Export(ExportFormat::Json)),
@@ -52,7 +71,7 @@ pub fn parse(input: &str) -> Option<Result<Slash, String>> {
 }
 
 /// What `/help` shows.
-pub const HELP: &str = "/help — this list\n/tools — the tools the agent has\n/mode [plan|default|auto] — show or set what tool calls may do\n/model [name] — show or choose the model\n/agent [id] — show or choose the agent that answers\n/agents — the agents there are\n/clear — start a new chat\n/export [md|json] — save this chat";
+pub const HELP: &str = "/help — this list\n/tools — the tools the agent has\n/mode [plan|default|auto] — show or set what tool calls may do\n/model [name] — show or choose the model\n/agent [id] — show or choose the agent that answers\n/agents — the agents there are\n/llm [KEY VALUE | reset [KEY]] — show or set this chat's model parameters\n/clear — start a new chat\n/export [md|json] — save this chat";
 
 #[cfg(test)]
 mod tests {
@@ -77,6 +96,28 @@ mod tests {
         );
         assert_eq!(parse("/agent"), Some(Ok(Slash::Agent(None))));
         assert_eq!(parse("/agents"), Some(Ok(Slash::Agents)));
+        assert_eq!(parse("/llm"), Some(Ok(Slash::Llm(LlmChange::Show))));
+        assert_eq!(
+            parse("/llm temperature 0.2"),
+            Some(Ok(Slash::Llm(LlmChange::Set(
+                "temperature".into(),
+                "0.2".into()
+            ))))
+        );
+        assert_eq!(
+            parse("/llm reset top_p"),
+            Some(Ok(Slash::Llm(LlmChange::Reset(Some("top_p".into())))))
+        );
+        assert_eq!(
+            parse("/llm reset"),
+            Some(Ok(Slash::Llm(LlmChange::Reset(None))))
+        );
+        assert_eq!(
+            parse("/llm temperature"),
+            Some(Err(
+                "/llm temperature needs a value: /llm temperature VALUE".into()
+            ))
+        );
         assert_eq!(
             parse("/export json"),
             Some(Ok(Slash::Export(ExportFormat::Json)))

@@ -12,7 +12,7 @@ use cairn_protocol::{ApprovalDecision, Event, PermissionMode};
 use leptos::prelude::*;
 
 use super::{Ctx, Draft, EntryView, Screen, ipc, now_ms};
-use crate::slash::{self, Slash};
+use crate::slash::{self, LlmChange, Slash};
 use crate::thread::{Entry, entries};
 use crate::turn::TurnView;
 
@@ -654,12 +654,69 @@ fn run_slash(ctx: Ctx, command: Slash) {
                 Err(err) => ctx.say(err.message),
             }
         }),
+        Slash::Llm(change) => llm(ctx, change),
         Slash::Clear => new_chat(ctx),
         Slash::Export(format) => match ctx.current_id() {
             Some(id) => export(ctx, id, format),
             None => ctx.say("Nothing to export yet: this chat has no messages."),
         },
     }
+}
+
+/// `/llm`: the open chat's model parameters (a new chat's are the defaults), shown or
+/// changed, then shown.
+fn llm(ctx: Ctx, change: LlmChange) {
+    leptos::task::spawn_local(async move {
+        let thread_id = ctx.current_id();
+        let scope = if thread_id.is_some() {
+            "this chat"
+        } else {
+            "the defaults for new chats"
+        };
+        let view = match change {
+            LlmChange::Show => ipc::call(&GetLlm { thread_id }).await,
+            LlmChange::Set(key, value) => {
+                ipc::call(&SetLlm {
+                    thread_id,
+                    key: Some(key),
+                    value: Some(value),
+                })
+                .await
+            }
+            LlmChange::Reset(key) => {
+                ipc::call(&SetLlm {
+                    thread_id,
+                    key,
+                    value: None,
+                })
+                .await
+            }
+        };
+        match view {
+            Ok(view) => {
+                let lines: Vec<String> = cairn_protocol::LLM_KEYS
+                    .iter()
+                    .map(|key| {
+                        let from = match &view.thread {
+                            Some(own) if own.get(key).is_some() => " (this chat)",
+                            _ if view.defaults.get(key).is_some() => " (default)",
+                            _ => "",
+                        };
+                        let value = view
+                            .effective
+                            .get(key)
+                            .unwrap_or_else(|| "from Settings".to_owned());
+                        format!("{key}: {value}{from}")
+                    })
+                    .collect();
+                notice(
+                    ctx,
+                    format!("Model parameters ({scope}):\n{}", lines.join("\n")),
+                );
+            }
+            Err(err) => ctx.say(err.message),
+        }
+    });
 }
 
 pub fn current_mode(ctx: Ctx) -> PermissionMode {

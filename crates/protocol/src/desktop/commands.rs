@@ -11,9 +11,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ContextInfo, DetectedServer, ExportFormat, McpServerInfo, NewThreadOptions, PendingApproval,
-    PullStep, RuleInfo, Sent, ServerCheck, Settings, SettingsSaved, ShellEvent, Startup,
-    ThreadDetail, ToolInfo,
+    ContextInfo, DetectedServer, ExportFormat, LlmView, McpServerInfo, NewThreadOptions,
+    PendingApproval, PullStep, RuleInfo, Sent, ServerCheck, Settings, SettingsSaved, ShellEvent,
+    Startup, ThreadDetail, ToolInfo,
 };
 use crate::agent::AgentInfo;
 use crate::dialect::Dialect;
@@ -138,6 +138,10 @@ commands! {
     ListAgents = "list_agents" { thread_id: Option<String> } -> Vec<AgentInfo>;
     /// The agent a thread answers as from its next turn on.
     SetAgent = "set_agent" { thread_id: String, agent: String } -> ThreadInfo;
+    /// The model's parameters for a thread (or, without one, the defaults).
+    GetLlm = "get_llm" { thread_id: Option<String> } -> LlmView;
+    /// Sets one: `value` none resets `key`; `key` none resets them all.
+    SetLlm = "set_llm" { thread_id: Option<String>, key: Option<String>, value: Option<String> } -> LlmView;
     /// Starts or stops a configured MCP server, or trusts its read-only marks or not.
     SetMcpServer = "set_mcp_server" {
         name: String,

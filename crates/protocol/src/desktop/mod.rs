@@ -230,6 +230,15 @@ pub fn run_plan_prompt(plan_id: Option<&str>) -> String {
     }
 }
 
+/// The model's parameters as `/llm` shows them: the defaults, the chat's own, and
+/// what applies (Settings fill what none of these set).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LlmView {
+    pub defaults: crate::llm::LlmParams,
+    pub thread: Option<crate::llm::LlmParams>,
+    pub effective: crate::llm::LlmParams,
+}
+
 /// Options of a message that starts a new thread.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct NewThreadOptions {
