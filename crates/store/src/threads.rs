@@ -186,12 +186,7 @@ impl Store {
         .execute(&self.pool)
         .await
         .map_err(|err| self.err(err))?;
-        if result.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                kind: "thread",
-                id: id.to_owned(),
-            });
-        }
+        touched(&result, id)?;
         self.thread(id).await
     }
 
@@ -212,12 +207,7 @@ impl Store {
         .execute(&self.pool)
         .await
         .map_err(|err| self.err(err))?;
-        if result.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                kind: "thread",
-                id: id.to_owned(),
-            });
-        }
+        touched(&result, id)?;
         self.thread(id).await
     }
 
@@ -236,12 +226,7 @@ impl Store {
         .execute(&self.pool)
         .await
         .map_err(|err| self.err(err))?;
-        if result.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                kind: "thread",
-                id: id.to_owned(),
-            });
-        }
+        touched(&result, id)?;
         self.thread(id).await
     }
 
@@ -303,12 +288,18 @@ impl Store {
             .execute(&self.pool)
             .await
             .map_err(|err| self.err(err))?;
-        if result.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                kind: "thread",
-                id: id.to_owned(),
-            });
-        }
+        touched(&result, id)?;
         Ok(())
     }
+}
+
+/// A thread update that changed no row found no thread.
+fn touched(result: &sqlx::sqlite::SqliteQueryResult, id: &str) -> Result<(), StoreError> {
+    if result.rows_affected() == 0 {
+        return Err(StoreError::NotFound {
+            kind: "thread",
+            id: id.to_owned(),
+        });
+    }
+    Ok(())
 }
