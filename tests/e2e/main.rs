@@ -570,6 +570,60 @@ async fn a_plan_runs_its_steps_and_its_checklist_ticks_them_off() {
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_draft_plan_waits_for_run_it_then_runs_as_it_was_kept() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "plan1",
+            "create_plan",
+            json!({"objective": "Tidy the notes", "execution_mode": "draft_only", "steps": [
+                {"id": "s1", "title": "Sort the notes", "instructions": "Sort them."}
+            ]}),
+        )])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Here is the plan. Run it?"])));
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "plan2",
+            "create_plan",
+            json!({"plan_id": "p1", "execution_mode": "auto_execute"}),
+        )])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Sorted."])));
+    server.push(CHAT, Reply::sse(sse::text(&["The notes are sorted."])));
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Plan a tidy-up").await;
+    app.wait_for_text(".notice.plan.draft", "Plan p1 is a draft")
+        .await;
+    assert_eq!(
+        app.count(".plan-step.waiting").await,
+        1,
+        "nothing ran: the step waits"
+    );
+    app.screenshot("plan-draft").await;
+    app.click(".run-draft").await;
+    app.wait_for_text(".message.assistant .md", "The notes are sorted.")
+        .await;
+    app.wait_for(".plan-step.done[data-step='s1']").await;
+    // The message that ran it named the draft, so the model ran it as it was kept.
+    let asked = server.requests_to(CHAT)[2].json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(asked.starts_with("Run plan p1 as it is"), "{asked}");
+    assert_eq!(app.count(".notice.plan.draft").await, 0, "the draft ran");
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn llm_shows_and_sets_the_model_parameters_a_chat_sends() {
     let server = FakeServer::start().await;
     for _ in 0..2 {
