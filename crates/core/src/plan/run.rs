@@ -157,7 +157,10 @@ impl Turn {
         let mut running = FuturesUnordered::new();
         let mut started: Vec<&str> = Vec::new();
         loop {
-            for step in &plan.steps {
+            // Once the turn stops no step starts, and those running are let finish
+            // their cards (cancelled) before the plan gives up.
+            let stopping = self.is_stopping();
+            for step in plan.steps.iter().filter(|_| !stopping) {
                 if started.contains(&step.id.as_str()) {
                     continue;
                 }
@@ -189,13 +192,13 @@ impl Turn {
             let Some((step, end)) = running.next().await else {
                 break;
             };
-            match end {
-                Some(end) => {
-                    ends.insert(&step.id, end);
-                }
-                // Stopped: the turn's reason says why.
-                None => return Err(CallFailure::Stopped),
+            // `None`: stopped; the turn's reason says why.
+            if let Some(end) = end {
+                ends.insert(&step.id, end);
             }
+        }
+        if self.is_stopping() {
+            return Err(CallFailure::Stopped);
         }
         Ok(Success::text(summary(plan, &ends)))
     }

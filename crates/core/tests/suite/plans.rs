@@ -439,3 +439,52 @@ async fn a_reviewer_approves_a_plan_that_then_runs_or_asks_for_changes_and_nothi
         }
     }
 }
+
+#[tokio::test]
+async fn stop_ends_every_running_step_card_and_starts_no_more() {
+    let model = ScriptedModel::new();
+    model.root([plan(
+        vec![step("a", &[]), step("b", &[]), step("c", &["a"])],
+        "auto_execute",
+    )]);
+    for title in ["A", "B"] {
+        model.subtask(title, [ScriptedTurn::new().say("working").hang()]);
+    }
+    let mut running = Harness::new(&model).start("go");
+    let mut writing = 0;
+    while writing < 2 {
+        if let Event::Chunk(chunk) = running.wait_for(|e| matches!(e, Event::Chunk(_))).await
+            && chunk.content == "working"
+        {
+            writing += 1;
+        }
+    }
+    running.control.cancel.cancel();
+    let run = running.handle.await.unwrap();
+    assert_eq!(run.outcome.status, TurnStatus::Cancelled);
+    let starts: Vec<&str> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallUpdate(u) if u.status == ToolCallStatus::Start => {
+                Some(u.tool_call_id.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    for id in &starts {
+        let ends = run
+            .events
+            .iter()
+            .filter(|e| matches!(e, Event::ToolCallUpdate(u) if u.status == ToolCallStatus::End && u.tool_call_id == *id))
+            .count();
+        assert_eq!(ends, 1, "card {id} ended {ends} times: {:?}", run.events);
+    }
+    assert!(
+        !model
+            .requests()
+            .iter()
+            .any(|r| r.origin.subtask_title.as_deref() == Some("C"))
+    );
+    assert_calls_paired(&run.outcome.messages);
+}
