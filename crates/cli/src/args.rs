@@ -79,6 +79,23 @@ pub struct UsageArgs {
 
     #[arg(long)]
     pub json: bool,
+
+    #[command(subcommand)]
+    pub action: Option<UsageAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UsageAction {
+    /// What MODEL costs per million prompt and completion tokens (a model with no
+    /// price costs nothing, as a local one does); `--remove` takes the price away.
+    #[command(allow_negative_numbers = true)]
+    Price {
+        model: String,
+        prompt_per_million: Option<f64>,
+        completion_per_million: Option<f64>,
+        #[arg(long, conflicts_with_all = ["prompt_per_million", "completion_per_million"])]
+        remove: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]

@@ -1,20 +1,23 @@
-//! `cairn usage`: the usage log, call by call, and its totals (which are what the
-//! turns' `done` events reported).
+//! `cairn usage`: the usage log, call by call, what each cost, and the totals (which
+//! are what the turns' `done` events reported); `cairn usage price` sets what a model
+//! costs.
 
-use cairn_protocol::LoggedCall;
+use cairn_core::Limits;
+use cairn_protocol::{LoggedCall, ModelPrice, cost_of};
+use cairn_runtime::Runtime;
 use serde_json::json;
 
-use crate::args::UsageArgs;
+use crate::args::{UsageAction, UsageArgs};
 use crate::exit::{Exit, Failure};
 
 pub async fn usage(args: UsageArgs) -> Exit {
-    match list(&args).await {
+    match act(args).await {
         Ok(()) => Exit::OK,
         Err(failure) => failure.report(),
     }
 }
 
-/// The sums over `calls`.
+/// The sums over a log.
 #[derive(Debug, Default)]
 struct Totals {
     calls: u64,
@@ -22,30 +25,86 @@ struct Totals {
     completion_tokens: u64,
     latency_ms: u64,
     estimated: bool,
+    cost: f64,
 }
 
 impl Totals {
-    fn of(calls: &[LoggedCall]) -> Self {
+    fn of(calls: &[LoggedCall], prices: &[ModelPrice]) -> Self {
         calls.iter().fold(Self::default(), |mut t, logged| {
             t.calls += 1;
             t.prompt_tokens += logged.call.prompt_tokens;
             t.completion_tokens += logged.call.completion_tokens;
             t.latency_ms += logged.call.latency_ms;
             t.estimated |= logged.call.estimated;
+            t.cost += cost_of(&logged.call, prices);
             t
         })
     }
 }
 
-async fn list(args: &UsageArgs) -> Result<(), Failure> {
-    let store = args.db.open().await?;
-    if let Some(id) = &args.thread {
+async fn act(args: UsageArgs) -> Result<(), Failure> {
+    let runtime = Runtime::new(args.db.open().await?, Limits::default());
+    match args.action {
+        Some(UsageAction::Price {
+            model,
+            prompt_per_million,
+            completion_per_million,
+            remove,
+        }) => {
+            let prices = match (remove, prompt_per_million, completion_per_million) {
+                (true, ..) => runtime.remove_price(&model).await?,
+                (false, Some(prompt), Some(completion)) => {
+                    runtime.set_price(&model, prompt, completion).await?
+                }
+                _ => {
+                    return Err(Failure::Usage(
+                        "give the prompt and the completion price per million tokens, or \
+                         --remove"
+                            .into(),
+                    ));
+                }
+            };
+            print_prices(&prices, args.json);
+            Ok(())
+        }
+        None => list(&runtime, args.thread.as_deref(), args.json).await,
+    }
+}
+
+fn print_prices(prices: &[ModelPrice], json: bool) {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(prices).unwrap_or_default()
+        );
+        return;
+    }
+    for price in prices {
+        println!(
+            "{:<24} {} per million prompt tokens, {} per million completion tokens",
+            price.model, price.prompt_per_million, price.completion_per_million
+        );
+    }
+}
+
+async fn list(runtime: &Runtime, thread: Option<&str>, as_json: bool) -> Result<(), Failure> {
+    let store = runtime.store();
+    if let Some(id) = thread {
         // A thread that is not there is an error, not an empty log.
         store.thread(id).await?;
     }
-    let calls = store.model_calls(args.thread.as_deref()).await?;
-    let totals = Totals::of(&calls);
-    if args.json {
+    let calls = store.model_calls(thread).await?;
+    let prices = runtime.prices().await?;
+    let totals = Totals::of(&calls, &prices);
+    if as_json {
+        let calls: Vec<_> = calls
+            .iter()
+            .map(|logged| {
+                let mut value = serde_json::to_value(logged).unwrap_or_default();
+                value["cost"] = json!(cost_of(&logged.call, &prices));
+                value
+            })
+            .collect();
         let out = json!({
             "calls": calls,
             "totals": {
@@ -54,6 +113,7 @@ async fn list(args: &UsageArgs) -> Result<(), Failure> {
                 "completion_tokens": totals.completion_tokens,
                 "latency_ms": totals.latency_ms,
                 "estimated": totals.estimated,
+                "cost": totals.cost,
             }
         });
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
@@ -68,17 +128,18 @@ async fn list(args: &UsageArgs) -> Result<(), Failure> {
             .map(|error| format!("  failed: {error}"))
             .unwrap_or_default();
         println!(
-            "{:<8} {:<24} {:>7} + {:<6} tokens{about}  {:>6} ms  {}{failed}",
+            "{:<8} {:<24} {:>7} + {:<6} tokens{about}  {:>6} ms  {:>9.4}  {}{failed}",
             call.operation,
             call.model,
             call.prompt_tokens,
             call.completion_tokens,
             call.latency_ms,
+            cost_of(call, &prices),
             logged.message_id.as_deref().unwrap_or(&logged.thread_id),
         );
     }
     println!(
-        "{} calls: {} prompt + {} completion tokens{}, {:.1} s",
+        "{} calls: {} prompt + {} completion tokens{}, {:.1} s, cost {:.4}",
         totals.calls,
         totals.prompt_tokens,
         totals.completion_tokens,
@@ -87,7 +148,8 @@ async fn list(args: &UsageArgs) -> Result<(), Failure> {
         } else {
             ""
         },
-        totals.latency_ms as f64 / 1000.0
+        totals.latency_ms as f64 / 1000.0,
+        totals.cost
     );
     Ok(())
 }

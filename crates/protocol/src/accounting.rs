@@ -36,3 +36,29 @@ pub struct LoggedCall {
     /// Unix milliseconds.
     pub created_at: i64,
 }
+
+/// What a model costs, per million tokens; a model with no price costs nothing (a
+/// local server's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelPrice {
+    pub model: String,
+    pub prompt_per_million: f64,
+    pub completion_per_million: f64,
+}
+
+impl ModelPrice {
+    /// What `call` cost at this price.
+    pub fn cost(&self, call: &ModelCall) -> f64 {
+        (call.prompt_tokens as f64 * self.prompt_per_million
+            + call.completion_tokens as f64 * self.completion_per_million)
+            / 1_000_000.0
+    }
+}
+
+/// What `call` cost at the first of `prices` for its model; nothing without one.
+pub fn cost_of(call: &ModelCall, prices: &[ModelPrice]) -> f64 {
+    prices
+        .iter()
+        .find(|price| price.model == call.model)
+        .map_or(0.0, |price| price.cost(call))
+}

@@ -20,7 +20,7 @@ pub mod plan;
 pub mod thread;
 pub mod tree;
 
-pub use accounting::{LoggedCall, ModelCall};
+pub use accounting::{LoggedCall, ModelCall, ModelPrice, cost_of};
 pub use agent::{AgentInfo, AgentSource};
 pub use chat::{ChatMessage, ToolCall, ToolSpec};
 pub use client::{ApprovalResponse, ClientMessage};

@@ -17,6 +17,7 @@ mod model;
 mod recorder;
 mod stored;
 mod thread;
+mod usage;
 
 use cairn_core::{
     Claim, ContextFit, Engine, Handover, Limits, LiveTurn, RootView, SessionGrants, Sessions,

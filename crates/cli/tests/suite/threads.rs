@@ -416,9 +416,44 @@ async fn the_usage_log_lists_every_call_and_sums_to_what_done_reported() {
             .iter()
             .all(|c| c["message_id"] == done.message_id.as_str())
     );
+    assert_eq!(totals["cost"], 0.0, "a model with no price costs nothing");
+    // Priced per million tokens, the same calls cost what their tokens say.
+    let refused = output(cairn(&["usage", "--db", &db, "price", "m", "-1", "2"])).await;
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("cannot be negative"),
+        "{}",
+        refused.stderr
+    );
+    let priced = output(cairn(&["usage", "--db", &db, "price", "m", "2", "10"])).await;
+    assert_eq!(priced.code, 0, "{}", priced.stderr);
+    let usage = output(cairn(&["usage", "--db", &db, "--json"])).await;
+    let log: serde_json::Value = serde_json::from_str(&usage.stdout).unwrap();
+    let expected = (done.usage.prompt_tokens as f64 * 2.0
+        + done.usage.completion_tokens as f64 * 10.0)
+        / 1_000_000.0;
+    let cost = log["totals"]["cost"].as_f64().unwrap();
+    assert!((cost - expected).abs() < 1e-12, "{cost} vs {expected}");
+    let per_call: f64 = log["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cost"].as_f64().unwrap())
+        .sum();
+    assert!((per_call - cost).abs() < 1e-12);
     let table = output(cairn(&["usage", "--db", &db])).await;
-    assert!(table.stdout.trim_end().ends_with(" s"), "{}", table.stdout);
     assert!(table.stdout.contains("3 calls:"), "{}", table.stdout);
+    assert!(
+        table
+            .stdout
+            .trim_end()
+            .ends_with(&format!("cost {expected:.4}")),
+        "{}",
+        table.stdout
+    );
+    let removed = output(cairn(&["usage", "--db", &db, "price", "m", "--remove"])).await;
+    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert_eq!(removed.stdout.trim(), "");
     let missing = output(cairn(&["usage", "--db", &db, "--thread", "nope"])).await;
     assert_eq!(missing.code, 2, "{}", missing.stderr);
 }
