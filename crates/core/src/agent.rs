@@ -83,6 +83,21 @@ impl Agent {
     }
 }
 
+/// What a model that cannot call tools is offered.
+static NO_TOOLS: NamedTools = NamedTools(Vec::new());
+
+impl Agent {
+    /// The tools this profile may be offered on a model that can (`can_call_tools`)
+    /// or cannot call them.
+    pub(crate) fn offered(&self, can_call_tools: bool) -> &dyn ToolSelection {
+        if can_call_tools {
+            self.tools.as_ref()
+        } else {
+            &NO_TOOLS
+        }
+    }
+}
+
 impl Default for Agent {
     fn default() -> Self {
         Self::plain(DEFAULT_AGENT)

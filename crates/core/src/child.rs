@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cairn_protocol::ChatMessage;
 use serde_json::Value;
 
-use crate::agent::{Agent, NamedTools};
+use crate::agent::Agent;
 use crate::callee::CallFailure;
 use crate::dispatch::{Signal, Success};
 use crate::events::value_text;
@@ -16,9 +16,6 @@ use crate::prompt::{self, PromptContext};
 use crate::subtask::{self, Finish, OutputSchema, RunSubtaskArgs};
 use crate::tool::parse_args;
 use crate::turn::Turn;
-
-/// The selection of a model that cannot call tools.
-static NO_TOOLS: NamedTools = NamedTools(Vec::new());
 
 /// A child level to run.
 pub(crate) struct Child {
@@ -119,11 +116,7 @@ impl Turn {
         }
         // Never more than the parent has, whatever the profile adds; none for a model
         // that cannot call them.
-        .select(if callable {
-            agent.tools.as_ref()
-        } else {
-            &NO_TOOLS
-        });
+        .select(agent.offered(callable));
         let depth = scope.depth + 1;
         let can_spawn = callable
             && scope.can_spawn

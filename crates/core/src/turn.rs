@@ -231,24 +231,18 @@ impl RootView {
     /// (`can_call_tools` false) is offered none.
     pub fn new(request: &TurnRequest, limits: Limits, can_call_tools: bool) -> Self {
         let agent = &request.agents.current;
-        if !can_call_tools {
-            return Self {
-                tools: Toolbelt::default(),
-                can_spawn: false,
-                can_plan: false,
-                switch: None,
-            };
-        }
-        let can_spawn = limits.max_depth > 0 && agent.tools.allows(crate::subtask::RUN_SUBTASK);
+        let can_spawn = can_call_tools
+            && limits.max_depth > 0
+            && agent.tools.allows(crate::subtask::RUN_SUBTASK);
         Self {
-            tools: request.tools.select(agent.tools.as_ref()),
+            tools: request.tools.select(agent.offered(can_call_tools)),
             can_spawn,
             can_plan: crate::level::plans_here(agent, can_spawn),
             switch: request
                 .agents
                 .switches_left
-                .is_some()
-                .then(|| crate::switch::switch_agent_spec(&request.agents)),
+                .filter(|_| can_call_tools)
+                .map(|_| crate::switch::switch_agent_spec(&request.agents)),
         }
     }
 
