@@ -30,7 +30,6 @@ impl Desk {
             None => None,
         };
         let choice = self.model_choice(existing.as_ref(), model).await?;
-        let agent = options.agent.clone().filter(|_| existing.is_none());
         // A new thread takes the options; an existing one keeps its own.
         let options = match &existing {
             Some(_) => ThreadOptions::default(),
@@ -42,21 +41,12 @@ impl Desk {
                     .map(str::trim)
                     .filter(|folder| !folder.is_empty())
                     .map(PathBuf::from),
+                agent: options.agent,
             },
         };
-        if let Some(agent) = &agent {
-            // Checked before the thread is stored, as the folder is.
-            self.runtime
-                .agents(options.workspace.as_deref())
-                .choose(agent)
-                .map_err(cairn_runtime::RuntimeError::from)?;
-        }
         let thread = self.runtime.open_thread(existing, prompt, &options).await?;
         if let (Some(_), Some(folder)) = (&options.workspace, &thread.workspace) {
             self.remember_workspace(folder).await?;
-        }
-        if let Some(agent) = &agent {
-            self.runtime.set_thread_agent(&thread.id, agent).await?;
         }
         let live = self.runtime.send(&thread.id, prompt, choice).await?;
         self.watch(&live, thread.title);

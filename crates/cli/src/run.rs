@@ -73,20 +73,11 @@ async fn start(args: RunArgs) -> Result<Started, Failure> {
     let options = ThreadOptions {
         mode: args.mode,
         workspace: args.workspace.clone(),
+        agent: args.agent.clone(),
     };
     // A typo in the folder, or in the agent's name, is reported before the server is
     // asked anything.
-    options.check()?;
-    if let Some(agent) = &args.agent {
-        let folder = options
-            .workspace
-            .clone()
-            .or_else(|| existing.as_ref()?.workspace.as_ref().map(Into::into));
-        runtime
-            .agents(folder.as_deref())
-            .choose(agent)
-            .map_err(cairn_runtime::RuntimeError::from)?;
-    }
+    runtime.check_thread_options(&options, existing.as_ref())?;
     // The server and the model are settled before a new thread is stored: a run that
     // cannot start leaves no empty thread behind.
     // Flags first, then the thread's parameters (`cairn llm`), then their defaults.
@@ -96,9 +87,6 @@ async fn start(args: RunArgs) -> Result<Started, Failure> {
         .await?;
     let choice = resolve_model(request, existing.as_ref(), &Keychain::new()).await?;
     let thread = runtime.open_thread(existing, &prompt, &options).await?;
-    if let Some(agent) = &args.agent {
-        runtime.set_thread_agent(&thread.id, agent).await?;
-    }
     crate::mcp::start(&runtime, &args.mcp).await?;
     let live = runtime.send(&thread.id, &prompt, choice).await?;
     Ok(Started {

@@ -69,9 +69,18 @@ impl Runtime {
         let agent = self
             .agents(thread.workspace.as_deref().map(Path::new))
             .choose(id)?;
+        self.give_agent(thread_id, &agent).await
+    }
+
+    /// Keeps `agent` as the thread's (a usable one), routing once it is the router.
+    pub(crate) async fn give_agent(
+        &self,
+        thread_id: &str,
+        agent: &Agent,
+    ) -> Result<ThreadInfo, RuntimeError> {
         Ok(self
             .store
-            .set_agent(thread_id, &agent.id, routes(&agent))
+            .set_agent(thread_id, &agent.id, routes(agent))
             .await?)
     }
 

@@ -36,7 +36,7 @@ pub use model::{
 };
 pub use recorder::{Recorder, TEXT_FLUSH, commit_turn};
 pub use stored::{StoredMemory, StoredPlans, add_rule, rule_set};
-pub use thread::{ThreadOptions, check_workspace};
+pub use thread::{CheckedOptions, ThreadOptions, check_workspace};
 
 /// What a blank message gets instead of a model call: nothing is stored, and the
 /// model is not asked (the window never sends one; the CLI prints this).

@@ -213,7 +213,7 @@ async fn a_thread_that_cannot_be_used_is_never_stored() {
         workspace: Some(dir.path().join("missing")),
         ..ThreadOptions::default()
     };
-    assert!(missing.check().is_err());
+    assert!(runtime.check_thread_options(&missing, None).is_err());
     let err = runtime.open_thread(None, "hi", &missing).await.unwrap_err();
     assert_eq!(err.kind(), FailureKind::Invalid);
     assert_eq!(thread_count(&runtime).await, 0);
@@ -225,6 +225,7 @@ async fn a_new_thread_is_titled_from_its_prompt_and_takes_its_options() {
     let options = ThreadOptions {
         mode: Some(PermissionMode::Plan),
         workspace: Some(dir.path().to_owned()),
+        agent: None,
     };
     let thread = runtime
         .open_thread(None, "Tidy the notes folder", &options)
@@ -239,6 +240,7 @@ async fn a_new_thread_is_titled_from_its_prompt_and_takes_its_options() {
     let switched = ThreadOptions {
         mode: Some(PermissionMode::Auto),
         workspace: None,
+        agent: None,
     };
     let again = runtime
         .open_thread(Some(thread.clone()), "more", &switched)
