@@ -588,12 +588,11 @@ async fn set_agent(
 #[tauri::command]
 async fn get_llm(state: State<'_, AppState>, args: GetLlm) -> Reply<<GetLlm as Command>::Reply> {
     let GetLlm { thread_id } = args;
-    let settings = desk(&state)?
+    desk(&state)?
         .runtime()
         .llm_settings(thread_id.as_deref())
         .await
-        .map_err(|err| fail(err.into()))?;
-    Ok(llm_view(settings))
+        .map_err(|err| fail(err.into()))
 }
 
 /// Sets (or resets) a chat's model parameter, or a default.
@@ -609,20 +608,12 @@ async fn set_llm(state: State<'_, AppState>, args: SetLlm) -> Reply<<SetLlm as C
     let settings = match (key.as_deref(), value.as_deref()) {
         (Some(key), Some(value)) => runtime.set_llm(thread_id.as_deref(), key, value).await,
         (key, None) => runtime.reset_llm(thread_id.as_deref(), key).await,
-        (None, Some(_)) => Err(cairn_runtime::RuntimeError::Llm(
+        (None, Some(_)) => Err(cairn_runtime::RuntimeError::BadValue(
             "a value needs the parameter it is for".into(),
         )),
     }
     .map_err(|err| fail(err.into()))?;
-    Ok(llm_view(settings))
-}
-
-fn llm_view(settings: cairn_runtime::LlmSettings) -> cairn_protocol::desktop::LlmView {
-    cairn_protocol::desktop::LlmView {
-        effective: settings.effective(),
-        defaults: settings.defaults,
-        thread: settings.thread,
-    }
+    Ok(settings)
 }
 
 /// Allows or disallows a configured MCP server (it starts or stops at once), or

@@ -1,9 +1,8 @@
 //! `cairn llm show|set|reset`: the model's parameters, as defaults or a thread's own.
 
 use cairn_core::Limits;
-use cairn_protocol::LLM_KEYS;
-use cairn_runtime::{LlmSettings, Runtime};
-use serde_json::json;
+use cairn_protocol::{LLM_KEYS, LlmView};
+use cairn_runtime::Runtime;
 
 use crate::args::{LlmAction, LlmArgs};
 use crate::exit::{Exit, Failure};
@@ -27,15 +26,13 @@ async fn act(args: LlmArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn print(settings: &LlmSettings, json: bool) {
-    let effective = settings.effective();
+fn print(settings: &LlmView, json: bool) {
+    let effective = &settings.effective;
     if json {
-        let out = json!({
-            "defaults": settings.defaults,
-            "thread": settings.thread,
-            "effective": effective,
-        });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(settings).unwrap_or_default()
+        );
         return;
     }
     for key in LLM_KEYS {

@@ -21,6 +21,29 @@ pub struct LlmParams {
     pub model: Option<String>,
 }
 
+/// The parameters as they stand for a thread (or for new threads): the defaults, the
+/// thread's own, and what applies (a front end's own settings fill what none sets).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LlmView {
+    pub defaults: LlmParams,
+    pub thread: Option<LlmParams>,
+    pub effective: LlmParams,
+}
+
+impl LlmView {
+    pub fn new(defaults: LlmParams, thread: Option<LlmParams>) -> Self {
+        let effective = match &thread {
+            Some(own) => own.over(&defaults),
+            None => defaults.clone(),
+        };
+        Self {
+            defaults,
+            thread,
+            effective,
+        }
+    }
+}
+
 /// The names `set` and `reset` take, in the order `show` lists them.
 pub const LLM_KEYS: [&str; 5] = ["temperature", "top_p", "max_tokens", "context_cap", "model"];
 

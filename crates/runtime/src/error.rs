@@ -45,8 +45,9 @@ pub enum RuntimeError {
     Rule(RuleError),
     #[error(transparent)]
     Agent(#[from] UnknownAgent),
+    /// A value out of what it may be (a model parameter, a price), with its range.
     #[error("{0}")]
-    Llm(String),
+    BadValue(String),
 }
 
 /// What a failure means for the person who met it.
@@ -84,7 +85,7 @@ impl RuntimeError {
             | Self::Export(_)
             | Self::Rule(_)
             | Self::Agent(_)
-            | Self::Llm(_) => FailureKind::Invalid,
+            | Self::BadValue(_) => FailureKind::Invalid,
             Self::Mcp(McpError::Config { .. } | McpError::Setting(_)) => FailureKind::Invalid,
             // A server that cannot start is configuration the user can fix.
             Self::Mcp(McpError::Start { .. }) => FailureKind::Invalid,

@@ -30,7 +30,6 @@ use cairn_tools::{MemoryStore, Tool, Workspace};
 
 pub use error::{FailureKind, RuntimeError, provider_kind, store_kind};
 pub use export::{Export, export};
-pub use llm::LlmSettings;
 pub use model::{
     DEFAULT_BASE_URL, DefaultModel, ModelChoice, ModelRequest, ServerName, api_key, resolve_model,
 };

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairn_core::tool::{Tool, ToolContext, ToolError, ToolOutput};
-use cairn_protocol::{LLM_KEYS, LlmParams, ToolCategory};
+use cairn_protocol::{LLM_KEYS, LlmParams, LlmView, ToolCategory};
 use cairn_store::Store;
 use serde_json::{Value, json};
 
@@ -14,32 +14,15 @@ use crate::{ModelRequest, Runtime, RuntimeError};
 /// The setting that holds the defaults.
 const DEFAULTS: &str = "llm_params";
 
-/// The parameters as they stand for a thread (or for new threads).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LlmSettings {
-    pub defaults: LlmParams,
-    /// The thread's own, when a thread was asked about.
-    pub thread: Option<LlmParams>,
-}
-
-impl LlmSettings {
-    /// What applies: the thread's values over the defaults.
-    pub fn effective(&self) -> LlmParams {
-        match &self.thread {
-            Some(thread) => thread.over(&self.defaults),
-            None => self.defaults.clone(),
-        }
-    }
-}
-
 impl Runtime {
-    pub async fn llm_settings(&self, thread_id: Option<&str>) -> Result<LlmSettings, RuntimeError> {
+    /// The parameters as they stand for a thread (or for new threads).
+    pub async fn llm_settings(&self, thread_id: Option<&str>) -> Result<LlmView, RuntimeError> {
         let defaults = self.store.setting(DEFAULTS).await?.unwrap_or_default();
         let thread = match thread_id {
             Some(id) => Some(self.store.thread_llm_params(id).await?),
             None => None,
         };
-        Ok(LlmSettings { defaults, thread })
+        Ok(LlmView::new(defaults, thread))
     }
 
     /// Sets `key` for a thread, or as a default; a bad value changes nothing.
@@ -48,7 +31,7 @@ impl Runtime {
         thread_id: Option<&str>,
         key: &str,
         value: &str,
-    ) -> Result<LlmSettings, RuntimeError> {
+    ) -> Result<LlmView, RuntimeError> {
         self.change_llm(thread_id, |params| params.set(key, value))
             .await
     }
@@ -58,7 +41,7 @@ impl Runtime {
         &self,
         thread_id: Option<&str>,
         key: Option<&str>,
-    ) -> Result<LlmSettings, RuntimeError> {
+    ) -> Result<LlmView, RuntimeError> {
         self.change_llm(thread_id, |params| params.reset(key)).await
     }
 
@@ -66,19 +49,23 @@ impl Runtime {
         &self,
         thread_id: Option<&str>,
         change: impl FnOnce(&mut LlmParams) -> Result<(), String>,
-    ) -> Result<LlmSettings, RuntimeError> {
-        let mut settings = self.llm_settings(thread_id).await?;
-        match (thread_id, &mut settings.thread) {
+    ) -> Result<LlmView, RuntimeError> {
+        let LlmView {
+            mut defaults,
+            mut thread,
+            ..
+        } = self.llm_settings(thread_id).await?;
+        match (thread_id, &mut thread) {
             (Some(id), Some(params)) => {
-                change(params).map_err(RuntimeError::Llm)?;
+                change(params).map_err(RuntimeError::BadValue)?;
                 self.store.set_thread_llm_params(id, params).await?;
             }
             _ => {
-                change(&mut settings.defaults).map_err(RuntimeError::Llm)?;
-                self.store.set_setting(DEFAULTS, &settings.defaults).await?;
+                change(&mut defaults).map_err(RuntimeError::BadValue)?;
+                self.store.set_setting(DEFAULTS, &defaults).await?;
             }
         }
-        Ok(settings)
+        Ok(LlmView::new(defaults, thread))
     }
 
     /// Fills what `request` leaves open from the parameters of `thread_id` (or the
@@ -88,7 +75,7 @@ impl Runtime {
         request: &mut ModelRequest,
         thread_id: Option<&str>,
     ) -> Result<(), RuntimeError> {
-        let params = self.llm_settings(thread_id).await?.effective();
+        let params = self.llm_settings(thread_id).await?.effective;
         if request.model.is_none() {
             request.model = params.model;
         }

@@ -22,7 +22,7 @@ impl Runtime {
     ) -> Result<Vec<ModelPrice>, RuntimeError> {
         let model = model.trim();
         if model.is_empty() {
-            return Err(RuntimeError::Llm(
+            return Err(RuntimeError::BadValue(
                 "a price needs the model it is for".into(),
             ));
         }
@@ -31,7 +31,7 @@ impl Runtime {
             ("completion", completion_per_million),
         ] {
             if !value.is_finite() || value < 0.0 {
-                return Err(RuntimeError::Llm(format!(
+                return Err(RuntimeError::BadValue(format!(
                     "the {what} price is per million tokens and cannot be negative, not {value}"
                 )));
             }

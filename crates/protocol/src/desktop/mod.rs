@@ -4,6 +4,8 @@
 
 pub mod commands;
 
+pub use crate::llm::LlmView;
+
 use serde::{Deserialize, Serialize};
 
 use crate::ToolApprovalRequest;
@@ -228,15 +230,6 @@ pub fn run_plan_prompt(plan_id: Option<&str>) -> String {
              execution_mode \"auto_execute\"."
         ),
     }
-}
-
-/// The model's parameters as `/llm` shows them: the defaults, the chat's own, and
-/// what applies (Settings fill what none of these set).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct LlmView {
-    pub defaults: crate::llm::LlmParams,
-    pub thread: Option<crate::llm::LlmParams>,
-    pub effective: crate::llm::LlmParams,
 }
 
 /// Options of a message that starts a new thread.
