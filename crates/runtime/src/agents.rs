@@ -91,17 +91,29 @@ impl Runtime {
         thread: &ThreadInfo,
         catalog: &Catalog,
     ) -> Result<(Arc<Agent>, bool), RuntimeError> {
-        let id = match &thread.agent {
-            Some(id) => id.clone(),
-            None => self.default_agent().await?,
-        };
-        let agent = catalog.choose(&id)?;
-        let routes = thread.routes || routes(&agent);
+        let agent = catalog.choose(&self.agent_id(Some(thread)).await?)?;
+        let routes = thread_routes(Some(thread), &agent);
         if thread.agent.is_none() || routes != thread.routes {
             self.store.set_agent(&thread.id, &agent.id, routes).await?;
         }
         Ok((agent, routes))
     }
+
+    /// The profile a thread answers as: its own, else (a new chat's) the default.
+    pub(crate) async fn agent_id(
+        &self,
+        thread: Option<&ThreadInfo>,
+    ) -> Result<String, RuntimeError> {
+        match thread.and_then(|thread| thread.agent.clone()) {
+            Some(id) => Ok(id),
+            None => self.default_agent().await,
+        }
+    }
+}
+
+/// Whether a thread running as `agent` routes: it has before, or `agent` is the router.
+pub(crate) fn thread_routes(thread: Option<&ThreadInfo>, agent: &Agent) -> bool {
+    thread.is_some_and(|thread| thread.routes) || routes(agent)
 }
 
 /// The runtime's side of a hand-over: the follow-up stored as a synthetic message,

@@ -497,16 +497,12 @@ impl Runtime {
             None => self.toolbelt(workspace.is_some())?,
         };
         let catalog = self.agents(workspace.as_ref().map(Workspace::root));
-        let agent_id = match thread.as_ref().and_then(|thread| thread.agent.clone()) {
-            Some(id) => id,
-            None => self.default_agent().await?,
-        };
         // A profile that can no longer be used fails the turn itself; here the
         // default one stands in.
         let agent = catalog
-            .choose(&agent_id)
+            .choose(&self.agent_id(thread.as_ref()).await?)
             .unwrap_or_else(|_| Arc::new(cairn_core::Agent::default()));
-        let routes = thread.as_ref().is_some_and(|thread| thread.routes) || agents::routes(&agent);
+        let routes = agents::thread_routes(thread.as_ref(), &agent);
         let window = choice.client.context_window(&choice.model).await;
         let fit = ContextFit::new(self.limits, window, choice.sampling.max_tokens);
         let instructions = workspace.as_ref().and_then(project_instructions);
