@@ -1,7 +1,7 @@
 //! `cairn llm show|set|reset`: the model's parameters, as defaults or a thread's own.
 
 use cairn_core::Limits;
-use cairn_protocol::{LLM_KEYS, LlmView};
+use cairn_protocol::{LLM_KEYS, LlmSource, LlmView};
 use cairn_runtime::Runtime;
 
 use crate::args::{LlmAction, LlmArgs};
@@ -36,10 +36,10 @@ fn print(settings: &LlmView, json: bool) {
         return;
     }
     for key in LLM_KEYS {
-        let from = match &settings.thread {
-            Some(thread) if thread.get(key).is_some() => " (this thread)",
-            _ if settings.defaults.get(key).is_some() => " (default)",
-            _ => "",
+        let from = match settings.source(key) {
+            Some(LlmSource::Thread) => " (this thread)",
+            Some(LlmSource::Default) => " (default)",
+            None => "",
         };
         let value = effective
             .get(key)

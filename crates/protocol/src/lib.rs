@@ -30,7 +30,7 @@ pub use event::{
     ErrorEvent, ErrorKind, Event, PlanReady, RUN_SUBTASK, Reasoning, ToolApprovalRequest,
     ToolCallStatus, ToolCallUpdate, TurnStatus, Usage,
 };
-pub use llm::{LLM_KEYS, LlmParams, LlmView};
+pub use llm::{LLM_KEYS, LlmParams, LlmSource, LlmView};
 pub use permission::{ApprovalDecision, PermissionMode, RuleList, ToolCategory};
 pub use plan::{
     CREATE_PLAN, ExecutionMode, PlanCreated, PlanReview, PlanStep, StoredPlan, Verdict,

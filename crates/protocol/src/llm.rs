@@ -44,6 +44,32 @@ impl LlmView {
     }
 }
 
+/// Where a parameter's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LlmSource {
+    /// The thread's own.
+    Thread,
+    /// The defaults for every thread.
+    Default,
+}
+
+impl LlmView {
+    /// Where `key`'s value comes from; none: neither sets it.
+    pub fn source(&self, key: &str) -> Option<LlmSource> {
+        if self
+            .thread
+            .as_ref()
+            .is_some_and(|own| own.get(key).is_some())
+        {
+            Some(LlmSource::Thread)
+        } else if self.defaults.get(key).is_some() {
+            Some(LlmSource::Default)
+        } else {
+            None
+        }
+    }
+}
+
 /// The names `set` and `reset` take, in the order `show` lists them.
 pub const LLM_KEYS: [&str; 5] = ["temperature", "top_p", "max_tokens", "context_cap", "model"];
 

@@ -697,10 +697,10 @@ fn llm(ctx: Ctx, change: LlmChange) {
                 let lines: Vec<String> = cairn_protocol::LLM_KEYS
                     .iter()
                     .map(|key| {
-                        let from = match &view.thread {
-                            Some(own) if own.get(key).is_some() => " (this chat)",
-                            _ if view.defaults.get(key).is_some() => " (default)",
-                            _ => "",
+                        let from = match view.source(key) {
+                            Some(cairn_protocol::LlmSource::Thread) => " (this chat)",
+                            Some(cairn_protocol::LlmSource::Default) => " (default)",
+                            None => "",
                         };
                         let value = view
                             .effective
