@@ -81,6 +81,10 @@ registered! {
     set_agent => SetAgent,
     get_llm => GetLlm,
     set_llm => SetLlm,
+    thread_usage => GetThreadUsage,
+    list_prices => ListPrices,
+    set_price => SetPrice,
+    remove_price => RemovePrice,
     run_plan => RunPlan,
     quit_app => QuitApp,
     retry_turn => RetryTurn,
@@ -591,6 +595,61 @@ async fn get_llm(state: State<'_, AppState>, args: GetLlm) -> Reply<<GetLlm as C
     desk(&state)?
         .runtime()
         .llm_settings(thread_id.as_deref())
+        .await
+        .map_err(|err| fail(err.into()))
+}
+
+/// What each of a chat's answers took, and its totals.
+#[tauri::command]
+async fn thread_usage(
+    state: State<'_, AppState>,
+    args: GetThreadUsage,
+) -> Reply<<GetThreadUsage as Command>::Reply> {
+    desk(&state)?
+        .runtime()
+        .thread_usage(&args.thread_id)
+        .await
+        .map_err(|err| fail(err.into()))
+}
+
+#[tauri::command]
+async fn list_prices(
+    state: State<'_, AppState>,
+    args: ListPrices,
+) -> Reply<<ListPrices as Command>::Reply> {
+    let ListPrices {} = args;
+    desk(&state)?
+        .runtime()
+        .prices()
+        .await
+        .map_err(|err| fail(err.into()))
+}
+
+#[tauri::command]
+async fn set_price(
+    state: State<'_, AppState>,
+    args: SetPrice,
+) -> Reply<<SetPrice as Command>::Reply> {
+    let SetPrice {
+        model,
+        prompt_per_million,
+        completion_per_million,
+    } = args;
+    desk(&state)?
+        .runtime()
+        .set_price(&model, prompt_per_million, completion_per_million)
+        .await
+        .map_err(|err| fail(err.into()))
+}
+
+#[tauri::command]
+async fn remove_price(
+    state: State<'_, AppState>,
+    args: RemovePrice,
+) -> Reply<<RemovePrice as Command>::Reply> {
+    desk(&state)?
+        .runtime()
+        .remove_price(&args.model)
         .await
         .map_err(|err| fail(err.into()))
 }

@@ -295,6 +295,17 @@ impl App {
         }
     }
 
+    /// Puts the pointer over the middle of the first element matching `css`.
+    pub async fn hover(&self, css: &str) {
+        let element = self.wait_for(css).await;
+        self.driver
+            .action_chain()
+            .move_to_element_center(&element)
+            .perform()
+            .await
+            .unwrap_or_else(|err| panic!("moving the pointer over `{css}`: {err}"));
+    }
+
     /// Types into the composer and sends with Enter.
     pub async fn send(&self, text: &str) {
         let input = self.wait_for(".composer-input").await;

@@ -658,6 +658,104 @@ async fn llm_shows_and_sets_the_model_parameters_a_chat_sends() {
     app.quit().await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn an_answer_tells_what_it_took_on_hover_and_the_chat_menu_its_totals() {
+    let server = FakeServer::start().await;
+    // 10 prompt tokens and 2 completion tokens (one per piece), as every fake stream.
+    server.push(CHAT, Reply::sse(sse::text(&["Hello", " there."])));
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+
+    // A price, set in Settings, for the model the chat uses.
+    app.click(".chat-head [aria-label='Settings']").await;
+    app.wait_for(".prices-section .price-model")
+        .await
+        .send_keys("test-model")
+        .await
+        .unwrap();
+    app.wait_for(".price-prompt")
+        .await
+        .send_keys("1000")
+        .await
+        .unwrap();
+    app.wait_for(".price-completion")
+        .await
+        .send_keys("abc")
+        .await
+        .unwrap();
+    app.click(".add-price").await;
+    app.wait_for_text(".toast", "The completion price must be a number")
+        .await;
+    assert_eq!(app.count(".price").await, 0, "a bad price is not kept");
+    let completion = app.wait_for(".price-completion").await;
+    completion.clear().await.unwrap();
+    completion.send_keys("2000").await.unwrap();
+    app.click(".add-price").await;
+    app.wait_for_text(
+        ".price[data-model='test-model']",
+        "1000 in, 2000 out per million tokens",
+    )
+    .await;
+    app.screenshot("usage-prices").await;
+    app.click(".back-to-chat").await;
+
+    app.send("Say hello").await;
+    app.wait_for_text(".message.assistant .md", "Hello there.")
+        .await;
+    // (10 × 1000 + 2 × 2000) per million.
+    let expected = ["12 tokens (10 in, 2 out)", "1 model call", "cost 0.0140"];
+    let line = app.wait_for(".message.assistant .answer-usage").await;
+    let visibility = "return getComputedStyle(document.querySelector('.answer-usage')).visibility";
+    app.hover(".chat-title").await;
+    assert_eq!(
+        app.js(visibility).await,
+        "hidden",
+        "out of the way until looked for"
+    );
+    app.hover(".message.assistant .md").await;
+    assert_eq!(app.js(visibility).await, "visible");
+    for part in expected {
+        app.wait_for_text(".message.assistant .answer-usage", part)
+            .await;
+    }
+    let read =
+        pixels::readable_text(&app, ".message.assistant .answer-usage", "usage-answer").await;
+    pixels::assert_reads(&read, &expected, "the answer's usage");
+    let live = text_of(&line).await;
+
+    app.click(".head-menu button").await;
+    let totals = app.wait_for_text(".usage-totals", "1 model call").await;
+    let totals = text_of(&totals).await;
+    for part in ["12 tokens (10 in, 2 out)", "0 tool calls", "cost 0.0140"] {
+        assert!(totals.contains(part), "{part:?} in {totals:?}");
+    }
+    let read = pixels::readable_text(&app, ".usage-totals", "usage-totals").await;
+    pixels::assert_reads(
+        &read,
+        &["This chat", "1 model call", "cost 0.0140"],
+        "the chat's totals",
+    );
+    app.press(thirtyfour::Key::Escape).await;
+    app.wait_for_js("return !document.querySelector('.head-menu .menu')")
+        .await;
+    app.quit().await;
+
+    // After a restart the answer tells the same.
+    let app = App::launch(&home, &server.url()).await;
+    app.wait_for_text(".thread-title", "Say hello")
+        .await
+        .click()
+        .await
+        .unwrap();
+    app.wait_for(".message.assistant .answer-usage").await;
+    app.hover(".message.assistant .md").await;
+    app.wait_for_text(".message.assistant .answer-usage", &live)
+        .await;
+    app.screenshot("usage-restarted").await;
+    app.quit().await;
+}
+
 /// `line` with each "12 ms" read as "N ms": how long a call took is not the test's.
 fn without_durations(line: &str) -> String {
     let words: Vec<&str> = line.split(' ').collect();

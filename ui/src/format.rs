@@ -1,7 +1,11 @@
-//! How values read on screen: times, durations, sizes, previews, labels.
+//! How values read on screen (times, durations, sizes, previews, labels, usage), and
+//! typed values read back.
 
 use cairn_protocol::desktop::ContextInfo;
-use cairn_protocol::{AgentStateKind, BudgetExceeded, BudgetReason, PermissionMode};
+use cairn_protocol::{
+    AgentStateKind, AnswerUsage, BudgetExceeded, BudgetReason, CallTotals, PermissionMode,
+    ThreadUsage,
+};
 use serde_json::Value;
 
 /// "just now", "5 min ago", "3 h ago", "2 d ago", from Unix milliseconds.
@@ -22,6 +26,83 @@ pub fn duration(ms: u64) -> String {
         1000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
         _ => format!("{} min {} s", ms / 60_000, (ms % 60_000) / 1000),
     }
+}
+
+/// "1,234": counts read at a glance.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// A cost in the prices' own unit: "free" when nothing is priced (a local model),
+/// four decimals below 1, two above.
+pub fn cost(cost: f64) -> String {
+    if cost <= 0.0 {
+        "free".to_owned()
+    } else if cost < 1.0 {
+        format!("cost {cost:.4}")
+    } else {
+        format!("cost {cost:.2}")
+    }
+}
+
+/// A price field's text as a number per million tokens, or why it is not one.
+pub fn per_million(label: &str, text: &str) -> Result<f64, String> {
+    let text = text.trim();
+    match text.parse::<f64>() {
+        Ok(price) if price.is_finite() && price >= 0.0 => Ok(price),
+        _ => Err(format!(
+            "The {label} price must be a number of at least 0 per million tokens, not “{text}”"
+        )),
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", count(n), if n == 1 { one } else { many })
+}
+
+/// "1,234 tokens (1,000 in, 234 out)", with "~" when some counts are estimates.
+fn tokens(calls: &CallTotals) -> String {
+    let about = if calls.estimated { "~" } else { "" };
+    format!(
+        "{about}{} ({} in, {} out)",
+        plural(calls.total_tokens(), "token", "tokens"),
+        count(calls.prompt_tokens),
+        count(calls.completion_tokens)
+    )
+}
+
+/// What an answer took, in one line: tokens, calls, time, cost.
+pub fn answer_usage(answer: &AnswerUsage) -> String {
+    let mut parts = vec![
+        tokens(&answer.calls),
+        plural(answer.calls.llm_calls, "model call", "model calls"),
+    ];
+    if answer.tool_calls > 0 {
+        parts.push(plural(answer.tool_calls, "tool call", "tool calls"));
+    }
+    parts.push(duration(answer.elapsed_ms));
+    parts.push(cost(answer.calls.cost));
+    parts.join(" · ")
+}
+
+/// A chat's totals, a line each, as its menu shows them.
+pub fn thread_usage(usage: &ThreadUsage) -> Vec<String> {
+    let total = &usage.total;
+    vec![
+        plural(total.llm_calls, "model call", "model calls"),
+        tokens(total),
+        plural(usage.tool_calls, "tool call", "tool calls"),
+        format!("{} in the model", duration(total.latency_ms)),
+        cost(total.cost),
+    ]
 }
 
 /// "1.5 GB" and the like, for download progress.
@@ -133,6 +214,69 @@ pub fn budget(exceeded: &BudgetExceeded) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_price_is_a_number_or_says_what_is_wrong() {
+        assert_eq!(per_million("prompt", " 2.5 "), Ok(2.5));
+        assert_eq!(
+            per_million("completion", "ten"),
+            Err(
+                "The completion price must be a number of at least 0 per million tokens, not “ten”"
+                    .into()
+            )
+        );
+        assert!(per_million("prompt", "-1").is_err());
+        assert!(per_million("prompt", "").is_err());
+    }
+
+    #[test]
+    fn usage_reads_as_counts_time_and_cost() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(cost(0.0), "free");
+        assert_eq!(cost(0.00215), "cost 0.0022");
+        assert_eq!(cost(12.345), "cost 12.35");
+        let answer = AnswerUsage {
+            message_id: "m".into(),
+            calls: CallTotals {
+                llm_calls: 2,
+                prompt_tokens: 3_000,
+                completion_tokens: 300,
+                latency_ms: 2_000,
+                estimated: false,
+                cost: 0.009,
+            },
+            tool_calls: 1,
+            elapsed_ms: 4_200,
+        };
+        assert_eq!(
+            answer_usage(&answer),
+            "3,300 tokens (3,000 in, 300 out) · 2 model calls · 1 tool call · 4.2 s · cost 0.0090"
+        );
+        let usage = ThreadUsage {
+            total: CallTotals {
+                llm_calls: 1,
+                prompt_tokens: 10,
+                completion_tokens: 1,
+                latency_ms: 900,
+                estimated: true,
+                cost: 0.0,
+            },
+            tool_calls: 0,
+            answers: vec![answer],
+        };
+        assert_eq!(
+            thread_usage(&usage),
+            [
+                "1 model call",
+                "~11 tokens (10 in, 1 out)",
+                "0 tool calls",
+                "900 ms in the model",
+                "free"
+            ]
+        );
+    }
 
     #[test]
     fn context_sizes_read_as_people_say_them() {

@@ -13,7 +13,7 @@ pub enum Entry {
     },
     Assistant {
         id: String,
-        view: TurnView,
+        view: Box<TurnView>,
     },
     /// A message Cairn wrote (the follow-up of a hand-over), not the user.
     Synthetic {
@@ -55,13 +55,14 @@ pub fn entries(messages: &[MessageView]) -> Vec<Entry> {
                     view.reasoning.clone_from(reasoning);
                 }
                 view.thread_id = Some(message.thread_id.clone());
+                view.message_id = Some(message.id.clone());
                 view.error = message.error.as_ref().map(|error| ErrorEvent {
                     message: error.clone(),
                     kind: ErrorKind::Provider,
                 });
                 Entry::Assistant {
                     id: message.id.clone(),
-                    view,
+                    view: Box::new(view),
                 }
             }
         })

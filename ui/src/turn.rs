@@ -86,6 +86,8 @@ pub struct TurnView {
     pub finished: Option<TurnStatus>,
     /// The thread the turn ran in, once its `done` told.
     pub thread_id: Option<String>,
+    /// The stored answer this is, once its `done` told (what its usage is kept by).
+    pub message_id: Option<String>,
     /// The answer's text is streaming at the root right now (then it shows itself:
     /// no "Thinking…" beside it).
     pub writing: bool,
@@ -257,6 +259,7 @@ impl TurnView {
             Event::Done(done) => {
                 self.finished = Some(done.status);
                 self.thread_id = Some(done.thread_id.clone());
+                self.message_id = Some(done.message_id.clone());
             }
             // This answer is over: the next agent's follows in an answer of its own.
             Event::AgentSwitched(switched) => {

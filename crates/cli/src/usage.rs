@@ -3,7 +3,7 @@
 //! costs.
 
 use cairn_core::Limits;
-use cairn_protocol::{LoggedCall, ModelPrice, cost_of};
+use cairn_protocol::{CallTotals, ModelPrice, cost_of};
 use cairn_runtime::Runtime;
 use serde_json::json;
 
@@ -14,31 +14,6 @@ pub async fn usage(args: UsageArgs) -> Exit {
     match act(args).await {
         Ok(()) => Exit::OK,
         Err(failure) => failure.report(),
-    }
-}
-
-/// The sums over a log.
-#[derive(Debug, Default)]
-struct Totals {
-    calls: u64,
-    prompt_tokens: u64,
-    completion_tokens: u64,
-    latency_ms: u64,
-    estimated: bool,
-    cost: f64,
-}
-
-impl Totals {
-    fn of(calls: &[LoggedCall], prices: &[ModelPrice]) -> Self {
-        calls.iter().fold(Self::default(), |mut t, logged| {
-            t.calls += 1;
-            t.prompt_tokens += logged.call.prompt_tokens;
-            t.completion_tokens += logged.call.completion_tokens;
-            t.latency_ms += logged.call.latency_ms;
-            t.estimated |= logged.call.estimated;
-            t.cost += cost_of(&logged.call, prices);
-            t
-        })
     }
 }
 
@@ -95,7 +70,7 @@ async fn list(runtime: &Runtime, thread: Option<&str>, as_json: bool) -> Result<
     }
     let calls = store.model_calls(thread).await?;
     let prices = runtime.prices().await?;
-    let totals = Totals::of(&calls, &prices);
+    let totals = CallTotals::of(calls.iter().map(|logged| &logged.call), &prices);
     if as_json {
         let calls: Vec<_> = calls
             .iter()
@@ -107,14 +82,7 @@ async fn list(runtime: &Runtime, thread: Option<&str>, as_json: bool) -> Result<
             .collect();
         let out = json!({
             "calls": calls,
-            "totals": {
-                "llm_calls": totals.calls,
-                "prompt_tokens": totals.prompt_tokens,
-                "completion_tokens": totals.completion_tokens,
-                "latency_ms": totals.latency_ms,
-                "estimated": totals.estimated,
-                "cost": totals.cost,
-            }
+            "totals": totals,
         });
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(());
@@ -140,7 +108,7 @@ async fn list(runtime: &Runtime, thread: Option<&str>, as_json: bool) -> Result<
     }
     println!(
         "{} calls: {} prompt + {} completion tokens{}, {:.1} s, cost {:.4}",
-        totals.calls,
+        totals.llm_calls,
         totals.prompt_tokens,
         totals.completion_tokens,
         if totals.estimated {

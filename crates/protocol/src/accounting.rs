@@ -62,3 +62,106 @@ pub fn cost_of(call: &ModelCall, prices: &[ModelPrice]) -> f64 {
         .find(|price| price.model == call.model)
         .map_or(0.0, |price| price.cost(call))
 }
+
+/// The sums over some model calls, priced.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallTotals {
+    pub llm_calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// The calls' durations added up: calls made in parallel overlap, so this can be
+    /// more than the time the user waited.
+    pub latency_ms: u64,
+    /// Some counts are estimates (a server reported none).
+    pub estimated: bool,
+    pub cost: f64,
+}
+
+impl CallTotals {
+    pub fn of<'a>(calls: impl IntoIterator<Item = &'a ModelCall>, prices: &[ModelPrice]) -> Self {
+        calls.into_iter().fold(Self::default(), |mut totals, call| {
+            totals.add(call, prices);
+            totals
+        })
+    }
+
+    pub fn add(&mut self, call: &ModelCall, prices: &[ModelPrice]) {
+        self.llm_calls += 1;
+        self.prompt_tokens += call.prompt_tokens;
+        self.completion_tokens += call.completion_tokens;
+        self.latency_ms += call.latency_ms;
+        self.estimated |= call.estimated;
+        self.cost += cost_of(call, prices);
+    }
+
+    pub fn total_tokens(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+}
+
+/// What a thread's answers took, each and together: what the window shows on an
+/// answer and in the thread's menu.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadUsage {
+    /// The finished answers that made model calls, in the thread's order.
+    pub answers: Vec<AnswerUsage>,
+    pub total: CallTotals,
+    /// Tool calls over the whole thread.
+    pub tool_calls: u64,
+}
+
+impl ThreadUsage {
+    pub fn answer(&self, message_id: &str) -> Option<&AnswerUsage> {
+        self.answers
+            .iter()
+            .find(|answer| answer.message_id == message_id)
+    }
+}
+
+/// One answer's model calls, tool calls and time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AnswerUsage {
+    pub message_id: String,
+    pub calls: CallTotals,
+    pub tool_calls: u64,
+    /// From the answer's start to its end, waits for the user's approval included.
+    pub elapsed_ms: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(model: &str, prompt: u64, completion: u64, latency_ms: u64) -> ModelCall {
+        ModelCall {
+            operation: "turn".into(),
+            model: model.into(),
+            depth: 0,
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            estimated: false,
+            latency_ms,
+            first_token_ms: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn totals_add_tokens_time_and_the_cost_of_priced_models_only() {
+        let prices = [ModelPrice {
+            model: "paid".into(),
+            prompt_per_million: 2.0,
+            completion_per_million: 10.0,
+        }];
+        let mut local = call("local", 1_000, 500, 40);
+        local.estimated = true;
+        let calls = [call("paid", 1_000_000, 100_000, 1_000), local];
+        let totals = CallTotals::of(&calls, &prices);
+        assert_eq!(totals.llm_calls, 2);
+        assert_eq!(totals.total_tokens(), 1_101_500);
+        assert_eq!(totals.latency_ms, 1_040);
+        assert!(totals.estimated);
+        // 1M prompt tokens at 2 plus 0.1M completion tokens at 10; the local model is free.
+        assert!((totals.cost - 3.0).abs() < 1e-9, "{}", totals.cost);
+    }
+}

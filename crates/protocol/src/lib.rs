@@ -20,7 +20,9 @@ pub mod plan;
 pub mod thread;
 pub mod tree;
 
-pub use accounting::{LoggedCall, ModelCall, ModelPrice, cost_of};
+pub use accounting::{
+    AnswerUsage, CallTotals, LoggedCall, ModelCall, ModelPrice, ThreadUsage, cost_of,
+};
 pub use agent::{AgentInfo, AgentSource};
 pub use chat::{ChatMessage, ToolCall, ToolSpec};
 pub use client::{ApprovalResponse, ClientMessage};

@@ -1,7 +1,7 @@
 //! What model calls cost: the prices per model (none: free, as a local server is),
 //! kept where the CLI and the desktop both read them.
 
-use cairn_protocol::ModelPrice;
+use cairn_protocol::{AnswerUsage, CallTotals, ModelPrice, Role, ThreadUsage};
 
 use crate::{Runtime, RuntimeError};
 
@@ -9,6 +9,36 @@ use crate::{Runtime, RuntimeError};
 const PRICES: &str = "model_prices";
 
 impl Runtime {
+    /// What each of a thread's answers took (model calls priced, tool calls, time)
+    /// and the thread's totals, from the usage log.
+    pub async fn thread_usage(&self, thread_id: &str) -> Result<ThreadUsage, RuntimeError> {
+        let messages = self.store.messages(thread_id).await?;
+        let calls = self.store.model_calls(Some(thread_id)).await?;
+        let prices = self.prices().await?;
+        let answers = messages
+            .iter()
+            .filter(|message| message.role == Role::Assistant)
+            .map(|message| AnswerUsage {
+                message_id: message.id.clone(),
+                calls: CallTotals::of(
+                    calls
+                        .iter()
+                        .filter(|logged| logged.message_id.as_deref() == Some(&message.id))
+                        .map(|logged| &logged.call),
+                    &prices,
+                ),
+                tool_calls: message.usage.as_ref().map_or(0, |usage| usage.tool_calls),
+                elapsed_ms: u64::try_from(message.updated_at - message.created_at).unwrap_or(0),
+            })
+            .filter(|answer| answer.calls.llm_calls > 0)
+            .collect::<Vec<_>>();
+        Ok(ThreadUsage {
+            total: CallTotals::of(calls.iter().map(|logged| &logged.call), &prices),
+            tool_calls: answers.iter().map(|answer| answer.tool_calls).sum(),
+            answers,
+        })
+    }
+
     pub async fn prices(&self) -> Result<Vec<ModelPrice>, RuntimeError> {
         Ok(self.store.setting(PRICES).await?.unwrap_or_default())
     }

@@ -529,3 +529,69 @@ async fn the_agent_sets_its_threads_parameters_only_once_the_user_allows_it() {
         "{results:?}"
     );
 }
+
+#[tokio::test]
+async fn each_answer_is_accounted_with_its_calls_tools_time_and_priced_cost() {
+    let (dir, runtime) = runtime().await;
+    let thread = default_thread(&runtime).await;
+    runtime
+        .store()
+        .set_workspace(&thread.id, Some(dir.path()))
+        .await
+        .unwrap();
+    std::fs::write(dir.path().join("notes.md"), "hello").unwrap();
+    runtime.set_price("scripted", 2.0, 10.0).await.unwrap();
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call("read_file", json!({"path": "notes.md"})).usage(1_000, 100),
+        ScriptedTurn::text("It says hello.").usage(2_000, 200),
+    ]);
+    let first = runtime
+        .send(&thread.id, "What is in notes?", choice(&model))
+        .await
+        .unwrap();
+    first.finished().await.unwrap();
+    model.root([ScriptedTurn::text("Bye.").usage(500, 50)]);
+    let second = runtime
+        .send(&thread.id, "Thanks", choice(&model))
+        .await
+        .unwrap();
+    second.finished().await.unwrap();
+
+    let usage = runtime.thread_usage(&thread.id).await.unwrap();
+    let answers: Vec<_> = runtime
+        .store()
+        .messages(&thread.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::Assistant)
+        .map(|m| m.id)
+        .collect();
+    let ids: Vec<_> = usage.answers.iter().map(|a| a.message_id.clone()).collect();
+    assert_eq!(ids, answers, "every answer, in order");
+    let first = &usage.answers[0];
+    assert_eq!(
+        (
+            first.calls.llm_calls,
+            first.calls.prompt_tokens,
+            first.calls.completion_tokens
+        ),
+        (2, 3_000, 300)
+    );
+    assert_eq!(first.tool_calls, 1);
+    assert!((first.calls.cost - (3_000.0 * 2.0 + 300.0 * 10.0) / 1e6).abs() < 1e-12);
+    assert_eq!(usage.answers[1].tool_calls, 0);
+    assert_eq!(usage.total.llm_calls, 3);
+    assert_eq!(usage.total.total_tokens(), 3_850);
+    assert_eq!(usage.tool_calls, 1);
+    let summed: f64 = usage.answers.iter().map(|a| a.calls.cost).sum();
+    assert!((usage.total.cost - summed).abs() < 1e-12);
+    // The sums match what the store reports for the thread.
+    let stored = runtime.store().thread_usage(&thread.id).await.unwrap();
+    assert_eq!(stored.total_tokens(), usage.total.total_tokens());
+
+    runtime.remove_price("scripted").await.unwrap();
+    let free = runtime.thread_usage(&thread.id).await.unwrap();
+    assert_eq!(free.total.cost, 0.0, "a model with no price costs nothing");
+}

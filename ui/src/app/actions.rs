@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use cairn_protocol::desktop::commands::*;
 use cairn_protocol::desktop::{CommandErrorKind, ExportFormat, NewThreadOptions, Sent};
-use cairn_protocol::{ApprovalDecision, Event, PermissionMode};
+use cairn_protocol::{ApprovalDecision, Event, PermissionMode, ThreadUsage};
 use leptos::prelude::*;
 
 use super::{Ctx, Draft, EntryView, Screen, ipc, now_ms};
@@ -68,8 +68,24 @@ pub fn new_chat(ctx: Ctx) {
         ..Draft::default()
     });
     ctx.chat.model.set(None);
+    ctx.chat.usage.set(ThreadUsage::default());
     ctx.nav.screen.set(Screen::Chat);
     ctx.nav.focus.update(|n| *n += 1);
+}
+
+/// Reads again what the open chat's answers took (after it opens, and after each
+/// answer in it ends).
+pub fn refresh_usage(ctx: Ctx, thread_id: String) {
+    let generation = ctx.chats.generation.get_untracked();
+    leptos::task::spawn_local(async move {
+        match ipc::call(&GetThreadUsage { thread_id }).await {
+            Ok(usage) if ctx.chats.generation.get_untracked() == generation => {
+                ctx.chat.usage.set(usage);
+            }
+            Ok(_) => {}
+            Err(err) => ctx.say(err.message),
+        }
+    });
 }
 
 /// Shows a thread: its stored messages, then, if a turn is running, the stream
@@ -93,7 +109,7 @@ pub fn open_thread(ctx: Ctx, thread_id: String) {
                 Entry::User { id, text } => EntryView::User { id, text },
                 Entry::Assistant { id, view } => EntryView::Assistant {
                     id,
-                    turn: ArcRwSignal::new(view),
+                    turn: ArcRwSignal::new(*view),
                 },
                 Entry::Synthetic { id, text, handover } => {
                     EntryView::Handover { id, handover, text }
@@ -115,6 +131,8 @@ pub fn open_thread(ctx: Ctx, thread_id: String) {
             );
         }
         ctx.chat.model.set(detail.thread.model.clone());
+        ctx.chat.usage.set(ThreadUsage::default());
+        refresh_usage(ctx, detail.thread.id.clone());
         ctx.chats.current.set(Some(detail.thread));
         ctx.chat.entries.set(views);
         ctx.nav.focus.update(|n| *n += 1);
@@ -153,6 +171,9 @@ fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell
                     .running
                     .update(|running| running.retain(|id| *id != done.thread_id));
                 refresh_threads(ctx);
+                if ctx.chats.generation.get_untracked() == generation {
+                    refresh_usage(ctx, done.thread_id.clone());
+                }
                 target = None;
             }
             // The next agent answers on: its follow-up and a fresh answer go under
@@ -814,7 +835,9 @@ pub fn keyboard_shortcuts(ctx: Ctx) {
                 .and_then(|element| element.closest(selector).ok().flatten())
                 .is_some()
         };
-        if ctx.nav.open_menu.with_untracked(Option::is_some) && !within(".menu, .thread-menu") {
+        if ctx.nav.open_menu.with_untracked(Option::is_some)
+            && !within(".menu, .thread-menu, .head-menu")
+        {
             ctx.nav.open_menu.set(None);
         }
         if ctx.nav.agent_menu.get_untracked() && !within(".agent-wrap") {

@@ -75,8 +75,26 @@ pub fn turn_view(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView
                 </details>
             </Show>
             {segments(turn.clone(), None)}
+            {answer_usage(turn.clone())}
             {ending(entry_id, turn)}
         </div>
+    }
+}
+
+/// What a finished answer took (tokens, calls, time, cost): shown when the pointer
+/// is over the answer, or the keyboard is in it.
+fn answer_usage(turn: ArcRwSignal<TurnView>) -> impl IntoView {
+    let ctx = ctx();
+    let message_id =
+        ArcMemo::new(move |_| turn.with(|view| view.finished.and(view.message_id.clone())));
+    move || {
+        let line = message_id.with(|id| {
+            let id = id.as_deref()?;
+            ctx.chat
+                .usage
+                .with(|usage| usage.answer(id).map(format::answer_usage))
+        })?;
+        Some(view! { <div class="answer-usage" role="note">{line}</div> })
     }
 }
 

@@ -4,10 +4,14 @@
 //! a screen reads only the part it draws and an update wakes only its readers.
 
 use cairn_protocol::desktop::{PendingApproval, ProviderPreset, Settings};
-use cairn_protocol::{AgentInfo, Handover, PermissionMode, ThreadInfo};
+use cairn_protocol::{AgentInfo, Handover, PermissionMode, ThreadInfo, ThreadUsage};
 use leptos::prelude::*;
 
 use crate::turn::TurnView;
+
+/// What [`Nav::open_menu`] holds while the open chat's header menu is open (no
+/// thread id looks like it).
+pub const HEAD_MENU: &str = "chat-head";
 
 /// Which screen the main area shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +75,8 @@ pub struct Nav {
     /// In a narrow window (small, or zoomed in) the chats cover the thread: shown only
     /// when asked for, and put away once a chat is chosen.
     pub narrow_sidebar: RwSignal<bool>,
-    /// The chat whose `⋯` menu is open; Esc or a click elsewhere closes it.
+    /// The `⋯` menu open: a chat's in the list (its id), or the open chat's own in
+    /// its header ([`HEAD_MENU`]). Esc or a click elsewhere closes it.
     pub open_menu: RwSignal<Option<String>>,
     /// The user asked to quit while turns run: the question is open.
     pub confirm_quit: RwSignal<bool>,
@@ -111,6 +116,8 @@ pub struct Chat {
     pub last_workspace: RwSignal<Option<String>>,
     /// The agent profiles, as last listed (for the composer's menu).
     pub agents: RwSignal<Vec<AgentInfo>>,
+    /// What the open chat's answers took, as last read (after each answer).
+    pub usage: RwSignal<ThreadUsage>,
 }
 
 /// What the app is configured with, and what it learned at start.
@@ -163,6 +170,7 @@ impl Ctx {
                 stream_tick: RwSignal::new(0),
                 last_workspace: RwSignal::new(None),
                 agents: RwSignal::new(Vec::new()),
+                usage: RwSignal::new(ThreadUsage::default()),
             },
             config: Config {
                 settings: RwSignal::new(Settings::default()),

@@ -9,6 +9,7 @@ mod composer;
 mod ctx;
 mod first_run;
 mod ipc;
+mod prices;
 mod settings;
 mod sidebar;
 mod thread_view;
@@ -18,7 +19,7 @@ use cairn_protocol::desktop::{ShellEvent, Startup};
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 
-pub use ctx::{Ctx, Draft, EntryView, Screen, ctx};
+pub use ctx::{Ctx, Draft, EntryView, HEAD_MENU, Screen, ctx};
 
 /// Milliseconds since the epoch, the view's clock.
 pub fn now_ms() -> f64 {

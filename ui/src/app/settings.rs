@@ -1,5 +1,5 @@
 //! Settings: the model server and its key, the default model and sampling, the
-//! desktop behaviour, and the permission rules.
+//! models' prices, the desktop behaviour, the permission rules and MCP servers.
 
 use cairn_protocol::desktop::commands::*;
 use cairn_protocol::desktop::{McpServerInfo, RuleInfo, SavedEndpoint, ServerCheck, Settings};
@@ -215,6 +215,10 @@ pub fn SettingsScreen() -> impl IntoView {
                         <NumberField label="Answer length limit (tokens)" hint="none" value=max_tokens />
                         <NumberField label="Largest context window (Ollama, tokens)" hint="32768" value=context_cap />
                     </div>
+                </section>
+                <section class="prices-section">
+                    <h2>"Prices"</h2>
+                    <super::prices::Prices />
                 </section>
                 <section>
                     <h2>"Desktop"</h2>

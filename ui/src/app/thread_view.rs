@@ -2,7 +2,9 @@
 
 use leptos::prelude::*;
 
-use super::{Ctx, EntryView, Screen, cards, composer, ctx};
+use cairn_protocol::desktop::ExportFormat;
+
+use super::{Ctx, EntryView, HEAD_MENU, Screen, actions, cards, composer, ctx};
 use crate::format;
 
 #[component]
@@ -37,6 +39,9 @@ pub fn ChatScreen() -> impl IntoView {
                 <Show when=running>
                     <span class="running-chip"><span class="spinner"></span>"Answering"</span>
                 </Show>
+                <Show when=move || ctx.current_id().is_some()>
+                    <HeadMenu />
+                </Show>
                 <button class="ghost icon-button" aria-label="Settings" title="Settings"
                     on:click=move |_| ctx.nav.screen.set(Screen::Settings)>"⚙"</button>
             </header>
@@ -64,6 +69,45 @@ pub fn ChatScreen() -> impl IntoView {
             <super::Toast />
             <composer::Composer />
         </main>
+    }
+}
+
+/// The open chat's `⋯` menu: what its answers took altogether, and its export.
+#[component]
+fn HeadMenu() -> impl IntoView {
+    let ctx = ctx();
+    let open = move || {
+        ctx.nav
+            .open_menu
+            .with(|open| open.as_deref() == Some(HEAD_MENU))
+    };
+    let export = move |format: ExportFormat| {
+        move |_| {
+            ctx.nav.open_menu.set(None);
+            if let Some(id) = ctx.current_id() {
+                actions::export(ctx, id, format);
+            }
+        }
+    };
+    view! {
+        <span class="head-menu">
+            <button class="ghost icon-button" aria-label="Chat details" title="Chat details"
+                on:click=move |_| ctx.nav.open_menu.update(|menu| {
+                    *menu = if menu.as_deref() == Some(HEAD_MENU) { None } else { Some(HEAD_MENU.to_owned()) };
+                })>"⋯"</button>
+            <Show when=open>
+                <div class="menu" role="menu">
+                    <div class="menu-section usage-totals" role="group" aria-label="This chat's usage">
+                        <div class="menu-label">"This chat"</div>
+                        {move || ctx.chat.usage.with(format::thread_usage).into_iter()
+                            .map(|line| view! { <div class="usage-line">{line}</div> })
+                            .collect_view()}
+                    </div>
+                    <button role="menuitem" on:click=export(ExportFormat::Md)>"Export as Markdown"</button>
+                    <button role="menuitem" on:click=export(ExportFormat::Json)>"Export as JSON"</button>
+                </div>
+            </Show>
+        </span>
     }
 }
 

@@ -15,6 +15,7 @@ use super::{
     PendingApproval, PullStep, RuleInfo, Sent, ServerCheck, Settings, SettingsSaved, ShellEvent,
     Startup, ThreadDetail, ToolInfo,
 };
+use crate::accounting::{ModelPrice, ThreadUsage};
 use crate::agent::AgentInfo;
 use crate::dialect::Dialect;
 use crate::event::Event;
@@ -142,6 +143,18 @@ commands! {
     GetLlm = "get_llm" { thread_id: Option<String> } -> LlmView;
     /// Sets one: `value` none resets `key`; `key` none resets them all.
     SetLlm = "set_llm" { thread_id: Option<String>, key: Option<String>, value: Option<String> } -> LlmView;
+    /// What each of a chat's answers took (tokens, calls, time, cost) and its totals.
+    GetThreadUsage = "thread_usage" { thread_id: String } -> ThreadUsage;
+    /// What models cost per million tokens (a model with none is free).
+    ListPrices = "list_prices" {} -> Vec<ModelPrice>;
+    /// Prices a model; the prices as they now stand.
+    SetPrice = "set_price" {
+        model: String,
+        prompt_per_million: f64,
+        completion_per_million: f64,
+    } -> Vec<ModelPrice>;
+    /// Makes a model free again; the prices as they now stand.
+    RemovePrice = "remove_price" { model: String } -> Vec<ModelPrice>;
     /// Starts or stops a configured MCP server, or trusts its read-only marks or not.
     SetMcpServer = "set_mcp_server" {
         name: String,
