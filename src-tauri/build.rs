@@ -17,7 +17,7 @@ fn main() {
 }
 
 /// `generate_context!` refuses to compile without `ui/dist`, which only `scripts/build-ui`
-/// makes (it needs trunk and the wasm target). So that `cargo check`, clippy and the
+/// makes (it needs wasm-bindgen and the wasm target). So that `cargo check`, clippy and the
 /// host tests work on a fresh clone, a missing build becomes a page that says what to run.
 fn ensure_ui_dist() {
     let dist = std::path::Path::new("ui/dist");

@@ -33,23 +33,21 @@ ensure_wasm_target() {
     fi
 }
 
-# binaryen's wasm-opt from npm (Debian's binaryen 108 cannot read the wasm today's rustc
-# emits), kept in the user's cache and put on PATH for trunk. The version is the one
-# ui/Trunk.toml makes trunk insist on (`wasm_opt = "version_132"`).
+# binaryen's wasm-opt from npm (Debian's binaryen 108 makes a wasm that validates but
+# never mounts: a blank window, no error), kept in the user's cache and put first on PATH.
+BINARYEN_MAJOR=132
 ensure_wasm_opt() {
-    local major
-    major=$(sed -n 's/^wasm_opt = "version_\([0-9]*\)"$/\1/p' ui/Trunk.toml)
-    if [ -z "$major" ]; then
-        echo "ui/Trunk.toml names no wasm_opt version" >&2
-        return 1
-    fi
-    local dir="${XDG_CACHE_HOME:-$HOME/.cache}/cairn/binaryen-$major.0.0"
+    local dir="${XDG_CACHE_HOME:-$HOME/.cache}/cairn/binaryen-$BINARYEN_MAJOR.0.0"
     if [ ! -x "$dir/node_modules/.bin/wasm-opt" ]; then
         command -v npm >/dev/null || ensure_packages nodejs npm
-        echo "installing binaryen $major.0.0" >&2
-        npm install --prefix "$dir" --no-save --no-audit --no-fund "binaryen@$major.0.0" >&2
+        echo "installing binaryen $BINARYEN_MAJOR.0.0" >&2
+        npm install --prefix "$dir" --no-save --no-audit --no-fund "binaryen@$BINARYEN_MAJOR.0.0" >&2
     fi
     export PATH="$dir/node_modules/.bin:$PATH"
+    if ! wasm-opt --version | grep -q "version $BINARYEN_MAJOR\b"; then
+        echo "wasm-opt on PATH is not binaryen $BINARYEN_MAJOR: $(wasm-opt --version)" >&2
+        return 1
+    fi
 }
 
 # The wasm-bindgen version Cargo.lock pins: wasm-bindgen-cli must match it exactly.
