@@ -330,6 +330,7 @@ async fn answer(store: &Store, thread: &str, prompt: &str, text: &str, cards: us
                     result_preview: Some(format!("pub fn f{i}() -> u32 {{ {i} }}\n")),
                     is_error: Some(false),
                     duration_ms: 3,
+                    ..ExecutionTreeNode::default()
                 })
                 .collect(),
         ),

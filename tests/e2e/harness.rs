@@ -295,6 +295,15 @@ impl App {
         }
     }
 
+    /// Opens the chat titled `title` from the sidebar, once it is listed.
+    pub async fn open_chat(&self, title: &str) {
+        self.wait_for_text(".thread-title", title)
+            .await
+            .click()
+            .await
+            .unwrap_or_else(|err| panic!("opening the chat {title:?}: {err}"));
+    }
+
     /// Puts the pointer over the middle of the first element matching `css`.
     pub async fn hover(&self, css: &str) {
         let element = self.wait_for(css).await;

@@ -142,11 +142,7 @@ async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
 
     // The same database after a restart: the thread and its cards are back.
     let app = App::launch(&home, &server.url()).await;
-    app.wait_for_text(".thread-title", "Look at the project")
-        .await
-        .click()
-        .await
-        .unwrap();
+    app.open_chat("Look at the project").await;
     app.wait_for_text(".message.assistant .md", "Both subtasks are done.")
         .await;
     app.wait_for_text(".card-label", "Survey the files").await;
@@ -230,8 +226,8 @@ async fn in_default_mode_a_write_waits_for_allow_or_deny() {
     let approval = app.wait_for_text(".approval", "write_file").await;
     let text = text_of(&approval).await;
     assert!(
-        text.contains("notes.md") && text.contains("\"kept\""),
-        "the full arguments: {text}"
+        text.contains("New file notes.md") && text.contains("kept"),
+        "the file it would make: {text}"
     );
     assert!(text.contains("write"), "the category: {text}");
     assert!(text.contains("Allow for this chat"), "{text}");
@@ -251,9 +247,94 @@ async fn in_default_mode_a_write_waits_for_allow_or_deny() {
     app.click(".approval-buttons .danger").await;
     app.wait_for_text(".message.assistant .md", "Understood, nothing written.")
         .await;
-    app.wait_for(".card.failed").await;
+    app.wait_for_text(".card.denied .card-denied", "Denied by you")
+        .await;
     assert!(!notes.exists(), "a denied write writes nothing");
     app.screenshot("approval-denied").await;
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn an_approval_shows_the_change_and_a_denied_card_says_so_in_plain_words() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "w1",
+            "write_file",
+            json!({"path": "notes.md", "content": "alpha\nBETA\ngamma\n"}),
+        )])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Left the notes alone."])));
+    let home = Home::new();
+    let workspace = home.workspace();
+    std::fs::write(workspace.join("notes.md"), "alpha\nbeta\ngamma\n").unwrap();
+    let app = App::launch(&home, &server.url()).await;
+    app.choose_workspace(&workspace).await;
+    app.send("Shout beta").await;
+    let approval = app.wait_for(".approval .approval-diff").await;
+    let diff = text_of(&approval).await;
+    assert!(diff.contains("-beta") && diff.contains("+BETA"), "{diff}");
+    // The arguments once: the change is shown, the raw arguments stay folded.
+    assert_eq!(app.count(".card-body > .card-args").await, 0);
+    assert_eq!(app.count(".approval .card-args[open]").await, 0);
+    let read = pixels::readable_text(&app, ".approval-diff", "approval-diff").await;
+    pixels::assert_reads(&read, &["beta", "BETA", "gamma"], "the diff");
+    // The added and removed lines are drawn in their colours, not only written.
+    let colours = app
+        .js(
+            "return ['.diff-line.added', '.diff-line.removed'].map(s => \
+             getComputedStyle(document.querySelector(s)).backgroundColor);",
+        )
+        .await;
+    assert_eq!(colours, json!(["rgb(227, 243, 228)", "rgb(251, 228, 226)"]));
+    // At least a second on the question, so the wait reads in seconds.
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    app.click(".approval-buttons .danger").await;
+    app.wait_for_text(".message.assistant .md", "Left the notes alone.")
+        .await;
+    let card = ".card.denied[data-card='w1']";
+    app.wait_for_text(&format!("{card} .card-head"), "write_file")
+        .await;
+    app.wait_for_text(&format!("{card} .card-subject"), "notes.md")
+        .await;
+    // Seconds on the question, apart from the call's own milliseconds.
+    let waited = text_of(&app.wait_for(&format!("{card} .card-waited")).await).await;
+    let own = text_of(&app.wait_for(&format!("{card} .card-time")).await).await;
+    assert!(
+        waited.starts_with("waited ") && waited.ends_with(" s") && own.ends_with(" ms"),
+        "{waited:?} then {own:?}"
+    );
+    app.wait_for_text(&format!("{card} .card-denied"), "Denied by you")
+        .await;
+    assert_eq!(
+        app.count(&format!("{card} .card-result")).await,
+        0,
+        "what the model was told stays the model's"
+    );
+    let read = pixels::readable_text(&app, card, "denied-card").await;
+    pixels::assert_reads(
+        &read,
+        &["write_file", "notes.md", "waited", "Denied by you"],
+        "the card",
+    );
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("notes.md")).unwrap(),
+        "alpha\nbeta\ngamma\n"
+    );
+    let live = app.outline().await;
+    app.quit().await;
+
+    let app = App::launch(&home, &server.url()).await;
+    app.open_chat("Shout beta").await;
+    app.wait_for_text(&format!("{card} .card-waited"), &waited)
+        .await;
+    app.wait_for_text(&format!("{card} .card-time"), &own).await;
+    app.wait_for_text(&format!("{card} .card-denied"), "Denied by you")
+        .await;
+    assert_eq!(app.outline().await, live);
+    app.screenshot("denied-card-restarted").await;
     app.quit().await;
 }
 
@@ -454,11 +535,7 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
 
     // After a restart the thread reads the same, and still answers as the reviewer.
     let app = App::launch(&home, &server.url()).await;
-    app.wait_for_text(".thread-title", "Look over my notes")
-        .await
-        .click()
-        .await
-        .unwrap();
+    app.open_chat("Look over my notes").await;
     app.wait_for_text(".message.assistant .md", "Reviewed: the notes are fine.")
         .await;
     assert_eq!(
@@ -556,11 +633,7 @@ async fn a_plan_runs_its_steps_and_its_checklist_ticks_them_off() {
 
     // After a restart the checklist reads the same.
     let app = App::launch(&home, &server.url()).await;
-    app.wait_for_text(".thread-title", "Tidy my notes")
-        .await
-        .click()
-        .await
-        .unwrap();
+    app.open_chat("Tidy my notes").await;
     app.wait_for(".plan-step.done[data-step='s2']").await;
     assert_eq!(app.count(".plan-step.done").await, 2);
     assert_eq!(app.thread_lines().await, live);
@@ -688,7 +761,12 @@ async fn an_answer_tells_what_it_took_on_hover_and_the_chat_menu_its_totals() {
     app.wait_for_text(".toast", "The completion price must be a number")
         .await;
     assert_eq!(app.count(".price").await, 0, "a bad price is not kept");
+    // The toast sits over the bottom of the page, where the field may have scrolled.
+    app.click(".toast [aria-label='Dismiss']").await;
+    app.wait_for_js("return !document.querySelector('.toast')")
+        .await;
     let completion = app.wait_for(".price-completion").await;
+    completion.scroll_into_view().await.unwrap();
     completion.clear().await.unwrap();
     completion.send_keys("2000").await.unwrap();
     app.click(".add-price").await;
@@ -743,11 +821,7 @@ async fn an_answer_tells_what_it_took_on_hover_and_the_chat_menu_its_totals() {
 
     // After a restart the answer tells the same.
     let app = App::launch(&home, &server.url()).await;
-    app.wait_for_text(".thread-title", "Say hello")
-        .await
-        .click()
-        .await
-        .unwrap();
+    app.open_chat("Say hello").await;
     app.wait_for(".message.assistant .answer-usage").await;
     app.hover(".message.assistant .md").await;
     app.wait_for_text(".message.assistant .answer-usage", &live)
@@ -828,11 +902,7 @@ async fn stop_mid_stream_keeps_the_partial_text() {
 
     // What was kept is what the store has: open the thread afresh.
     app.click(".new-chat").await;
-    app.wait_for_text(".thread-title", "Write a long text")
-        .await
-        .click()
-        .await
-        .unwrap();
+    app.open_chat("Write a long text").await;
     let stored = text_of(&app.wait_for_text(".message.assistant .md", "word1").await).await;
     assert_eq!(stored.trim(), shown.trim());
     app.quit().await;
@@ -947,7 +1017,7 @@ async fn an_approval_is_answered_from_its_notification_and_the_window_follows() 
     notifications.click(asked.id, "deny");
     app.wait_for_text(".message.assistant .md", "Nothing written.")
         .await;
-    app.wait_for(".card.failed[data-card='w1']").await;
+    app.wait_for(".card.denied[data-card='w1']").await;
     assert!(
         !workspace.join("notes.md").exists(),
         "a denied write writes nothing"
@@ -1174,11 +1244,7 @@ async fn reopening_a_running_chat_shows_what_streamed_and_goes_on_live() {
     app.wait_for(".welcome").await;
     server.open_gate("closed");
 
-    app.wait_for_text(".thread-title", "Stream for a while")
-        .await
-        .click()
-        .await
-        .unwrap();
+    app.open_chat("Stream for a while").await;
     // What streamed while the chat was closed is there at once, in order...
     let shown = text_of(&app.wait_for_text(".message.assistant .md", "part4").await).await;
     assert_eq!(shown.trim(), "part1 part2 part3 part4");

@@ -117,6 +117,8 @@ mod tests {
             result_preview: Some("ok".into()),
             is_error: Some(false),
             duration_ms: 12,
+            waited_ms: 0,
+            denied: false,
         };
         answer.execution_tree = Some(ExecutionTree::new(vec![
             node("s1", None, "run_subtask"),

@@ -27,6 +27,18 @@ pub enum CardState {
     Running,
     Done,
     Failed,
+    /// The user denied it: the card says so rather than what the model was told.
+    Denied,
+}
+
+impl CardState {
+    fn ended(is_error: Option<bool>, denied: bool) -> Self {
+        match (denied, is_error) {
+            (true, _) => Self::Denied,
+            (false, Some(true)) => Self::Failed,
+            (false, _) => Self::Done,
+        }
+    }
 }
 
 /// One tool call.
@@ -42,8 +54,11 @@ pub struct Card {
     /// Shared: a result can be megabytes, and views clone cards freely.
     pub result: Option<Arc<Value>>,
     pub state: CardState,
-    /// Known once it ended (from the view's clock, or the stored tree).
+    /// Known once it ended (from the view's clock, or the stored tree); waits for
+    /// the user included.
     pub duration_ms: Option<u64>,
+    /// How much of that went to waiting for the user's approval.
+    pub waited_ms: u64,
     pub started_at_ms: Option<f64>,
     /// A subtask's own text and calls, in order.
     pub children: Vec<Segment>,
@@ -52,10 +67,26 @@ pub struct Card {
     pub expanded: bool,
 }
 
+/// The tools a child level ends with: their arguments are what its card (a subtask's,
+/// a plan's) already shows as its result or checklist.
+const FINISHING_TOOLS: [&str; 3] = ["finish_subtask", "submit_plan", "submit_review"];
+
 impl Card {
     /// What the card header says: a subtask's title, else the tool's name.
     pub fn label(&self) -> &str {
         self.title.as_deref().unwrap_or(&self.name)
+    }
+
+    /// Plumbing folded into the card above it: a child level's finishing call that
+    /// worked (one that failed stays in sight, as the reason the level went on).
+    pub fn folded(&self) -> bool {
+        FINISHING_TOOLS.contains(&self.name.as_str()) && self.state != CardState::Failed
+    }
+
+    /// The time the call took on its own, waits for the user left out.
+    pub fn own_time_ms(&self) -> Option<u64> {
+        self.duration_ms
+            .map(|total| total.saturating_sub(self.waited_ms))
     }
 }
 
@@ -155,12 +186,9 @@ impl TurnView {
                                 .result_preview
                                 .as_deref()
                                 .map(|text| Arc::new(preview_value(text))),
-                            state: if node.is_error == Some(true) {
-                                CardState::Failed
-                            } else {
-                                CardState::Done
-                            },
+                            state: CardState::ended(node.is_error, node.denied),
                             duration_ms: Some(node.duration_ms),
+                            waited_ms: node.waited_ms,
                             started_at_ms: None,
                             children,
                             approval: None,
@@ -202,6 +230,7 @@ impl TurnView {
                         result: None,
                         state: CardState::Running,
                         duration_ms: None,
+                        waited_ms: 0,
                         started_at_ms: Some(now_ms),
                         children: Vec::new(),
                         approval: None,
@@ -211,11 +240,8 @@ impl TurnView {
                 ToolCallStatus::End => {
                     if let Some(card) = self.cards.get_mut(&update.tool_call_id) {
                         card.result = update.result.clone().map(Arc::new);
-                        card.state = if update.is_error == Some(true) {
-                            CardState::Failed
-                        } else {
-                            CardState::Done
-                        };
+                        card.state = CardState::ended(update.is_error, update.denied);
+                        card.waited_ms = update.waited_ms.unwrap_or(0);
                         // The engine's own figure when it sent one: events can reach the
                         // webview late, and a restart shows the stored figure.
                         card.duration_ms = update.duration_ms.or_else(|| {
@@ -321,7 +347,7 @@ impl TurnView {
                         {
                             StepState::Skipped
                         }
-                        CardState::Failed => StepState::Failed,
+                        CardState::Failed | CardState::Denied => StepState::Failed,
                     },
                 };
                 (step.clone(), state)
@@ -444,6 +470,8 @@ mod tests {
             depth,
             status: ToolCallStatus::Start,
             duration_ms: None,
+            waited_ms: None,
+            denied: false,
         })
     }
 
@@ -458,7 +486,74 @@ mod tests {
             depth,
             status: ToolCallStatus::End,
             duration_ms: None,
+            waited_ms: None,
+            denied: false,
         })
+    }
+
+    #[test]
+    fn a_denial_a_wait_and_a_finishing_call_read_the_same_live_and_stored() {
+        let mut denied = end("w1", "Error: the user denied this call", true, None, 0);
+        if let Event::ToolCallUpdate(update) = &mut denied {
+            update.duration_ms = Some(6_200);
+            update.waited_ms = Some(6_000);
+            update.denied = true;
+        }
+        let events = [
+            start("s1", "run_subtask", json!({"title": "Survey"}), None, 0),
+            start(
+                "f1",
+                "finish_subtask",
+                json!({"result": "ok"}),
+                Some("s1"),
+                1,
+            ),
+            end("f1", "ok", false, Some("s1"), 1),
+            start("f2", "finish_subtask", json!({}), Some("s1"), 1),
+            end("f2", "Error: a result is needed", true, Some("s1"), 1),
+            end("s1", "ok", false, None, 0),
+            start("w1", "write_file", json!({"path": "a.md"}), None, 0),
+            denied,
+        ];
+        let live = TurnView::from_events(&events, 0.0);
+        let write = &live.cards["w1"];
+        assert_eq!(write.state, CardState::Denied);
+        assert_eq!((write.own_time_ms(), write.waited_ms), (Some(200), 6_000));
+        assert!(
+            live.cards["f1"].folded(),
+            "a finishing call that worked folds"
+        );
+        assert!(!live.cards["f2"].folded(), "one that failed stays in sight");
+        assert!(!live.cards["s1"].folded());
+
+        let tree = ExecutionTree::new(
+            ["s1", "f1", "f2", "w1"]
+                .iter()
+                .map(|id| {
+                    let card = &live.cards[*id];
+                    ExecutionTreeNode {
+                        id: card.id.clone(),
+                        parent_id: card.parent_id.clone(),
+                        name: card.name.clone(),
+                        title: card.title.clone(),
+                        is_error: Some(matches!(card.state, CardState::Failed | CardState::Denied)),
+                        duration_ms: card.duration_ms.unwrap_or(0),
+                        waited_ms: card.waited_ms,
+                        denied: card.state == CardState::Denied,
+                        ..ExecutionTreeNode::default()
+                    }
+                })
+                .collect(),
+        );
+        let stored = TurnView::from_stored("", Some(&tree), MessageStatus::Complete);
+        for id in ["s1", "f1", "f2", "w1"] {
+            let (a, b) = (&live.cards[id], &stored.cards[id]);
+            assert_eq!(
+                (a.state, a.folded(), a.own_time_ms(), a.waited_ms),
+                (b.state, b.folded(), b.own_time_ms(), b.waited_ms),
+                "{id}"
+            );
+        }
     }
 
     #[test]
@@ -567,6 +662,7 @@ mod tests {
             depth: 1,
             subtask_title: Some("T".into()),
             session_grant: Some("write_file".into()),
+            preview: None,
         };
         view.apply(&Event::ToolApprovalRequest(request.clone()), 2.0);
         assert_eq!(view.cards["w1"].approval.as_ref(), Some(&request));
@@ -616,6 +712,8 @@ mod tests {
                 result_preview: Some("ok".into()),
                 is_error: Some(false),
                 duration_ms: 12,
+                waited_ms: 0,
+                denied: false,
             },
             ExecutionTreeNode {
                 id: "r1".into(),
@@ -626,6 +724,8 @@ mod tests {
                 result_preview: None,
                 is_error: Some(true),
                 duration_ms: 3,
+                waited_ms: 0,
+                denied: false,
             },
         ]);
         let view = TurnView::from_stored("Answer.", Some(&tree), MessageStatus::Complete);
@@ -687,6 +787,8 @@ mod tests {
                         result_preview: None,
                         is_error: Some(false),
                         duration_ms: 1,
+                        waited_ms: 0,
+                        denied: false,
                     })
                 }
                 _ => None,
@@ -777,6 +879,8 @@ mod tests {
                 depth: u32::from(parent.is_some()),
                 status,
                 duration_ms: Some(1),
+                waited_ms: None,
+                denied: false,
             })
         };
         let events = vec![
@@ -900,6 +1004,8 @@ mod tests {
                         result_preview: None,
                         is_error: None,
                         duration_ms: 1,
+                        waited_ms: 0,
+                        denied: false,
                     })
                 }
                 Event::ToolCallUpdate(u) => {

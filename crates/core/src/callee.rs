@@ -55,6 +55,8 @@ pub(crate) enum Callee<'a> {
 pub(crate) enum CallFailure {
     /// The call failed in a way the model can read and act on: its result says so.
     RespondToModel(String),
+    /// The user denied it: the model reads why, the user's card says they did.
+    Denied(String),
     /// The turn is stopping (Stop, or a budget ran out): the call is cancelled.
     Stopped,
 }

@@ -8,11 +8,14 @@
 use crate::tool::{Tool, ToolContext, parse_args};
 use cairn_protocol::ToolCategory;
 use cairn_protocol::{
-    ChatMessage, Event, ToolApprovalRequest, ToolCall, ToolCallStatus, ToolCallUpdate,
+    ApprovalPreview, ChatMessage, Event, ToolApprovalRequest, ToolCall, ToolCallStatus,
+    ToolCallUpdate,
 };
 use futures_util::{StreamExt, stream};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use crate::callee::{CallFailure, Callee};
 use crate::disclosure::LoadToolsArgs;
@@ -138,7 +141,9 @@ impl Turn {
         refused: Option<String>,
     ) -> (ChatMessage, Signal) {
         let args = parse_arguments(&call.arguments);
-        let started = std::time::Instant::now();
+        let started = Instant::now();
+        // The time the call spends on the user's approval, in milliseconds.
+        let waited = AtomicU64::new(0);
         self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
             tool_call_id: call.id.clone(),
             name: call.name.clone(),
@@ -152,14 +157,17 @@ impl Turn {
             depth: scope.depth,
             status: ToolCallStatus::Start,
             duration_ms: None,
+            waited_ms: None,
+            denied: false,
         }));
         let outcome = if let Some(refusal) = refused {
             Err(CallFailure::RespondToModel(refusal))
         } else if self.is_stopping() {
             Err(CallFailure::Stopped)
         } else {
-            self.execute(scope, call, args).await
+            self.execute(scope, call, args, &waited).await
         };
+        let denied = matches!(outcome, Err(CallFailure::Denied(_)));
         let (content, value, is_error, signal) = match outcome {
             Ok(success) => {
                 // A page of a kept result is already sized; cutting it again would
@@ -178,7 +186,7 @@ impl Turn {
             }
             Err(failure) => {
                 let problem = match failure {
-                    CallFailure::RespondToModel(problem) => problem,
+                    CallFailure::RespondToModel(problem) | CallFailure::Denied(problem) => problem,
                     CallFailure::Stopped => CANCELLED.to_owned(),
                 };
                 let content = format!("Error: {problem}");
@@ -195,6 +203,8 @@ impl Turn {
             depth: scope.depth,
             status: ToolCallStatus::End,
             duration_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+            waited_ms: Some(waited.load(Ordering::Relaxed)).filter(|ms| *ms > 0),
+            denied,
         }));
         let message = ChatMessage::Tool {
             tool_call_id: call.id.clone(),
@@ -210,6 +220,7 @@ impl Turn {
         scope: &Scope,
         call: &ToolCall,
         args: Result<Value, String>,
+        waited: &AtomicU64,
     ) -> Result<Success, CallFailure> {
         if let Err(exceeded) = self.budget.charge_tool_call() {
             self.trip(exceeded);
@@ -224,7 +235,8 @@ impl Turn {
         if let (Callee::Tool(_), Some(disclosure)) = (&callee, &scope.disclosure) {
             disclosure.note_call(&call.name);
         }
-        self.pass_gate(scope, call, callee.tool(), &args).await?;
+        self.pass_gate(scope, call, callee.tool(), &args, waited)
+            .await?;
         let tool = match callee {
             Callee::Tool(tool) => tool,
             Callee::RunSubtask => return self.spawn(scope, &call.id, args).await,
@@ -246,17 +258,21 @@ impl Turn {
             return Err(CallFailure::Stopped);
         };
         let _executing = self.emitter.activity(Activity::Executing);
-        let ctx = ToolContext {
-            workspace: self.workspace.clone(),
-            cancel: self.cancel.clone(),
-            turn: Some(self.message_id.clone()),
-        };
+        let ctx = self.tool_context();
         tokio::select! {
             biased;
             () = self.cancel.cancelled() => Err(CallFailure::Stopped),
             result = tool.call(args, &ctx) => result
                 .map(|output| Success::text(output.content))
                 .map_err(|err| CallFailure::RespondToModel(err.to_string())),
+        }
+    }
+
+    fn tool_context(&self) -> ToolContext {
+        ToolContext {
+            workspace: self.workspace.clone(),
+            cancel: self.cancel.clone(),
+            turn: Some(self.message_id.clone()),
         }
     }
 
@@ -267,6 +283,7 @@ impl Turn {
         call: &ToolCall,
         tool: Option<&Arc<dyn Tool>>,
         args: &Value,
+        waited: &AtomicU64,
     ) -> Result<(), CallFailure> {
         let category = tool.map_or(ToolCategory::Read, |tool| tool.category());
         let subjects = tool.map(|tool| tool.subjects(args)).unwrap_or_default();
@@ -281,7 +298,15 @@ impl Turn {
             GateDecision::Ask => {
                 let grants =
                     tool.map_or_else(|| vec![call.name.clone()], |tool| tool.session_grants(args));
-                self.ask(scope, call, category, args, grants).await
+                let asked = Instant::now();
+                let preview = match tool {
+                    Some(tool) => tool.preview(args, &self.tool_context()).await,
+                    None => None,
+                };
+                let answer = self.ask(scope, call, category, args, grants, preview).await;
+                let ms = u64::try_from(asked.elapsed().as_millis()).unwrap_or(u64::MAX);
+                waited.fetch_add(ms, Ordering::Relaxed);
+                answer
             }
         }
     }
@@ -293,6 +318,7 @@ impl Turn {
         category: ToolCategory,
         args: &Value,
         grants: Vec<String>,
+        preview: Option<ApprovalPreview>,
     ) -> Result<(), CallFailure> {
         let request = ToolApprovalRequest {
             approval_id: self.ids.approval(),
@@ -304,6 +330,7 @@ impl Turn {
             depth: scope.depth,
             subtask_title: scope.title.clone(),
             session_grant: Some(grants.join(", ")),
+            preview,
         };
         let ticket = self
             .approvals
@@ -329,16 +356,14 @@ impl Turn {
                 }
                 Ok(())
             }
-            (cairn_protocol::ApprovalDecision::Deny, Some(reason)) => Err(format!(
-                "not run: {reason}. Continue without it, or say what you would have done."
-            )
-            .into()),
-            (cairn_protocol::ApprovalDecision::Deny, None) => Err(format!(
+            (cairn_protocol::ApprovalDecision::Deny, Some(reason)) => Err(CallFailure::Denied(
+                format!("not run: {reason}. Continue without it, or say what you would have done."),
+            )),
+            (cairn_protocol::ApprovalDecision::Deny, None) => Err(CallFailure::Denied(format!(
                 "the user denied this call to `{}`. Do not retry it; adapt, or ask the user \
                  what they want.",
                 call.name
-            )
-            .into()),
+            ))),
         }
     }
 

@@ -82,8 +82,7 @@ impl TreeBuilder {
                     title,
                     args_preview: update.args.as_ref().map(|args| preview(&value_text(args))),
                     result_preview: None,
-                    is_error: None,
-                    duration_ms: 0,
+                    ..ExecutionTreeNode::default()
                 });
             }
             ToolCallStatus::End => {
@@ -94,6 +93,8 @@ impl TreeBuilder {
                 node.result_preview = update.result.as_ref().map(|r| preview(&value_text(r)));
                 node.is_error = Some(update.is_error.unwrap_or(false));
                 node.duration_ms = update.duration_ms.unwrap_or_else(|| millis_since(started));
+                node.waited_ms = update.waited_ms.unwrap_or(0);
+                node.denied = update.denied;
             }
         }
     }

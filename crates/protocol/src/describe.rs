@@ -45,6 +45,90 @@ pub fn action(name: &str, args: &Value) -> String {
     }
 }
 
+/// A call as a card's header shows it: the tool, what it acts on (`notes.md`, `cargo
+/// test`, `example.com`), and for an MCP tool its server; the raw arguments stay
+/// behind a disclosure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Headline {
+    pub tool: String,
+    pub subject: Option<String>,
+    pub server: Option<String>,
+}
+
+impl Headline {
+    pub fn of(name: &str, args: Option<&Value>) -> Self {
+        let arg = |key: &str| args.and_then(|args| args.get(key)).and_then(Value::as_str);
+        if let Some((server, tool)) = mcp_parts(name) {
+            return Self {
+                tool: tool.to_owned(),
+                subject: args.and_then(first_text).map(|text| quote(&text)),
+                server: Some(server.to_owned()),
+            };
+        }
+        let subject = match name {
+            "read_file" | "write_file" | "edit_file" => arg("path").map(str::to_owned),
+            "list_dir" => Some(folder(arg("path").unwrap_or(""))),
+            "search_files" => arg("pattern").map(|pattern| match arg("path") {
+                Some(path) if !path.is_empty() && path != "." => {
+                    format!("“{pattern}” in {}", folder(path))
+                }
+                _ => format!("“{pattern}”"),
+            }),
+            "run_command" => arg("command").map(str::to_owned),
+            "web_fetch" => arg("url").map(host),
+            "memory_read" | "memory_write" => arg("key").map(str::to_owned),
+            "todo_write" => args
+                .and_then(|args| args.get("items"))
+                .and_then(Value::as_array)
+                .map(|items| match items.len() {
+                    1 => "1 item".to_owned(),
+                    n => format!("{n} items"),
+                }),
+            "run_subtask" => arg("title").map(str::to_owned),
+            "create_plan" => arg("objective").map(str::to_owned),
+            "switch_agent" => arg("to").map(|to| format!("to {to}")),
+            _ => args.and_then(first_text),
+        };
+        Self {
+            tool: name.to_owned(),
+            subject: subject.map(|text| quote(&text)).filter(|s| !s.is_empty()),
+            server: None,
+        }
+    }
+}
+
+/// A folder as people write one: `src/`, and `./` for the workspace itself.
+fn folder(path: &str) -> String {
+    match path.trim() {
+        "" | "." | "./" => "./".to_owned(),
+        path if path.ends_with('/') => path.to_owned(),
+        path => format!("{path}/"),
+    }
+}
+
+/// The host a URL names (`https://example.com/a?b` → `example.com`); the text itself
+/// when it names none.
+fn host(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    if host.is_empty() {
+        url.to_owned()
+    } else {
+        host.to_owned()
+    }
+}
+
+/// The first string among the arguments: what an unknown tool most likely acts on.
+fn first_text(args: &Value) -> Option<String> {
+    args.as_object()?
+        .values()
+        .find_map(Value::as_str)
+        .map(str::to_owned)
+}
+
 /// `mcp__<server>__<tool>` as (server, tool).
 pub fn mcp_parts(name: &str) -> Option<(&str, &str)> {
     name.strip_prefix("mcp__")?.split_once("__")
@@ -134,5 +218,105 @@ mod tests {
         let said = action("run_command", &json!({"command": "é".repeat(200)}));
         assert_eq!(said.chars().count(), "run ``".len() + QUOTE_CHARS + 1);
         assert!(said.ends_with("…`"));
+    }
+
+    fn line(name: &str, args: Value) -> String {
+        let head = Headline::of(name, Some(&args));
+        let mut out = head.tool;
+        if let Some(subject) = head.subject {
+            out = format!("{out} {subject}");
+        }
+        if let Some(server) = head.server {
+            out = format!("{out} ({server})");
+        }
+        out
+    }
+
+    #[test]
+    fn each_card_header_names_the_tool_and_what_it_acts_on() {
+        let cases = [
+            (
+                "read_file",
+                json!({"path": "notes.md"}),
+                "read_file notes.md",
+            ),
+            ("list_dir", json!({"path": "src"}), "list_dir src/"),
+            ("list_dir", json!({}), "list_dir ./"),
+            (
+                "write_file",
+                json!({"path": "a/b.rs", "content": "x"}),
+                "write_file a/b.rs",
+            ),
+            (
+                "edit_file",
+                json!({"path": "c.rs", "old_text": "a", "new_text": "b"}),
+                "edit_file c.rs",
+            ),
+            (
+                "search_files",
+                json!({"pattern": "fn main", "path": "src"}),
+                "search_files “fn main” in src/",
+            ),
+            (
+                "search_files",
+                json!({"pattern": "todo"}),
+                "search_files “todo”",
+            ),
+            (
+                "run_command",
+                json!({"command": "cargo test"}),
+                "run_command cargo test",
+            ),
+            (
+                "web_fetch",
+                json!({"url": "https://user@example.com:8080/a?b=c"}),
+                "web_fetch example.com:8080",
+            ),
+            (
+                "web_fetch",
+                json!({"url": "example.com/x"}),
+                "web_fetch example.com",
+            ),
+            (
+                "memory_write",
+                json!({"key": "name", "value": "Ada"}),
+                "memory_write name",
+            ),
+            (
+                "todo_write",
+                json!({"items": [{"text": "a", "done": false}]}),
+                "todo_write 1 item",
+            ),
+            (
+                "create_plan",
+                json!({"objective": "Tidy the notes"}),
+                "create_plan Tidy the notes",
+            ),
+            (
+                "mcp__github__search_issues",
+                json!({"query": "crash"}),
+                "search_issues crash (github)",
+            ),
+            ("mystery", json!({"n": 1, "what": "this"}), "mystery this"),
+            ("mystery", json!({"n": 1}), "mystery"),
+        ];
+        for (name, args, expected) in cases {
+            assert_eq!(line(name, args), expected);
+        }
+    }
+
+    #[test]
+    fn a_long_or_many_line_subject_is_cut_to_one_line() {
+        let script = "set -e\ncargo build";
+        assert_eq!(
+            line("run_command", json!({"command": script})),
+            "run_command set -e cargo build"
+        );
+        let long = "x".repeat(200);
+        let head = Headline::of("run_command", Some(&json!({"command": long})));
+        let subject = head.subject.unwrap_or_default();
+        assert_eq!(subject.chars().count(), QUOTE_CHARS + 1);
+        assert!(subject.ends_with('…'));
+        assert_eq!(Headline::of("run_command", None).subject, None);
     }
 }

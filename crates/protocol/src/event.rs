@@ -98,6 +98,15 @@ pub struct ToolCallUpdate {
     /// DESIGN.md wire: absent on `start` and from older writers.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// On `end`: how much of `duration_ms` the call spent waiting for the user to allow
+    /// it, so a card can tell its own time from the user's. (An extension of the
+    /// DESIGN.md wire, absent when the call never waited.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_ms: Option<u64>,
+    /// On `end`: the user denied the call; its result is what the model was told.
+    /// (An extension of the DESIGN.md wire, absent unless true.)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub denied: bool,
 }
 
 /// The engine's tool that starts a subtask; its calls carry `{title, instructions, …}`.
@@ -131,6 +140,24 @@ pub struct ToolApprovalRequest {
     /// What "allow for this chat" would grant, in words (`write_file`, `run_command(cargo test)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_grant: Option<String>,
+    /// What the call would do, as a person checks it before allowing it (the change
+    /// a write makes, the line a command runs), when the tool can say. (An extension
+    /// of the DESIGN.md wire.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<ApprovalPreview>,
+}
+
+/// What a call would do, shown in its approval instead of its raw arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalPreview {
+    /// A file that does not exist yet, and what it would hold.
+    NewFile { path: String, content: String },
+    /// The change to an existing file, as a unified diff (`@@` hunks of ` `, `-` and
+    /// `+` lines).
+    Diff { path: String, diff: String },
+    /// A command as the shell would run it, in its folder.
+    Command { folder: String, command: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

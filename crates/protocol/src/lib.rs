@@ -28,9 +28,9 @@ pub use chat::{ChatMessage, ToolCall, ToolSpec};
 pub use client::{ApprovalResponse, ClientMessage};
 pub use dialect::Dialect;
 pub use event::{
-    AgentState, AgentStateKind, AgentSwitched, BudgetExceeded, BudgetReason, Chunk, Done,
-    ErrorEvent, ErrorKind, Event, PlanReady, RUN_SUBTASK, Reasoning, ToolApprovalRequest,
-    ToolCallStatus, ToolCallUpdate, TurnStatus, Usage,
+    AgentState, AgentStateKind, AgentSwitched, ApprovalPreview, BudgetExceeded, BudgetReason,
+    Chunk, Done, ErrorEvent, ErrorKind, Event, PlanReady, RUN_SUBTASK, Reasoning,
+    ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TurnStatus, Usage,
 };
 pub use llm::{LLM_KEYS, LlmParams, LlmSource, LlmView};
 pub use permission::{ApprovalDecision, PermissionMode, RuleList, ToolCategory};

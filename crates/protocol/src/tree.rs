@@ -188,7 +188,7 @@ impl Default for ExecutionTree {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecutionTreeNode {
     /// The tool call id.
     pub id: String,
@@ -204,6 +204,16 @@ pub struct ExecutionTreeNode {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
     pub duration_ms: u64,
+    /// How much of `duration_ms` went to waiting for the user's approval.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waited_ms: u64,
+    /// The user denied the call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub denied: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// `text` cut to at most [`PREVIEW_MAX_CHARS`] characters, `…` marking a cut.

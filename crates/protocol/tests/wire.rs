@@ -46,6 +46,8 @@ fn tool_call_update_start_and_end() {
             depth: 0,
             status: ToolCallStatus::Start,
             duration_ms: None,
+            waited_ms: None,
+            denied: false,
         }),
         json!({"type": "tool_call_update", "tool_call_id": "call_1", "name": "read_file",
                "args": {"path": "a.txt"}, "parent_id": null, "depth": 0, "status": "start"}),
@@ -61,10 +63,32 @@ fn tool_call_update_start_and_end() {
             depth: 2,
             status: ToolCallStatus::End,
             duration_ms: Some(37),
+            waited_ms: None,
+            denied: false,
         }),
         json!({"type": "tool_call_update", "tool_call_id": "call_2", "name": "write_file",
                "result": "denied", "is_error": true, "parent_id": "call_0", "depth": 2,
                "status": "end", "duration_ms": 37}),
+    );
+    // A call the user denied after 6 s: both extensions on the wire.
+    round_trip(
+        Event::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: "call_3".into(),
+            name: "write_file".into(),
+            args: None,
+            result: Some(json!("Error: the user denied this call")),
+            is_error: Some(true),
+            parent_id: None,
+            depth: 0,
+            status: ToolCallStatus::End,
+            duration_ms: Some(6_012),
+            waited_ms: Some(6_000),
+            denied: true,
+        }),
+        json!({"type": "tool_call_update", "tool_call_id": "call_3", "name": "write_file",
+               "result": "Error: the user denied this call", "is_error": true,
+               "parent_id": null, "depth": 0, "status": "end", "duration_ms": 6012,
+               "waited_ms": 6000, "denied": true}),
     );
 }
 
@@ -81,11 +105,43 @@ fn approval_request_and_response() {
             depth: 0,
             subtask_title: None,
             session_grant: Some("write_file".into()),
+            preview: None,
         }),
         json!({"type": "tool_approval_request", "approval_id": "ap_1", "tool_call_id": "call_1",
                "name": "write_file", "args": {"path": "x", "content": "y"}, "category": "write",
                "parent_id": null, "depth": 0, "session_grant": "write_file"}),
     );
+    // What the call would do, when the tool can say: tagged by kind.
+    let previews = [
+        (
+            ApprovalPreview::Diff {
+                path: "x".into(),
+                diff: "@@ -1 +1 @@\n-a\n+y\n".into(),
+            },
+            json!({"kind": "diff", "path": "x", "diff": "@@ -1 +1 @@\n-a\n+y\n"}),
+        ),
+        (
+            ApprovalPreview::NewFile {
+                path: "x".into(),
+                content: "y".into(),
+            },
+            json!({"kind": "new_file", "path": "x", "content": "y"}),
+        ),
+        (
+            ApprovalPreview::Command {
+                folder: "/w".into(),
+                command: "ls".into(),
+            },
+            json!({"kind": "command", "folder": "/w", "command": "ls"}),
+        ),
+    ];
+    for (preview, wire) in previews {
+        assert_eq!(serde_json::to_value(&preview).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_value::<ApprovalPreview>(wire).unwrap(),
+            preview
+        );
+    }
     for (decision, word) in [
         (ApprovalDecision::Allow, "allow"),
         (ApprovalDecision::AllowSession, "allow_session"),
@@ -247,6 +303,8 @@ fn execution_tree_version_one_round_trips() {
             result_preview: Some("done".into()),
             is_error: Some(false),
             duration_ms: 12,
+            waited_ms: 0,
+            denied: false,
         },
         ExecutionTreeNode {
             id: "call_2".into(),
@@ -257,6 +315,8 @@ fn execution_tree_version_one_round_trips() {
             result_preview: None,
             is_error: None,
             duration_ms: 3,
+            waited_ms: 0,
+            denied: false,
         },
     ]);
     let encoded = serde_json::to_value(&tree).unwrap();
@@ -342,6 +402,8 @@ fn only_a_run_subtask_start_has_a_subtask_title() {
         depth: 0,
         status: ToolCallStatus::Start,
         duration_ms: None,
+        waited_ms: None,
+        denied: false,
     };
     let titled = call(
         RUN_SUBTASK,

@@ -45,6 +45,7 @@ fn tree(nodes: usize) -> ExecutionTree {
                 result_preview: Some(text(i, 60)),
                 is_error: Some(false),
                 duration_ms: 12,
+                ..ExecutionTreeNode::default()
             })
             .collect(),
     )

@@ -6,6 +6,7 @@
 //! path to the thread's workspace root.
 
 mod builtin;
+mod diff;
 pub mod mcp;
 mod process_group;
 

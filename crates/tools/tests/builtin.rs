@@ -426,3 +426,71 @@ async fn todo_write_renders_the_list() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn an_approval_previews_the_change_a_write_would_make() {
+    use cairn_protocol::ApprovalPreview;
+    use cairn_tools::WriteFile;
+    let (dir, ctx) = workspace();
+    std::fs::write(dir.path().join("notes.md"), "alpha\nbeta\ngamma\n").unwrap();
+    let replaced = WriteFile
+        .preview(
+            &json!({"path": "notes.md", "content": "alpha\nBETA\ngamma\n"}),
+            &ctx,
+        )
+        .await;
+    assert_eq!(
+        replaced,
+        Some(ApprovalPreview::Diff {
+            path: "notes.md".into(),
+            diff: "@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n".into(),
+        })
+    );
+    let created = WriteFile
+        .preview(&json!({"path": "new/todo.md", "content": "- one\n"}), &ctx)
+        .await;
+    assert_eq!(
+        created,
+        Some(ApprovalPreview::NewFile {
+            path: "new/todo.md".into(),
+            content: "- one\n".into(),
+        })
+    );
+    let edit = EditFile
+        .preview(
+            &json!({"path": "notes.md", "old_text": "gamma", "new_text": "delta"}),
+            &ctx,
+        )
+        .await;
+    assert_eq!(
+        edit,
+        Some(ApprovalPreview::Diff {
+            path: "notes.md".into(),
+            diff: "@@ -1,3 +1,3 @@\n alpha\n beta\n-gamma\n+delta\n".into(),
+        })
+    );
+    // An edit that would fail (its text is not there) shows its arguments instead.
+    let missing = EditFile
+        .preview(
+            &json!({"path": "notes.md", "old_text": "omega", "new_text": "x"}),
+            &ctx,
+        )
+        .await;
+    assert_eq!(missing, None);
+    // Nothing was written by looking.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.md")).unwrap(),
+        "alpha\nbeta\ngamma\n"
+    );
+    assert!(!dir.path().join("new").exists());
+    let command = RunCommand
+        .preview(&json!({"command": "cargo test"}), &ctx)
+        .await;
+    assert_eq!(
+        command,
+        Some(ApprovalPreview::Command {
+            folder: dir.path().display().to_string(),
+            command: "cargo test".into(),
+        })
+    );
+}

@@ -2,7 +2,10 @@
 //! came, the approval a card waits on, and how the turn ended. Each card and text
 //! piece follows its own memo, so a streamed token redraws only what it touched.
 
-use cairn_protocol::{ApprovalDecision, PermissionMode, ToolApprovalRequest, TurnStatus, Verdict};
+use cairn_protocol::describe::Headline;
+use cairn_protocol::{
+    ApprovalDecision, ApprovalPreview, PermissionMode, ToolApprovalRequest, TurnStatus, Verdict,
+};
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -34,9 +37,10 @@ fn keys(view: &TurnView, parent: Option<&str>) -> Vec<Key> {
     segments_of(view, parent)
         .iter()
         .enumerate()
-        .map(|(index, segment)| match segment {
-            Segment::Text(_) => Key::Text(index),
-            Segment::Card(id) => Key::Card(id.clone()),
+        .filter_map(|(index, segment)| match segment {
+            Segment::Text(_) => Some(Key::Text(index)),
+            Segment::Card(id) if view.cards.get(id).is_some_and(Card::folded) => None,
+            Segment::Card(id) => Some(Key::Card(id.clone())),
         })
         .collect()
 }
@@ -140,11 +144,45 @@ fn segment(turn: ArcRwSignal<TurnView>, parent: Option<String>, key: Key) -> Any
 /// What a card's header shows.
 #[derive(Debug, Clone, PartialEq)]
 struct Head {
+    /// A subtask's title, else the tool.
     label: String,
-    tool: Option<String>,
+    /// What the call acts on (`notes.md`, `cargo test`), or for a subtask "subtask".
+    subject: Option<String>,
+    /// An MCP tool's server.
+    server: Option<String>,
     state: CardState,
-    duration: Option<u64>,
+    /// The call's own time, and the time it waited for the user.
+    time: Option<u64>,
+    waited: u64,
     depth: u32,
+}
+
+impl Head {
+    fn of(card: &Card) -> Self {
+        let (label, subject, server) = match &card.title {
+            Some(title) => {
+                let kind = match card.name.as_str() {
+                    "run_subtask" => "subtask",
+                    "create_plan" => "plan",
+                    other => other,
+                };
+                (title.clone(), Some(kind.to_owned()), None)
+            }
+            None => {
+                let line = Headline::of(&card.name, card.args.as_ref());
+                (line.tool, line.subject, line.server)
+            }
+        };
+        Self {
+            label,
+            subject,
+            server,
+            state: card.state,
+            time: card.own_time_ms(),
+            waited: card.waited_ms,
+            depth: card.depth,
+        }
+    }
 }
 
 fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
@@ -159,17 +197,7 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
     };
     let head = ArcMemo::new({
         let data = data.clone();
-        move |_| {
-            data.with(|card| {
-                card.as_ref().map(|card| Head {
-                    label: card.label().to_owned(),
-                    tool: card.title.is_some().then(|| card.name.clone()),
-                    state: card.state,
-                    duration: card.duration_ms,
-                    depth: card.depth,
-                })
-            })
-        }
+        move |_| data.with(|card| card.as_ref().map(Head::of))
     });
     let expanded = ArcMemo::new({
         let data = data.clone();
@@ -179,11 +207,16 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
         let data = data.clone();
         move |_| data.with(|card| card.as_ref().and_then(|card| card.approval.clone()))
     });
+    // The arguments once: in the question while one is open, else behind a disclosure.
     let args = pick(|card| {
+        if card.approval.is_some() {
+            return None;
+        }
         card.args
             .as_ref()
             .map(|args| format::preview(args, PREVIEW_CHARS))
     });
+    let denied = pick(|card| (card.state == CardState::Denied).then(String::new));
     // A long result shows its start; "Show all" shows every byte the tool returned
     // (the model may have read only a cut of it).
     let show_all = RwSignal::new(false);
@@ -220,6 +253,7 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
         move || match head.with(|h| h.as_ref().map(|h| h.state)) {
             Some(CardState::Running) => "card running",
             Some(CardState::Failed) => "card failed",
+            Some(CardState::Denied) => "card denied",
             _ => "card done",
         }
     };
@@ -232,14 +266,19 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
                     CardState::Running => view! { <span class="spinner" aria-label="running"></span> }.into_any(),
                     CardState::Done => view! { <span class="icon ok" aria-label="done">"✓"</span> }.into_any(),
                     CardState::Failed => view! { <span class="icon err" aria-label="failed">"✕"</span> }.into_any(),
+                    CardState::Denied => view! { <span class="icon err" aria-label="denied">"⊘"</span> }.into_any(),
                 };
                 view! {
                     <span class="chevron">{if expanded.get() { "▾" } else { "▸" }}</span>
                     {icon}
                     <span class="card-label">{head.label}</span>
-                    {head.tool.map(|tool| view! { <span class="card-tool">{tool}</span> })}
+                    {head.subject.map(|subject| view! { <span class="card-subject">{subject}</span> })}
+                    {head.server.map(|server| view! { <span class="card-tool" title="MCP server">{server}</span> })}
                     <span class="card-depth" data-depth=head.depth></span>
-                    {head.duration.map(|ms| view! { <span class="card-time">{format::duration(ms)}</span> })}
+                    {(head.waited > 0).then(|| view! {
+                        <span class="card-waited" title="Waiting for your answer">{format!("waited {}", format::duration(head.waited))}</span>
+                    })}
+                    {head.time.map(|ms| view! { <span class="card-time">{format::duration(ms)}</span> })}
                 }
             })
         }
@@ -251,14 +290,22 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             let result = result.clone();
             let hidden = hidden.clone();
             let approval = approval.clone();
+            let denied = denied.clone();
             let turn_for_approval = turn.clone();
             view! {
                 <div class="card-body">
                     {plan_checklist(turn.clone(), id.clone())}
-                    {move || args.get().map(|args| view! { <pre class="card-args">{args}</pre> })}
+                    {move || args.get().map(|args| view! {
+                        <details class="card-args"><summary>"Arguments"</summary><pre>{args}</pre></details>
+                    })}
                     {move || approval.get().map(|request| approval_card(turn_for_approval.clone(), request))}
                     {segments(turn.clone(), Some(id.clone()))}
-                    {move || result.get().map(|result| view! { <pre class="card-result">{result}</pre> })}
+                    {move || if denied.get().is_some() {
+                        // What the model was told is for the model.
+                        Some(view! { <p class="card-denied">"Denied by you"</p> }.into_any())
+                    } else {
+                        result.get().map(|result| view! { <pre class="card-result">{result}</pre> }.into_any())
+                    }}
                     {move || hidden.get().filter(|_| !show_all.get()).map(|size| view! {
                         <button class="link show-all" on:click=move |_| show_all.set(true)>
                             {format!("Show all ({size})")}
@@ -378,7 +425,13 @@ fn approval_card(turn: ArcRwSignal<TurnView>, request: ToolApprovalRequest) -> i
             {request.subtask_title.clone().map(|title| view! {
                 <div class="approval-from">"Asked by the subtask “" {title} "”"</div>
             })}
-            <pre class="approval-args">{args}</pre>
+            {match request.preview.clone() {
+                Some(preview) => view! {
+                    {preview_view(preview)}
+                    <details class="card-args"><summary>"Arguments"</summary><pre>{args}</pre></details>
+                }.into_any(),
+                None => view! { <pre class="approval-args">{args}</pre> }.into_any(),
+            }}
             <p class="approval-grant">
                 "“Allow for this chat” lets " <code>{grant}</code> " run without asking again in this chat."
             </p>
@@ -394,6 +447,41 @@ fn approval_card(turn: ArcRwSignal<TurnView>, request: ToolApprovalRequest) -> i
                 </button>
             </div>
         </div>
+    }
+}
+
+/// What the call would do: the diff of a write, a new file's content, a command as a
+/// shell line in its folder.
+fn preview_view(preview: ApprovalPreview) -> AnyView {
+    match preview {
+        ApprovalPreview::Diff { path, diff } => {
+            let lines = diff
+                .lines()
+                .map(|line| {
+                    let class = match line.as_bytes().first() {
+                        Some(b'+') => "diff-line added",
+                        Some(b'-') => "diff-line removed",
+                        Some(b'@') => "diff-line hunk",
+                        _ => "diff-line",
+                    };
+                    view! { <span class=class>{line.to_owned()}</span> }
+                })
+                .collect_view();
+            view! {
+                <div class="preview-path">"Changes to " <code>{path}</code></div>
+                <pre class="approval-diff">{lines}</pre>
+            }
+            .into_any()
+        }
+        ApprovalPreview::NewFile { path, content } => view! {
+            <div class="preview-path">"New file " <code>{path}</code></div>
+            <pre class="approval-new-file">{content}</pre>
+        }
+        .into_any(),
+        ApprovalPreview::Command { folder, command } => view! {
+            <pre class="approval-command"><span class="shell-folder">{folder}</span>" $ "{command}</pre>
+        }
+        .into_any(),
     }
 }
 

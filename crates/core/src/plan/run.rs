@@ -232,7 +232,9 @@ impl Turn {
             .await;
         let end = match result {
             Ok(success) => StepEnd::Done(success.content),
-            Err(CallFailure::RespondToModel(problem)) => StepEnd::Failed(problem),
+            Err(CallFailure::RespondToModel(problem) | CallFailure::Denied(problem)) => {
+                StepEnd::Failed(problem)
+            }
             Err(CallFailure::Stopped) => {
                 self.end_step_card(scope, call_id, &card_id, "cancelled", true, started);
                 return None;
@@ -277,6 +279,8 @@ impl Turn {
             depth: scope.depth + 1,
             status: ToolCallStatus::Start,
             duration_ms: None,
+            waited_ms: None,
+            denied: false,
         }));
         card_id
     }
@@ -300,6 +304,8 @@ impl Turn {
             depth: scope.depth + 1,
             status: ToolCallStatus::End,
             duration_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+            waited_ms: None,
+            denied: false,
         }));
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairn_protocol::{ToolCategory, ToolSpec};
+use cairn_protocol::{ApprovalPreview, ToolCategory, ToolSpec};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -53,6 +53,14 @@ pub trait Tool: Send + Sync + 'static {
     fn subjects(&self, args: &Value) -> Vec<Subject> {
         let _ = args;
         Vec::new()
+    }
+
+    /// What the user checks before allowing a call, where its arguments alone show it
+    /// badly: the change a write would make, the line a command would run. Asked only
+    /// when the gate asks the user; `None` shows the arguments.
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Option<ApprovalPreview> {
+        let _ = (args, ctx);
+        None
     }
 
     /// What "allow for this chat" grants for this call, as rules. The tool itself by

@@ -92,6 +92,60 @@ async fn default_mode_asks_and_allow_runs_deny_refuses() {
 }
 
 #[tokio::test]
+async fn a_call_tells_how_long_it_waited_for_the_user_and_whether_they_denied_it() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call("writer", json!({"n": 1})),
+        ScriptedTurn::call("writer", json!({"n": 2})),
+        ScriptedTurn::text("ok"),
+    ]);
+    let mut running = Harness::new(&model)
+        .mode(PermissionMode::Default)
+        .tool(writer())
+        .start("write twice");
+    for decision in [ApprovalDecision::Allow, ApprovalDecision::Deny] {
+        let request = next_request(&mut running).await;
+        tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+        running
+            .control
+            .approvals
+            .answer(&request.approval_id, decision)
+            .unwrap();
+    }
+    let run = running.handle.await.unwrap();
+    let ends: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolCallUpdate(u) if u.status == cairn_protocol::ToolCallStatus::End => Some((
+                u.waited_ms.unwrap_or(0),
+                u.denied,
+                u.duration_ms.unwrap_or(0),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends.len(), 2);
+    for (waited, _, duration) in &ends {
+        assert!(*waited >= 60 && *waited <= *duration, "{ends:?}");
+    }
+    assert_eq!(
+        ends.iter().map(|end| end.1).collect::<Vec<_>>(),
+        [false, true],
+        "only the denied call says so"
+    );
+    // The stored tree keeps both, for the card after a restart.
+    let nodes = &run.outcome.tree.nodes;
+    assert_eq!(
+        nodes
+            .iter()
+            .map(|n| (n.waited_ms, n.denied))
+            .collect::<Vec<_>>(),
+        ends.iter().map(|e| (e.0, e.1)).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
 async fn allow_for_this_chat_covers_later_calls_and_later_turns() {
     let model = ScriptedModel::new();
     model.root([

@@ -5,7 +5,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use cairn_protocol::ToolCategory;
+use cairn_protocol::{ApprovalPreview, ToolCategory};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -90,6 +90,11 @@ impl Tool for RunCommand {
             .collect();
         grants.dedup();
         grants
+    }
+
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Option<ApprovalPreview> {
+        let command = args.get("command").and_then(Value::as_str)?;
+        super::preview::command(ctx, command)
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

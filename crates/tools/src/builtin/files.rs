@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairn_protocol::ToolCategory;
+use cairn_protocol::{ApprovalPreview, ToolCategory};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -245,6 +245,11 @@ impl Tool for WriteFile {
         path_subject(args, "path")
     }
 
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Option<ApprovalPreview> {
+        let args: WriteFileArgs = parse_args(args.clone()).ok()?;
+        super::preview::write(ctx, &args.path, &args.content).await
+    }
+
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: WriteFileArgs = parse_args(args)?;
         let bytes = args.content.len();
@@ -434,6 +439,11 @@ impl Tool for EditFile {
 
     fn subjects(&self, args: &Value) -> Vec<Subject> {
         path_subject(args, "path")
+    }
+
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Option<ApprovalPreview> {
+        let args: EditFileArgs = parse_args(args.clone()).ok()?;
+        super::preview::edit(ctx, &args.path, &args.old_text, &args.new_text).await
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

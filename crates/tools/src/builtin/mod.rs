@@ -5,6 +5,7 @@ mod command;
 mod files;
 mod html;
 mod memory;
+mod preview;
 mod todo;
 mod web;
 

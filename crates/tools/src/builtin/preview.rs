@@ -1,0 +1,68 @@
+//! What a write or a command would do, as its approval shows it: the diff against the
+//! file a write replaces (or the new file), the command as a shell line in its folder.
+//! Best effort: when the file cannot be read as text, the approval shows the arguments.
+
+use cairn_core::tool::ToolContext;
+use cairn_core::workspace::WorkspaceError;
+use cairn_protocol::ApprovalPreview;
+
+use super::files::on_disk;
+use crate::diff;
+
+/// The file at `path` as text: `Some(None)` when there is none yet, `None` when it
+/// cannot be read as text.
+async fn current_text(ctx: &ToolContext, path: &str) -> Option<Option<String>> {
+    let path = path.to_owned();
+    let read = on_disk(ctx, move |ws| match ws.read(&path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(WorkspaceError::NotFound { .. }) => Ok(None),
+        Err(err) => Err(err),
+    })
+    .await
+    .ok()?;
+    match read {
+        Some(bytes) => String::from_utf8(bytes).ok().map(Some),
+        None => Some(None),
+    }
+}
+
+/// Writing `content` to `path`: its diff against the file there, or the new file.
+pub(crate) async fn write(ctx: &ToolContext, path: &str, content: &str) -> Option<ApprovalPreview> {
+    Some(match current_text(ctx, path).await? {
+        Some(old) => ApprovalPreview::Diff {
+            path: path.to_owned(),
+            diff: diff::unified(&old, content),
+        },
+        None => ApprovalPreview::NewFile {
+            path: path.to_owned(),
+            content: content.to_owned(),
+        },
+    })
+}
+
+/// Replacing `old_text` by `new_text` in `path`, when it is there exactly once (else
+/// the edit fails, and the approval shows its arguments).
+pub(crate) async fn edit(
+    ctx: &ToolContext,
+    path: &str,
+    old_text: &str,
+    new_text: &str,
+) -> Option<ApprovalPreview> {
+    let text = current_text(ctx, path).await??;
+    if old_text.is_empty() || text.matches(old_text).count() != 1 {
+        return None;
+    }
+    Some(ApprovalPreview::Diff {
+        path: path.to_owned(),
+        diff: diff::unified(&text, &text.replacen(old_text, new_text, 1)),
+    })
+}
+
+/// `command` as the shell runs it, in the workspace's folder.
+pub(crate) fn command(ctx: &ToolContext, command: &str) -> Option<ApprovalPreview> {
+    let workspace = ctx.workspace().ok()?;
+    Some(ApprovalPreview::Command {
+        folder: workspace.root().display().to_string(),
+        command: command.to_owned(),
+    })
+}
