@@ -338,6 +338,66 @@ async fn an_approval_shows_the_change_and_a_denied_card_says_so_in_plain_words()
     app.quit().await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_call_shows_while_the_model_writes_it_then_runs_in_the_same_card() {
+    let server = FakeServer::start().await;
+    let parts = sse::call_parts(
+        "w1",
+        "write_file",
+        &[
+            "{\"path\": \"notes.md\", \"content\": \"Line one\\nLine two\\n",
+            "Line three\\n",
+            "Line four\\n\"}",
+        ],
+    );
+    // The opening and the first piece, then the rest once the test has looked.
+    let mut reply = Reply::new(200, "text/event-stream");
+    for (n, part) in parts.into_iter().enumerate() {
+        if n == 2 {
+            reply = reply.then(Piece::Gate("rest".into()));
+        }
+        reply = reply.then(Piece::Bytes(part));
+    }
+    server.push(CHAT, reply);
+    server.push(CHAT, Reply::sse(sse::text(&["Wrote the notes."])));
+    let home = Home::new();
+    let workspace = home.workspace();
+    let app = App::launch(&home, &server.url()).await;
+    app.choose_mode("auto").await;
+    app.choose_workspace(&workspace).await;
+    app.send("Write four lines").await;
+
+    let card = ".card[data-card='w1']";
+    app.wait_for_text(&format!("{card} .card-pending"), "Line two")
+        .await;
+    app.wait_for_text(&format!("{card} .card-subject"), "notes.md")
+        .await;
+    let read = pixels::readable_text(&app, card, "call-being-written").await;
+    pixels::assert_reads(
+        &read,
+        &["write_file", "notes.md", "Line one", "Line two"],
+        "the call being written",
+    );
+    assert!(
+        !workspace.join("notes.md").exists(),
+        "not run while written"
+    );
+
+    server.open_gate("rest");
+    app.wait_for_text(".message.assistant .md", "Wrote the notes.")
+        .await;
+    assert_eq!(app.count(".card").await, 1, "the same card became the call");
+    assert_eq!(app.count(".card-pending").await, 0);
+    app.wait_for(&format!("{card}.done")).await;
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("notes.md")).unwrap(),
+        "Line one\nLine two\nLine three\nLine four\n"
+    );
+    app.screenshot("call-written").await;
+    app.quit().await;
+}
+
 /// How a test answers an approval: the way a user would.
 #[derive(Debug, Clone, Copy)]
 enum Answer {
@@ -1260,6 +1320,19 @@ fn mcp_fixture() -> std::path::PathBuf {
     cairn_testkit::mcp::stdio_fixture()
 }
 
+/// The fixture MCP server configured for `home`, and allowed to start, as a user
+/// would have it after ticking "Start it" in Settings.
+async fn allow_the_mcp_fixture(home: &Home) {
+    std::fs::write(
+        home.mcp_config(),
+        json!({"mcpServers": {"fixture": {"command": mcp_fixture()}}}).to_string(),
+    )
+    .unwrap();
+    let store = cairn_store::Store::open(home.db()).await.unwrap();
+    let runtime = cairn_runtime::Runtime::new(store, cairn_core::Limits::default());
+    runtime.allow_mcp_server("fixture", true).await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn an_mcp_servers_read_only_marks_count_only_once_the_user_trusts_it() {
@@ -1276,15 +1349,7 @@ async fn an_mcp_servers_read_only_marks_count_only_once_the_user_trusts_it() {
         server.push(CHAT, Reply::sse(sse::text(&[&format!("Echoed {n}.")])));
     }
     let home = Home::new();
-    std::fs::write(
-        home.mcp_config(),
-        json!({"mcpServers": {"fixture": {"command": mcp_fixture()}}}).to_string(),
-    )
-    .unwrap();
-    let store = cairn_store::Store::open(home.db()).await.unwrap();
-    let runtime = cairn_runtime::Runtime::new(store, cairn_core::Limits::default());
-    runtime.allow_mcp_server("fixture", true).await.unwrap();
-    drop(runtime);
+    allow_the_mcp_fixture(&home).await;
 
     let app = App::launch(&home, &server.url()).await;
     // Untrusted, the server's "read-only" is only its claim: the call asks.
@@ -1318,6 +1383,70 @@ async fn an_mcp_servers_read_only_marks_count_only_once_the_user_trusts_it() {
     let requests = server.requests_to(CHAT);
     let last = requests.last().unwrap().json();
     assert!(last.to_string().contains("echo 1"), "the tool ran: {last}");
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_slash_lists_the_commands_as_you_type_and_mcp_shows_the_servers() {
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    allow_the_mcp_fixture(&home).await;
+    let app = App::launch(&home, &server.url()).await;
+    let input = app.wait_for(".composer-input").await;
+
+    input.send_keys("/").await.unwrap();
+    app.wait_for(".slash-list").await;
+    assert_eq!(
+        app.count(".slash-item").await,
+        10,
+        "a bare slash offers every command"
+    );
+    input.send_keys("mo").await.unwrap();
+    app.wait_for_js("return document.querySelectorAll('.slash-item').length === 2")
+        .await;
+    let read = pixels::readable_text(&app, ".slash-list", "slash-list").await;
+    pixels::assert_reads(
+        &read,
+        &["/mode", "show or set what tool calls may do", "/model"],
+        "the command list",
+    );
+    // Down to /model, and Tab completes it for its argument.
+    input.send_keys(thirtyfour::Key::Down).await.unwrap();
+    app.wait_for(".slash-item.selected:nth-child(2)").await;
+    input.send_keys(thirtyfour::Key::Tab).await.unwrap();
+    app.wait_for_js("return document.querySelector('.composer-input').value === '/model '")
+        .await;
+    assert_eq!(app.count(".slash-list").await, 0, "chosen: the list goes");
+
+    // Esc puts the list away without touching the text.
+    input.clear().await.unwrap();
+    input.send_keys("/").await.unwrap();
+    app.wait_for(".slash-list").await;
+    input.send_keys(thirtyfour::Key::Escape).await.unwrap();
+    app.wait_for_js("return !document.querySelector('.slash-list')")
+        .await;
+    assert_eq!(
+        app.js("return document.querySelector('.composer-input').value")
+            .await,
+        "/"
+    );
+
+    // Enter on a command that takes nothing more runs it: /mcp lists the servers.
+    input.send_keys("mc").await.unwrap();
+    app.wait_for_text(".slash-item.selected", "/mcp").await;
+    input.send_keys(thirtyfour::Key::Enter).await.unwrap();
+    let listing = app.wait_for_text(".notice-line", "fixture — running").await;
+    let listing = text_of(&listing).await;
+    assert!(
+        listing.contains("  tools: ") && listing.contains("echo") && listing.contains("shout"),
+        "{listing}"
+    );
+    app.screenshot("slash-mcp").await;
+    assert!(
+        server.requests_to(CHAT).is_empty(),
+        "commands never reach the model"
+    );
     app.quit().await;
 }
 

@@ -1,7 +1,7 @@
 //! How values read on screen (times, durations, sizes, previews, labels, usage), and
 //! typed values read back.
 
-use cairn_protocol::desktop::ContextInfo;
+use cairn_protocol::desktop::{ContextInfo, McpServerInfo, ToolInfo};
 use cairn_protocol::{
     AgentStateKind, AnswerUsage, BudgetExceeded, BudgetReason, CallTotals, PermissionMode,
     ThreadUsage,
@@ -26,6 +26,117 @@ pub fn duration(ms: u64) -> String {
         1000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
         _ => format!("{} min {} s", ms / 60_000, (ms % 60_000) / 1000),
     }
+}
+
+/// The string field `key` of JSON still being written (`{"path": "a.md", "content":
+/// "Hel`), as far as it has come; `None` before its opening quote.
+pub fn partial_field(text: &str, key: &str) -> Option<String> {
+    let needle = format!("\"{key}\"");
+    let at = text.find(&needle)? + needle.len();
+    let rest = text[at..]
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('"')?;
+    let mut out = String::new();
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => break,
+            '\\' => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => {}
+                Some('u') => {
+                    let hex: String = chars.by_ref().take(4).collect();
+                    if let Some(c) = u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                        out.push(c);
+                    }
+                }
+                Some(other) => out.push(other),
+                None => break,
+            },
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// The fields a card's header names, from arguments still being written.
+pub fn partial_args(text: &str) -> Value {
+    let fields: serde_json::Map<String, Value> = [
+        "path",
+        "command",
+        "url",
+        "pattern",
+        "key",
+        "title",
+        "objective",
+        "query",
+    ]
+    .into_iter()
+    .filter_map(|key| Some((key.to_owned(), Value::String(partial_field(text, key)?))))
+    .collect();
+    Value::Object(fields)
+}
+
+/// What a call being written shows of itself: the content a write is writing, the
+/// command a command is, else its arguments so far; the last lines when long.
+pub fn pending_preview(name: &str, text: &str) -> String {
+    let key = match name {
+        "write_file" => "content",
+        "edit_file" => "new_text",
+        "run_command" => "command",
+        _ => "",
+    };
+    let shown = partial_field(text, key).unwrap_or_else(|| text.to_owned());
+    let lines: Vec<&str> = shown.lines().collect();
+    match lines.len().checked_sub(PENDING_LINES) {
+        Some(skip) if skip > 0 => format!("…\n{}", lines[skip..].join("\n")),
+        _ => shown,
+    }
+}
+
+/// The most lines a call being written shows (its latest).
+const PENDING_LINES: usize = 30;
+
+/// How an MCP server stands, in words.
+pub fn mcp_status(server: &McpServerInfo) -> String {
+    match (&server.tools, &server.error, server.allowed) {
+        (Some(tools), _, _) => format!("running, {tools} tools"),
+        (None, Some(error), _) => error.clone(),
+        (None, None, true) => "allowed; starts with Cairn".to_owned(),
+        (None, None, false) => "not started".to_owned(),
+    }
+}
+
+/// What `/mcp` says: each server, how it stands, whether its read-only marks count,
+/// and the tools it gives (by their own names).
+pub fn mcp_listing(servers: &[McpServerInfo], tools: &[ToolInfo]) -> String {
+    if servers.is_empty() {
+        return "No MCP servers are configured (mcp.json beside the database, or \
+                CAIRN_MCP_CONFIG); Settings shows them once there are."
+            .to_owned();
+    }
+    let mut out = vec!["MCP servers (Settings starts, stops and trusts them):".to_owned()];
+    for server in servers {
+        let trust = if server.trusted { ", trusted" } else { "" };
+        out.push(format!(
+            "{} — {}{trust} ({})",
+            server.name,
+            mcp_status(server),
+            server.target
+        ));
+        let prefix = format!("mcp__{}__", server.name);
+        let names: Vec<&str> = tools
+            .iter()
+            .filter_map(|tool| tool.name.strip_prefix(&prefix))
+            .collect();
+        if !names.is_empty() {
+            out.push(format!("  tools: {}", names.join(", ")));
+        }
+    }
+    out.join("\n")
 }
 
 /// "1,234": counts read at a glance.
@@ -214,6 +325,63 @@ pub fn budget(exceeded: &BudgetExceeded) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_call_being_written_shows_what_it_has_written_so_far() {
+        let text = r#"{"path": "notes.md", "content": "Line one\nLine \"two\" \u00e9t"#;
+        assert_eq!(partial_field(text, "path").as_deref(), Some("notes.md"));
+        assert_eq!(
+            partial_field(text, "content").as_deref(),
+            Some("Line one\nLine \"two\" ét")
+        );
+        assert_eq!(partial_field(r#"{"path": "no"#, "content"), None);
+        assert_eq!(partial_field(r#"{"content":"#, "content"), None);
+        assert_eq!(partial_args(text), json!({"path": "notes.md"}));
+        assert_eq!(
+            pending_preview("write_file", text),
+            "Line one\nLine \"two\" ét"
+        );
+        assert_eq!(pending_preview("mystery", "{\"a\": 1"), "{\"a\": 1");
+        let long: String = (1..=40).map(|n| format!("line {n}\\n")).collect();
+        let preview = pending_preview("write_file", &format!(r#"{{"content": "{long}"#));
+        assert!(preview.starts_with("…\nline 11\n"), "{preview}");
+        assert!(preview.ends_with("line 40"));
+    }
+
+    #[test]
+    fn mcp_lists_each_server_how_it_stands_and_its_tools() {
+        let server = |name: &str, tools: Option<usize>, error: Option<&str>| McpServerInfo {
+            name: name.into(),
+            target: format!("{name}-server --stdio"),
+            allowed: true,
+            trusted: name == "files",
+            tools,
+            error: error.map(Into::into),
+        };
+        let tool = |name: &str| ToolInfo {
+            name: name.into(),
+            category: cairn_protocol::ToolCategory::Read,
+            description: String::new(),
+        };
+        let listing = mcp_listing(
+            &[
+                server("files", Some(2), None),
+                server("github", None, Some("exited: no token")),
+            ],
+            &[
+                tool("read_file"),
+                tool("mcp__files__list"),
+                tool("mcp__files__read"),
+            ],
+        );
+        assert_eq!(
+            listing,
+            "MCP servers (Settings starts, stops and trusts them):\n\
+             files — running, 2 tools, trusted (files-server --stdio)\n  tools: list, read\n\
+             github — exited: no token (github-server --stdio)"
+        );
+        assert!(mcp_listing(&[], &[]).starts_with("No MCP servers are configured"));
+    }
 
     #[test]
     fn a_price_is_a_number_or_says_what_is_wrong() {

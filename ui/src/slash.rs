@@ -20,6 +20,105 @@ pub enum Slash {
     /// A new thread.
     Clear,
     Export(ExportFormat),
+    /// The MCP servers, how each stands, and their tools.
+    Mcp,
+}
+
+/// A command as the composer's list and `/help` show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Command {
+    pub name: &'static str,
+    /// What may follow the name, as written in the list (`[md|json]`).
+    pub arguments: &'static str,
+    pub summary: &'static str,
+}
+
+/// Every command, in the order the list shows them.
+pub const COMMANDS: &[Command] = &[
+    Command {
+        name: "help",
+        arguments: "",
+        summary: "this list",
+    },
+    Command {
+        name: "tools",
+        arguments: "",
+        summary: "the tools the agent has",
+    },
+    Command {
+        name: "mode",
+        arguments: "[plan|default|auto]",
+        summary: "show or set what tool calls may do",
+    },
+    Command {
+        name: "model",
+        arguments: "[name]",
+        summary: "show or choose the model",
+    },
+    Command {
+        name: "agent",
+        arguments: "[id]",
+        summary: "show or choose the agent that answers",
+    },
+    Command {
+        name: "agents",
+        arguments: "",
+        summary: "the agents there are",
+    },
+    Command {
+        name: "llm",
+        arguments: "[KEY VALUE | reset [KEY]]",
+        summary: "show or set this chat's model parameters",
+    },
+    Command {
+        name: "mcp",
+        arguments: "",
+        summary: "the MCP servers, how each stands, and their tools",
+    },
+    Command {
+        name: "clear",
+        arguments: "",
+        summary: "start a new chat",
+    },
+    Command {
+        name: "export",
+        arguments: "[md|json]",
+        summary: "save this chat",
+    },
+];
+
+/// The commands to offer while `input` is a command name being typed (`/`, `/mo`):
+/// those it starts, then those it appears in. None once a space follows the name, or
+/// for text that is not a command.
+pub fn suggestions(input: &str) -> Vec<Command> {
+    let Some(typed) = input.strip_prefix('/') else {
+        return Vec::new();
+    };
+    if typed.contains(char::is_whitespace) || typed.contains('/') {
+        return Vec::new();
+    }
+    let typed = typed.to_lowercase();
+    let starting = COMMANDS.iter().filter(|c| c.name.starts_with(&typed));
+    let within = COMMANDS
+        .iter()
+        .filter(|c| !c.name.starts_with(&typed) && c.name.contains(&typed));
+    starting.chain(within).copied().collect()
+}
+
+/// `/help`'s text: every command with its arguments and what it does.
+pub fn help() -> String {
+    COMMANDS
+        .iter()
+        .map(|c| {
+            let arguments = if c.arguments.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", c.arguments)
+            };
+            format!("/{}{arguments} — {}", c.name, c.summary)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// What `/llm` asks for.
@@ -62,6 +161,7 @@ pub fn parse(input: &str) -> Option<Result<Slash, String>> {
             None => Err(format!("/llm {key} needs a value: /llm {key} VALUE")),
         },
         ("clear" | "new", _) => Ok(Slash::Clear),
+        ("mcp", _) => Ok(Slash::Mcp),
         ("export", None | Some("md" | "markdown")) => Ok(Slash::Export(ExportFormat::Md)),
         ("export", Some("json")) => Ok(Slash::Export(ExportFormat::Json)),
         ("export", Some(other)) => Err(format!("/export takes md or json, not `{other}`")),
@@ -69,9 +169,6 @@ pub fn parse(input: &str) -> Option<Result<Slash, String>> {
         (other, _) => Err(format!("there is no /{other}; /help lists the commands")),
     })
 }
-
-/// What `/help` shows.
-pub const HELP: &str = "/help — this list\n/tools — the tools the agent has\n/mode [plan|default|auto] — show or set what tool calls may do\n/model [name] — show or choose the model\n/agent [id] — show or choose the agent that answers\n/agents — the agents there are\n/llm [KEY VALUE | reset [KEY]] — show or set this chat's model parameters\n/clear — start a new chat\n/export [md|json] — save this chat";
 
 #[cfg(test)]
 mod tests {
@@ -138,5 +235,40 @@ mod tests {
         assert_eq!(parse("hello /help"), None);
         assert_eq!(parse("/tmp/x is full, why?"), None);
         assert_eq!(parse("//comment"), None);
+        assert_eq!(parse("/mcp"), Some(Ok(Slash::Mcp)));
+    }
+
+    #[test]
+    fn the_list_offers_what_is_being_typed_and_goes_once_a_command_is_chosen() {
+        let names =
+            |input: &str| -> Vec<&str> { suggestions(input).iter().map(|c| c.name).collect() };
+        assert_eq!(
+            names("/").len(),
+            COMMANDS.len(),
+            "a bare slash lists them all"
+        );
+        assert_eq!(names("/mo"), ["mode", "model"]);
+        assert_eq!(names("/AG"), ["agent", "agents"]);
+        // Starting matches first, then the name containing it.
+        assert_eq!(
+            names("/e"),
+            [
+                "export", "help", "mode", "model", "agent", "agents", "clear"
+            ]
+        );
+        assert!(names("/mode ").is_empty(), "a space: the name is chosen");
+        assert!(names("/tmp/x").is_empty());
+        assert!(names("hello").is_empty());
+        assert!(names("/zzz").is_empty());
+        // Every command the list offers parses.
+        for command in COMMANDS {
+            assert!(
+                matches!(parse(&format!("/{}", command.name)), Some(Ok(_))),
+                "{}",
+                command.name
+            );
+        }
+        assert!(help().starts_with("/help — this list\n/tools — the tools the agent has"));
+        assert!(help().contains("/export [md|json] — save this chat"));
     }
 }

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use cairn_protocol::{
     AgentStateKind, BudgetExceeded, ErrorEvent, Event, ExecutionMode, ExecutionTree, MessageStatus,
-    Piece, PlanStep, ToolApprovalRequest, ToolCallStatus, TreePlan, TurnStatus, pieces,
+    Piece, PlanStep, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TreePlan, TurnStatus,
+    pieces,
 };
 use serde_json::Value;
 
@@ -65,6 +66,8 @@ pub struct Card {
     pub approval: Option<ToolApprovalRequest>,
     /// Cards below the root start collapsed.
     pub expanded: bool,
+    /// The model is still writing the call: `args` is the text of its arguments so far.
+    pub pending: bool,
 }
 
 /// The tools a child level ends with: their arguments are what its card (a subtask's,
@@ -72,6 +75,27 @@ pub struct Card {
 const FINISHING_TOOLS: [&str; 3] = ["finish_subtask", "submit_plan", "submit_review"];
 
 impl Card {
+    /// The card of a call as its first event tells it.
+    fn started(update: &ToolCallUpdate, now_ms: f64) -> Self {
+        Self {
+            id: update.tool_call_id.clone(),
+            parent_id: update.parent_id.clone(),
+            depth: update.depth,
+            name: update.name.clone(),
+            title: update.subtask_title(),
+            args: update.args.clone(),
+            result: None,
+            state: CardState::Running,
+            duration_ms: None,
+            waited_ms: 0,
+            started_at_ms: Some(now_ms),
+            children: Vec::new(),
+            approval: None,
+            expanded: starts_open(&update.name, update.depth),
+            pending: false,
+        }
+    }
+
     /// What the card header says: a subtask's title, else the tool's name.
     pub fn label(&self) -> &str {
         self.title.as_deref().unwrap_or(&self.name)
@@ -193,6 +217,7 @@ impl TurnView {
                             children,
                             approval: None,
                             expanded: starts_open(&node.name, depth),
+                            pending: false,
                         },
                     );
                     segments.push(Segment::Card(node.id.clone()));
@@ -218,25 +243,25 @@ impl TurnView {
             }
             Event::Reasoning(_) => {}
             Event::ToolCallUpdate(update) => match update.status {
-                ToolCallStatus::Start => {
-                    let title = update.subtask_title();
-                    self.place(Card {
-                        id: update.tool_call_id.clone(),
-                        parent_id: update.parent_id.clone(),
-                        depth: update.depth,
-                        name: update.name.clone(),
-                        title,
-                        args: update.args.clone(),
-                        result: None,
-                        state: CardState::Running,
-                        duration_ms: None,
-                        waited_ms: 0,
-                        started_at_ms: Some(now_ms),
-                        children: Vec::new(),
-                        approval: None,
-                        expanded: starts_open(&update.name, update.depth),
-                    });
-                }
+                ToolCallStatus::Pending => match self.cards.get_mut(&update.tool_call_id) {
+                    Some(card) if card.pending => card.args.clone_from(&update.args),
+                    Some(_) => {}
+                    None => self.place(Card {
+                        pending: true,
+                        ..Card::started(update, now_ms)
+                    }),
+                },
+                ToolCallStatus::Start => match self.cards.get_mut(&update.tool_call_id) {
+                    // The card shown while the model wrote the call becomes the call.
+                    Some(card) if card.pending => {
+                        *card = Card {
+                            children: std::mem::take(&mut card.children),
+                            ..Card::started(update, now_ms)
+                        };
+                    }
+                    Some(_) => {}
+                    None => self.place(Card::started(update, now_ms)),
+                },
                 ToolCallStatus::End => {
                     if let Some(card) = self.cards.get_mut(&update.tool_call_id) {
                         card.result = update.result.clone().map(Arc::new);
@@ -283,6 +308,7 @@ impl TurnView {
                 }
             }
             Event::Done(done) => {
+                self.drop_unmade_calls();
                 self.finished = Some(done.status);
                 self.thread_id = Some(done.thread_id.clone());
                 self.message_id = Some(done.message_id.clone());
@@ -421,6 +447,22 @@ impl TurnView {
         }
     }
 
+    /// Calls the model began to write but never finished were never calls: they go.
+    fn drop_unmade_calls(&mut self) {
+        let unmade: Vec<String> = self
+            .cards
+            .values()
+            .filter(|card| card.pending)
+            .map(|card| card.id.clone())
+            .collect();
+        for id in unmade {
+            if let Some(card) = self.cards.remove(&id) {
+                self.segments_of(card.parent_id.as_deref())
+                    .retain(|segment| *segment != Segment::Card(id.clone()));
+            }
+        }
+    }
+
     fn place(&mut self, card: Card) {
         let id = card.id.clone();
         let parent = card.parent_id.clone();
@@ -489,6 +531,73 @@ mod tests {
             waited_ms: None,
             denied: false,
         })
+    }
+
+    #[test]
+    fn a_call_shows_while_written_becomes_the_call_and_one_never_made_goes() {
+        let pending = |id: &str, name: &str, text: &str| {
+            let Event::ToolCallUpdate(mut update) = start(id, name, json!(text), None, 0) else {
+                unreachable!()
+            };
+            update.status = ToolCallStatus::Pending;
+            Event::ToolCallUpdate(update)
+        };
+        let mut view = TurnView::new();
+        view.apply(
+            &pending("w1", "write_file", r#"{"path": "a.md", "con"#),
+            0.0,
+        );
+        view.apply(
+            &pending("w1", "write_file", r#"{"path": "a.md", "content": "Hi"#),
+            10.0,
+        );
+        view.apply(&pending("w2", "run_command", r#"{"comm"#), 20.0);
+        assert_eq!(
+            view.segments,
+            [Segment::Card("w1".into()), Segment::Card("w2".into())]
+        );
+        let card = &view.cards["w1"];
+        assert!(card.pending && card.state == CardState::Running);
+        assert_eq!(card.args, Some(json!(r#"{"path": "a.md", "content": "Hi"#)));
+        view.apply(
+            &start(
+                "w1",
+                "write_file",
+                json!({"path": "a.md", "content": "Hi"}),
+                None,
+                0,
+            ),
+            30.0,
+        );
+        let card = &view.cards["w1"];
+        assert!(
+            !card.pending,
+            "the call was made: the same card, now the call"
+        );
+        assert_eq!(card.args, Some(json!({"path": "a.md", "content": "Hi"})));
+        assert_eq!(view.segments.len(), 2, "not placed twice");
+        // A late pending update changes nothing once the call started.
+        view.apply(&pending("w1", "write_file", "{"), 35.0);
+        assert_eq!(
+            view.cards["w1"].args,
+            Some(json!({"path": "a.md", "content": "Hi"}))
+        );
+        view.apply(&end("w1", "written", false, None, 0), 40.0);
+        view.apply(
+            &Event::Done(Done {
+                thread_id: "t".into(),
+                message_id: "m".into(),
+                usage: Usage::default(),
+                status: TurnStatus::Completed,
+            }),
+            50.0,
+        );
+        assert_eq!(
+            view.segments,
+            [Segment::Card("w1".into())],
+            "w2 was never made"
+        );
+        assert!(!view.cards.contains_key("w2"));
     }
 
     #[test]

@@ -89,6 +89,7 @@ impl Transcript {
     fn card(&self, state: &mut TranscriptState, update: &ToolCallUpdate) -> String {
         let indent = "  ".repeat(update.depth as usize + 1);
         match update.status {
+            ToolCallStatus::Pending => String::new(),
             ToolCallStatus::Start => {
                 state
                     .started
@@ -182,6 +183,8 @@ impl EventSink for Transcript {
                 state.mid_line = !reasoning.content.ends_with('\n');
                 return;
             }
+            // A transcript prints a call once it is made; `--json` passes these on.
+            Event::ToolCallUpdate(update) if update.status == ToolCallStatus::Pending => return,
             Event::ToolCallUpdate(update) => {
                 // A subtask's text before its next call, or before it ends, is whole.
                 let mut lines = Vec::new();

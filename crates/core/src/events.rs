@@ -69,6 +69,8 @@ impl TreeBuilder {
 
     fn call(&mut self, update: &ToolCallUpdate) {
         match update.status {
+            // Not a call yet: the tree keeps calls the model finished.
+            ToolCallStatus::Pending => {}
             ToolCallStatus::Start => {
                 let title = update.subtask_title();
                 self.open.insert(

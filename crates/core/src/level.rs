@@ -10,7 +10,8 @@ use std::sync::Arc;
 use crate::agent::Agent;
 use crate::model::{ChatRequest, RequestOrigin, Sampling};
 use cairn_protocol::{
-    ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, ModelCall, Reasoning, ToolCall, ToolSpec,
+    ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, ModelCall, Reasoning, ToolCall,
+    ToolCallStatus, ToolCallUpdate, ToolSpec,
 };
 use serde_json::Value;
 
@@ -384,6 +385,7 @@ impl Turn {
             round::collect(
                 self.model.stream_chat(request),
                 &self.cancel,
+                |proposed| self.ids.claim_call(proposed),
                 |seen| match seen {
                     Seen::Text(delta) => self.emitter.emit(Event::Chunk(Chunk {
                         content: delta.to_owned(),
@@ -402,6 +404,21 @@ impl Turn {
                     } => {
                         tracing::info!(attempt, ?delay, %reason, "the model server is busy; retrying");
                         reconnecting = Some(self.emitter.activity(Activity::Reconnecting));
+                    }
+                    Seen::CallPending(shown) => {
+                        self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
+                            tool_call_id: shown.id.clone(),
+                            name: shown.name.clone(),
+                            args: Some(Value::String(shown.arguments.clone())),
+                            result: None,
+                            is_error: None,
+                            parent_id: parent_id.clone(),
+                            depth,
+                            status: ToolCallStatus::Pending,
+                            duration_ms: None,
+                            waited_ms: None,
+                            denied: false,
+                        }));
                     }
                     Seen::Producing => reconnecting = None,
                 },
@@ -460,8 +477,12 @@ impl Turn {
             level.reasoning.push_str(&round.reasoning);
         }
         if matches!(collected.ending, Ending::Complete) {
-            for call in &mut round.calls {
-                call.id = self.ids.claim_call(&call.id);
+            for (slot, call) in round.calls.iter_mut().enumerate() {
+                // A call shown while it was written keeps the id it was shown under.
+                call.id = match collected.pending.id_of(slot) {
+                    Some(id) => id.to_owned(),
+                    None => self.ids.claim_call(&call.id),
+                };
             }
             return Ok(round);
         }

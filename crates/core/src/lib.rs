@@ -26,6 +26,7 @@ mod level;
 mod limits;
 mod locks;
 pub mod model;
+mod pending;
 pub mod plan;
 pub mod prompt;
 mod repeats;

@@ -7,10 +7,11 @@ use std::time::Duration;
 use crate::model::{ModelEvent, ModelStream, ProviderError, TokenUsage};
 use cairn_protocol::{ToolCall, Usage};
 use futures_util::StreamExt;
-use tokio::time::Instant;
+use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use crate::history;
+use crate::pending::{Pending, PendingCalls};
 
 /// What the model said in one round.
 #[derive(Debug, Default)]
@@ -30,6 +31,8 @@ pub(crate) enum Seen<'a> {
         delay: Duration,
         reason: &'a str,
     },
+    /// A tool call being written, as far as it has come (see [`crate::pending`]).
+    CallPending(&'a Pending),
     /// The model produced something (text, reasoning or a call): it is no longer
     /// reconnecting.
     Producing,
@@ -47,6 +50,8 @@ pub(crate) enum Ending {
 #[derive(Debug)]
 pub(crate) struct Collected {
     pub round: Round,
+    /// The calls shown while they were written: the ids they were shown under.
+    pub pending: PendingCalls,
     /// What the server reported, summed (a forced retry answers twice in one round).
     pub reported: Option<TokenUsage>,
     pub first_token: Option<Duration>,
@@ -54,20 +59,30 @@ pub(crate) struct Collected {
     pub ending: Ending,
 }
 
-/// Reads `stream` until it ends, fails or `cancel` fires.
+/// Reads `stream` until it ends, fails or `cancel` fires; `claim` names a tool call
+/// shown while it is being written.
 pub(crate) async fn collect(
     mut stream: ModelStream,
     cancel: &CancellationToken,
+    mut claim: impl FnMut(&str) -> String,
     mut seen: impl FnMut(Seen<'_>),
 ) -> Collected {
     let started = Instant::now();
     let mut round = Round::default();
+    let mut pending = PendingCalls::default();
     let mut reported: Option<TokenUsage> = None;
     let mut first_token = None;
     let ending = loop {
+        let due = pending.next_due();
         let next = tokio::select! {
             biased;
             () = cancel.cancelled() => break Ending::Stopped,
+            () = sleep_until(due.unwrap_or_else(Instant::now)), if due.is_some() => {
+                for shown in pending.take_due(Instant::now()) {
+                    seen(Seen::CallPending(&shown));
+                }
+                continue;
+            }
             next = stream.next() => next,
         };
         let event = match next {
@@ -77,7 +92,10 @@ pub(crate) async fn collect(
         };
         if matches!(
             event,
-            ModelEvent::Text(_) | ModelEvent::Reasoning(_) | ModelEvent::ToolCall(_)
+            ModelEvent::Text(_)
+                | ModelEvent::Reasoning(_)
+                | ModelEvent::ToolCall(_)
+                | ModelEvent::ToolCallDraft { .. }
         ) {
             first_token.get_or_insert_with(|| started.elapsed());
             seen(Seen::Producing);
@@ -90,6 +108,17 @@ pub(crate) async fn collect(
             ModelEvent::Reasoning(delta) => {
                 seen(Seen::Reasoning(&delta));
                 round.reasoning.push_str(&delta);
+            }
+            ModelEvent::ToolCallDraft {
+                slot,
+                id,
+                name,
+                arguments,
+            } => {
+                pending.piece(slot, &id, &name, &arguments, &mut claim);
+                for shown in pending.take_due(Instant::now()) {
+                    seen(Seen::CallPending(&shown));
+                }
             }
             ModelEvent::ToolCall(call) => round.calls.push(call),
             ModelEvent::Usage(usage) => {
@@ -111,6 +140,7 @@ pub(crate) async fn collect(
     };
     Collected {
         round,
+        pending,
         reported,
         first_token,
         elapsed: started.elapsed(),
@@ -177,11 +207,16 @@ mod tests {
             Ok(ModelEvent::Finished(FinishReason::Stop)),
         ];
         let mut shown = Vec::new();
-        let collected = collect(stream_of(events), &CancellationToken::new(), |seen| {
-            if let Seen::Text(text) | Seen::Reasoning(text) = seen {
-                shown.push(text.to_owned());
-            }
-        })
+        let collected = collect(
+            stream_of(events),
+            &CancellationToken::new(),
+            str::to_owned,
+            |seen| {
+                if let Seen::Text(text) | Seen::Reasoning(text) = seen {
+                    shown.push(text.to_owned());
+                }
+            },
+        )
         .await;
         assert!(matches!(collected.ending, Ending::Complete));
         assert_eq!(shown, ["hm", "Hel", "lo"]);
@@ -204,7 +239,13 @@ mod tests {
             }),
             Ok(ModelEvent::Text("never read".into())),
         ];
-        let collected = collect(stream_of(events), &CancellationToken::new(), |_| {}).await;
+        let collected = collect(
+            stream_of(events),
+            &CancellationToken::new(),
+            str::to_owned,
+            |_| {},
+        )
+        .await;
         assert!(matches!(
             collected.ending,
             Ending::Failed(ProviderError::StreamCut { .. })
@@ -222,6 +263,7 @@ mod tests {
         let collected = collect(
             stream_of(vec![Ok(ModelEvent::Text("x".into()))]),
             &cancel,
+            str::to_owned,
             |_| {},
         )
         .await;

@@ -73,6 +73,12 @@ pub struct Reasoning {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolCallStatus {
+    /// The model is still writing the call: its name is known, `args` is the text of
+    /// its arguments so far (a JSON string, usually not yet valid JSON). Sent at most a
+    /// few times a second per call, before its `start`, which carries the same
+    /// `tool_call_id`; a call the model never finishes gets no `start`. (An extension of
+    /// the DESIGN.md wire: consumers that do not know it ignore it.)
+    Pending,
     /// The call is known (arguments parsed) and about to be gated and run.
     Start,
     /// The call finished: `result` and `is_error` are set.

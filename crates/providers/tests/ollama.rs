@@ -37,6 +37,9 @@ async fn collect(events: impl Stream<Item = Result<ModelEvent, ProviderError>>) 
             Ok(ModelEvent::Text(t)) => decoded.text.push_str(&t),
             Ok(ModelEvent::Reasoning(t)) => decoded.reasoning.push_str(&t),
             Ok(ModelEvent::ToolCall(call)) => decoded.calls.push(call),
+            Ok(ModelEvent::ToolCallDraft { .. }) => {
+                panic!("Ollama sends whole calls: nothing to show while they are written")
+            }
             Ok(ModelEvent::Usage(usage)) => decoded.usage = Some(usage),
             Ok(ModelEvent::Finished(reason)) => decoded.finish = Some(reason),
             Ok(ModelEvent::Reconnecting { attempt, .. }) => decoded.reconnects.push(attempt),

@@ -26,6 +26,9 @@ struct Decoded {
     finish: Option<FinishReason>,
     error: Option<ProviderError>,
     reconnects: Vec<u32>,
+    /// The calls as they were written, by slot: (id, name, the pieces joined), and
+    /// how many pieces came.
+    drafts: Vec<(String, String, String, usize)>,
 }
 
 async fn collect(events: impl Stream<Item = Result<ModelEvent, ProviderError>>) -> Decoded {
@@ -36,6 +39,20 @@ async fn collect(events: impl Stream<Item = Result<ModelEvent, ProviderError>>) 
             Ok(ModelEvent::Text(t)) => decoded.text.push_str(&t),
             Ok(ModelEvent::Reasoning(t)) => decoded.reasoning.push_str(&t),
             Ok(ModelEvent::ToolCall(call)) => decoded.calls.push(call),
+            Ok(ModelEvent::ToolCallDraft {
+                slot,
+                id,
+                name,
+                arguments,
+            }) => {
+                if decoded.drafts.len() <= slot {
+                    decoded.drafts.resize(slot + 1, Default::default());
+                }
+                let draft = &mut decoded.drafts[slot];
+                (draft.0, draft.1) = (id, name);
+                draft.2.push_str(&arguments);
+                draft.3 += 1;
+            }
             // Summed, as the engine does: a forced retry reports twice.
             Ok(ModelEvent::Usage(usage)) => {
                 let total = decoded.usage.get_or_insert_with(TokenUsage::default);
@@ -146,6 +163,15 @@ async fn fragmented_tool_calls_reassembled_by_index() {
         ]
     );
     assert_eq!(d.usage, usage(149, 60));
+    // Each call was shown piece by piece as it was written, and the pieces make it.
+    assert_eq!(d.drafts.len(), 2);
+    for (draft, call) in d.drafts.iter().zip(&d.calls) {
+        assert_eq!(
+            (&draft.0, &draft.1, &draft.2),
+            (&call.id, &call.name, &call.arguments)
+        );
+        assert!(draft.3 > 3, "in pieces, not whole: {draft:?}");
+    }
 }
 
 #[tokio::test]

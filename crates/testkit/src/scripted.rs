@@ -47,6 +47,12 @@ enum Step {
     Text(String),
     Reasoning(String),
     Call(ToolCall),
+    Draft {
+        slot: usize,
+        id: String,
+        name: String,
+        piece: String,
+    },
     Usage(TokenUsage),
     Delay(Duration),
     Barrier(Arc<Barrier>),
@@ -107,6 +113,18 @@ impl ScriptedTurn {
             name: name.to_owned(),
             arguments: args.to_string(),
         }));
+        self
+    }
+
+    /// A piece of the call at `slot` as the model writes it, before the whole call
+    /// (which a later [`ScriptedTurn::tool_with_id`] gives).
+    pub fn draft(mut self, slot: usize, id: &str, name: &str, piece: &str) -> Self {
+        self.steps.push(Step::Draft {
+            slot,
+            id: id.to_owned(),
+            name: name.to_owned(),
+            piece: piece.to_owned(),
+        });
         self
     }
 
@@ -305,6 +323,17 @@ async fn play(step: Step) -> Option<Result<ModelEvent, ProviderError>> {
         Step::Text(text) => Some(Ok(ModelEvent::Text(text))),
         Step::Reasoning(text) => Some(Ok(ModelEvent::Reasoning(text))),
         Step::Call(call) => Some(Ok(ModelEvent::ToolCall(call))),
+        Step::Draft {
+            slot,
+            id,
+            name,
+            piece,
+        } => Some(Ok(ModelEvent::ToolCallDraft {
+            slot,
+            id,
+            name,
+            arguments: piece,
+        })),
         Step::Usage(usage) => Some(Ok(ModelEvent::Usage(usage))),
         Step::Fail(err) => Some(Err(err)),
         Step::Reconnect(attempt) => Some(Ok(ModelEvent::Reconnecting {

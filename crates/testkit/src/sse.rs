@@ -66,6 +66,28 @@ pub fn answer_parts(reasoning: &[&str], text: &[&str]) -> Vec<Vec<u8>> {
     parts
 }
 
+/// A streamed call event by event, for a test that pauses while the model writes
+/// it: the opening with the call's id and name, each piece of its arguments, and the
+/// close, one part each.
+pub fn call_parts(id: &str, name: &str, pieces: &[&str]) -> Vec<Vec<u8>> {
+    let mut parts = Vec::new();
+    let mut part = |delta: Value| {
+        let mut out = Vec::new();
+        event(&mut out, &chunk(delta, None));
+        parts.push(out);
+    };
+    part(json!({"role": "assistant", "content": null,
+                "tool_calls": [{"index": 0, "id": id, "type": "function",
+                                "function": {"name": name, "arguments": ""}}]}));
+    for piece in pieces {
+        part(json!({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}));
+    }
+    let mut out = Vec::new();
+    close(&mut out, "tool_calls", pieces.len() as u64);
+    parts.push(out);
+    parts
+}
+
 /// A streamed answer that calls these tools: `(id, name, arguments as JSON)`.
 pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Vec<u8> {
     say_and_call("", calls)

@@ -583,7 +583,7 @@ fn notice(ctx: Ctx, text: String) {
 
 fn run_slash(ctx: Ctx, command: Slash) {
     match command {
-        Slash::Help => notice(ctx, slash::HELP.to_owned()),
+        Slash::Help => notice(ctx, slash::help()),
         Slash::Tools => leptos::task::spawn_local(async move {
             let listing = ListTools {
                 thread_id: ctx.current_id(),
@@ -676,6 +676,19 @@ fn run_slash(ctx: Ctx, command: Slash) {
             }
         }),
         Slash::Llm(change) => llm(ctx, change),
+        Slash::Mcp => leptos::task::spawn_local(async move {
+            let tools = ListTools {
+                thread_id: ctx.current_id(),
+            };
+            let listed = match ipc::call(&ListMcpServers {}).await {
+                Ok(servers) => ipc::call(&tools).await.map(|tools| (servers, tools)),
+                Err(err) => Err(err),
+            };
+            match listed {
+                Ok((servers, tools)) => notice(ctx, crate::format::mcp_listing(&servers, &tools)),
+                Err(err) => ctx.say(err.message),
+            }
+        }),
         Slash::Clear => new_chat(ctx),
         Slash::Export(format) => match ctx.current_id() {
             Some(id) => export(ctx, id, format),

@@ -169,7 +169,13 @@ impl Head {
                 (title.clone(), Some(kind.to_owned()), None)
             }
             None => {
-                let line = Headline::of(&card.name, card.args.as_ref());
+                // Arguments still being written are text: name what they have so far.
+                let partial = card
+                    .pending
+                    .then(|| card.args.as_ref().and_then(Value::as_str))
+                    .flatten()
+                    .map(format::partial_args);
+                let line = Headline::of(&card.name, partial.as_ref().or(card.args.as_ref()));
                 (line.tool, line.subject, line.server)
             }
         };
@@ -207,9 +213,15 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
         let data = data.clone();
         move |_| data.with(|card| card.as_ref().and_then(|card| card.approval.clone()))
     });
+    // What the model has written of the call so far, while it writes it.
+    let pending = pick(|card| {
+        let text = card.args.as_ref()?.as_str()?;
+        card.pending
+            .then(|| format::pending_preview(&card.name, text))
+    });
     // The arguments once: in the question while one is open, else behind a disclosure.
     let args = pick(|card| {
-        if card.approval.is_some() {
+        if card.approval.is_some() || card.pending {
             return None;
         }
         card.args
@@ -291,9 +303,13 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             let hidden = hidden.clone();
             let approval = approval.clone();
             let denied = denied.clone();
+            let pending = pending.clone();
             let turn_for_approval = turn.clone();
             view! {
                 <div class="card-body">
+                    {move || pending.get().map(|text| view! {
+                        <pre class="card-pending" aria-live="polite">{text}</pre>
+                    })}
                     {plan_checklist(turn.clone(), id.clone())}
                     {move || args.get().map(|args| view! {
                         <details class="card-args"><summary>"Arguments"</summary><pre>{args}</pre></details>

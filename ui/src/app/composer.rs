@@ -7,7 +7,7 @@ use cairn_protocol::desktop::commands::{ModelContext, PickWorkspace};
 use leptos::prelude::*;
 
 use super::{actions, ctx, ipc};
-use crate::format;
+use crate::{format, slash};
 
 const MODES: [PermissionMode; 3] = [
     PermissionMode::Plan,
@@ -26,7 +26,11 @@ pub fn Composer() -> impl IntoView {
         }
     });
     let running = move || ctx.current_id().is_some_and(|id| ctx.is_running(&id));
+    let list = SlashList::new();
     let on_key = move |event: leptos::ev::KeyboardEvent| {
+        if list.on_key(&event) {
+            return;
+        }
         // Enter sends; Shift+Enter (and Enter while an input method composes) is a newline.
         if event.key() == "Enter" && !event.shift_key() && !event.is_composing() {
             event.prevent_default();
@@ -42,6 +46,7 @@ pub fn Composer() -> impl IntoView {
     };
     view! {
         <footer class="composer">
+            {list.view()}
             <textarea
                 node_ref=input
                 class="composer-input"
@@ -50,7 +55,10 @@ pub fn Composer() -> impl IntoView {
                 title="Enter sends; Shift+Enter starts a new line; / lists the commands"
                 rows=rows
                 prop:value=move || ctx.chat.composer.get()
-                on:input=move |event| ctx.chat.composer.set(event_target_value(&event))
+                on:input=move |event| {
+                    ctx.chat.composer.set(event_target_value(&event));
+                    list.typed();
+                }
                 on:keydown=on_key
             ></textarea>
             <div class="composer-bar">
@@ -69,6 +77,108 @@ pub fn Composer() -> impl IntoView {
                 }}
             </div>
         </footer>
+    }
+}
+
+/// The commands offered while one is typed (`/`, `/mo`): arrows choose, Tab or a
+/// click completes, Enter completes and runs one that takes nothing more, Esc puts
+/// the list away until the text changes.
+#[derive(Clone, Copy)]
+struct SlashList {
+    selected: RwSignal<usize>,
+    dismissed: RwSignal<bool>,
+    shown: Memo<Vec<slash::Command>>,
+}
+
+impl SlashList {
+    fn new() -> Self {
+        let ctx = ctx();
+        let dismissed = RwSignal::new(false);
+        Self {
+            selected: RwSignal::new(0),
+            dismissed,
+            shown: Memo::new(move |_| {
+                if dismissed.get() {
+                    return Vec::new();
+                }
+                ctx.chat.composer.with(|text| slash::suggestions(text))
+            }),
+        }
+    }
+
+    fn typed(self) {
+        self.selected.set(0);
+        self.dismissed.set(false);
+    }
+
+    /// Puts `command` in the composer, and runs it if it takes nothing more and `run`.
+    fn choose(self, command: slash::Command, run: bool) {
+        let ctx = ctx();
+        self.dismissed.set(true);
+        if command.arguments.is_empty() && run {
+            ctx.chat.composer.set(format!("/{}", command.name));
+            actions::submit(ctx);
+        } else {
+            ctx.chat.composer.set(format!("/{} ", command.name));
+        }
+        ctx.nav.focus.update(|n| *n += 1);
+    }
+
+    /// Handles the keys the list answers to while it is shown; whether it did.
+    fn on_key(self, event: &leptos::ev::KeyboardEvent) -> bool {
+        let shown = self.shown.get_untracked();
+        if shown.is_empty() || event.is_composing() {
+            return false;
+        }
+        let last = shown.len() - 1;
+        match event.key().as_str() {
+            "ArrowDown" => self
+                .selected
+                .update(|at| *at = if *at >= last { 0 } else { *at + 1 }),
+            "ArrowUp" => self
+                .selected
+                .update(|at| *at = if *at == 0 { last } else { *at - 1 }),
+            "Escape" => self.dismissed.set(true),
+            key @ ("Tab" | "Enter") if !event.shift_key() => {
+                let at = self.selected.get_untracked().min(last);
+                self.choose(shown[at], key == "Enter");
+            }
+            _ => return false,
+        }
+        event.prevent_default();
+        // Esc here closes the list: it must not also stop a running turn.
+        event.stop_propagation();
+        true
+    }
+
+    fn view(self) -> impl IntoView {
+        let list = self;
+        move || {
+            let shown = list.shown.get();
+            (!shown.is_empty()).then(|| {
+                let items = shown
+                    .into_iter()
+                    .enumerate()
+                    .map(|(at, command)| {
+                        view! {
+                            <li role="option" class="slash-item"
+                                class:selected=move || list.selected.get() == at
+                                aria-selected=move || (list.selected.get() == at).to_string()
+                                // Before the textarea loses the focus to the click.
+                                on:mousedown=move |event| {
+                                    event.prevent_default();
+                                    list.choose(command, false);
+                                }>
+                                <span class="slash-name">{format!("/{}", command.name)}</span>
+                                <span class="slash-args">{command.arguments}</span>
+                                <span class="slash-summary">{command.summary}</span>
+                            </li>
+                        }
+                    })
+                    .collect_view();
+                view! { <ul class="slash-list" role="listbox" aria-label="Commands">{items}</ul> }
+            })
+        }
     }
 }
 

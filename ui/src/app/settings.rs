@@ -558,12 +558,7 @@ fn McpServers() -> impl IntoView {
         </Show>
         <ul class="mcp-servers">
             {move || servers.get().into_iter().map(|server| {
-                let status = match (&server.tools, &server.error, server.allowed) {
-                    (Some(tools), _, _) => format!("running, {tools} tools"),
-                    (None, Some(error), _) => error.clone(),
-                    (None, None, true) => "allowed; starts with Cairn".to_owned(),
-                    (None, None, false) => "not started".to_owned(),
-                };
+                let status = crate::format::mcp_status(&server);
                 let failed = server.error.is_some();
                 let (allow_name, trust_name) = (server.name.clone(), server.name.clone());
                 view! {

@@ -48,6 +48,15 @@ pub struct RequestOrigin {
 pub enum ModelEvent {
     Text(String),
     Reasoning(String),
+    /// A piece of a tool call the model is still writing: the call in the answer's
+    /// order (`slot`), its id and name once known, and the next piece of its
+    /// arguments. The whole call still comes as [`ModelEvent::ToolCall`] at the end.
+    ToolCallDraft {
+        slot: usize,
+        id: String,
+        name: String,
+        arguments: String,
+    },
     ToolCall(ToolCall),
     Usage(TokenUsage),
     Finished(FinishReason),

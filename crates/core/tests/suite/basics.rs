@@ -238,3 +238,48 @@ async fn plan_mode_blocks_actions_and_default_mode_lets_reads_run() {
     let system = model.requests()[0].messages[0].content().to_owned();
     assert!(system.contains("numbered plan"), "{system}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_call_is_shown_while_the_model_writes_it_under_the_id_it_then_runs_as() {
+    let model = ScriptedModel::new();
+    let piece = Duration::from_millis(100);
+    model.root([
+        ScriptedTurn::new()
+            .draft(0, "", "echo", "{\"n\"")
+            .delay(piece)
+            .draft(0, "", "echo", ": ")
+            .delay(piece * 3)
+            .draft(0, "", "echo", "1}")
+            .tool_raw("echo", "{\"n\": 1}"),
+        ScriptedTurn::text("done"),
+    ]);
+    let run = Harness::new(&model)
+        .tool(Probe::new("echo").category(ToolCategory::Read))
+        .run("echo one")
+        .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    let updates: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolCallUpdate(u) => Some((u.status, u.tool_call_id.clone(), u.args.clone())),
+            _ => None,
+        })
+        .collect();
+    let id = updates[0].1.clone();
+    assert!(!id.is_empty());
+    assert_eq!(
+        updates,
+        [
+            // At once; the next piece a quarter second on, though none followed it then;
+            // the last comes as the whole call, which starts at once.
+            (ToolCallStatus::Pending, id.clone(), Some(json!("{\"n\""))),
+            (ToolCallStatus::Pending, id.clone(), Some(json!("{\"n\": "))),
+            (ToolCallStatus::Start, id.clone(), Some(json!({"n": 1}))),
+            (ToolCallStatus::End, id.clone(), None),
+        ]
+    );
+    // The stored tree has the call, not the drafts.
+    assert_eq!(run.outcome.tree.nodes.len(), 1);
+    assert_eq!(run.outcome.tree.nodes[0].id, id);
+}

@@ -203,11 +203,11 @@ impl ChunkDecoder {
             out.push(ModelEvent::Text(content.into_owned()));
         }
         for fragment in delta.tool_calls.into_iter().flatten() {
-            self.tool_fragment(fragment);
+            self.tool_fragment(fragment, out);
         }
     }
 
-    fn tool_fragment(&mut self, fragment: WireToolCall<'_>) {
+    fn tool_fragment(&mut self, fragment: WireToolCall<'_>, out: &mut Vec<ModelEvent>) {
         let id = fragment.id.as_deref().unwrap_or("");
         let (name, arguments) = match fragment.function {
             Some(function) => (function.name, function.arguments),
@@ -223,10 +223,20 @@ impl ChunkDecoder {
         if call.name.is_empty() && !name.is_empty() {
             call.name = name.to_owned();
         }
-        match arguments {
-            Some(WireArguments::Text(piece)) => call.arguments.push_str(&piece),
-            Some(WireArguments::Json(Value::Null)) | None => {}
-            Some(WireArguments::Json(value)) => call.arguments.push_str(&value.to_string()),
+        let piece = match arguments {
+            Some(WireArguments::Text(piece)) => piece.into_owned(),
+            Some(WireArguments::Json(Value::Null)) | None => String::new(),
+            Some(WireArguments::Json(value)) => value.to_string(),
+        };
+        call.arguments.push_str(&piece);
+        // Shown while it is written, once it has a name to show.
+        if !call.name.is_empty() {
+            out.push(ModelEvent::ToolCallDraft {
+                slot,
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: piece,
+            });
         }
     }
 
