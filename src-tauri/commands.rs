@@ -88,6 +88,7 @@ registered! {
     run_plan => RunPlan,
     quit_app => QuitApp,
     retry_turn => RetryTurn,
+    redo_turn => RedoTurn,
 }
 
 fn desk(state: &State<'_, AppState>) -> Reply<Arc<Desk>> {
@@ -733,6 +734,29 @@ async fn retry_turn(
     let RetryTurn { thread_id, model } = args;
     let desk = desk(&state)?;
     let live = desk.retry(&thread_id, model).await.map_err(fail)?;
+    stream_to(on_event, &live);
+    Ok(desk::sent(&live))
+}
+
+/// Answers a thread's last question again (Regenerate), or as rewritten (Edit and
+/// resend); its last answer gives way to the new one.
+#[tauri::command]
+async fn redo_turn(
+    state: State<'_, AppState>,
+    args: RedoTurn,
+    on_event: Channel<Event>,
+) -> Reply<<RedoTurn as Command>::Reply> {
+    let RedoTurn {
+        thread_id,
+        question,
+        model,
+    } = args;
+    let redo = match question.as_deref() {
+        Some(text) => cairn_runtime::Redo::Edited(text),
+        None => cairn_runtime::Redo::Answer,
+    };
+    let desk = desk(&state)?;
+    let live = desk.redo(&thread_id, redo, model).await.map_err(fail)?;
     stream_to(on_event, &live);
     Ok(desk::sent(&live))
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cairn_core::LiveTurn;
 use cairn_protocol::desktop::{NewThreadOptions, PendingApproval, Sent};
 use cairn_protocol::{ApprovalDecision, Event, PermissionMode};
-use cairn_runtime::ThreadOptions;
+use cairn_runtime::{Redo, ThreadOptions};
 
 use super::{Desk, DeskError};
 
@@ -78,10 +78,21 @@ impl Desk {
         thread_id: &str,
         model: Option<String>,
     ) -> Result<Arc<LiveTurn>, DeskError> {
+        self.redo(thread_id, Redo::Failed, model).await
+    }
+
+    /// Answers the last question again (Retry, Regenerate) or as rewritten (Edit),
+    /// with the server in Settings as it is now and `model`, else the thread's.
+    pub async fn redo(
+        self: &Arc<Self>,
+        thread_id: &str,
+        redo: Redo<'_>,
+        model: Option<String>,
+    ) -> Result<Arc<LiveTurn>, DeskError> {
         let thread = self.store().thread(thread_id).await?;
         let model = model.or_else(|| thread.model.clone());
         let choice = self.model_choice(Some(&thread), model).await?;
-        let live = self.runtime.retry(thread_id, choice).await?;
+        let live = self.runtime.redo(thread_id, redo, choice).await?;
         self.watch(&live, thread.title);
         Ok(live)
     }

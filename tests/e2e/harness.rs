@@ -445,7 +445,8 @@ impl App {
     }
 
     /// The whole thread as a reader goes through it, one line per entry: its kind
-    /// (user, cairn, divider, answer) and its text.
+    /// (user, cairn, divider, answer) and its text, without the controls to answer
+    /// again (they are for the last entries only, and the reading is the point).
     pub async fn thread_lines(&self) -> Vec<String> {
         let lines = self
             .js(
@@ -454,7 +455,10 @@ impl App {
                      : el.matches('.message.synthetic') ? 'cairn' \
                      : el.matches('.message.user') ? 'user' \
                      : el.matches('.message.assistant') ? 'answer' : 'other'; \
-                   return kind + ' ' + el.innerText.trim().replace(/\\s+/g, ' '); });",
+                   let text = el.innerText; \
+                   for (const control of el.querySelectorAll('.answer-actions, .edit-question')) { \
+                     text = text.replace(control.innerText, ''); } \
+                   return kind + ' ' + text.trim().replace(/\\s+/g, ' '); });",
             )
             .await;
         serde_json::from_value(lines).expect("the thread is a list of lines")

@@ -1529,6 +1529,68 @@ async fn an_mcp_server_only_the_login_shell_can_find_starts_from_a_desktop_launc
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn the_last_answer_regenerates_and_the_last_question_is_edited_in_place() {
+    let server = FakeServer::start().await;
+    for answer in ["Five.", "Four.", "Six."] {
+        server.push(CHAT, Reply::sse(sse::text(&[answer])));
+    }
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("What is 2 + 2?").await;
+    app.wait_for_text(".message.assistant .md", "Five.").await;
+
+    app.click(".answer-actions .regenerate").await;
+    app.wait_for_text(".message.assistant .md", "Four.").await;
+    assert_eq!(
+        app.count(".message.assistant").await,
+        1,
+        "in the old one's place"
+    );
+    assert_eq!(
+        app.count(".message.user").await,
+        1,
+        "the question is not asked twice"
+    );
+
+    app.hover(".message.user .bubble").await;
+    app.click(".edit-question").await;
+    let edit = app.wait_for(".edit-input").await;
+    edit.clear().await.unwrap();
+    edit.send_keys("What is 3 + 3?").await.unwrap();
+    edit.send_keys(thirtyfour::Key::Enter).await.unwrap();
+    app.wait_for_text(".message.assistant .md", "Six.").await;
+    app.wait_for_text(".message.user .bubble", "What is 3 + 3?")
+        .await;
+    assert_eq!(app.count(".edit-input").await, 0);
+    assert_eq!(app.count(".message.user").await, 1);
+    let asked: Vec<String> = server
+        .requests_to(CHAT)
+        .iter()
+        .map(|r| {
+            let messages = r.json()["messages"].as_array().unwrap().clone();
+            messages.last().unwrap()["content"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        ["What is 2 + 2?", "What is 2 + 2?", "What is 3 + 3?"]
+    );
+    let live = app.thread_lines().await;
+    app.screenshot("edited-question").await;
+    app.quit().await;
+
+    let app = App::launch(&home, &server.url()).await;
+    app.open_chat("What is 2 + 2?").await;
+    app.wait_for_text(".message.assistant .md", "Six.").await;
+    assert_eq!(app.thread_lines().await, live, "stored as shown");
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn retry_answers_the_failed_question_again_in_its_place() {
     let server = FakeServer::start().await;
     server.push(

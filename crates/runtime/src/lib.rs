@@ -28,6 +28,7 @@ use cairn_store::{NewThread, Store, title_from_prompt};
 use cairn_tools::mcp::{McpConfig, McpError, McpPolicy, McpServer};
 use cairn_tools::{MemoryStore, Tool, Workspace};
 
+pub use cairn_store::Redo;
 pub use error::{FailureKind, RuntimeError, provider_kind, store_kind};
 pub use export::{Export, export};
 pub use model::{
@@ -360,8 +361,19 @@ impl Runtime {
         thread_id: &str,
         choice: ModelChoice,
     ) -> Result<Arc<LiveTurn>, RuntimeError> {
+        self.redo(thread_id, Redo::Failed, choice).await
+    }
+
+    /// Answers the thread's last question again after an answer that ended (failed
+    /// or not: Retry, Regenerate), or rewritten as `Redo::Edited` (Edit and resend).
+    pub async fn redo(
+        &self,
+        thread_id: &str,
+        redo: Redo<'_>,
+        choice: ModelChoice,
+    ) -> Result<Arc<LiveTurn>, RuntimeError> {
         let claim = self.sessions.claim(thread_id)?;
-        self.start_claimed(claim, thread_id, Opening::Retry, choice)
+        self.start_claimed(claim, thread_id, Opening::Redo(redo), choice)
             .await
     }
 
@@ -395,8 +407,8 @@ impl Runtime {
             }
             // The question is already the history's last message once the failed
             // answer is gone.
-            Opening::Retry => {
-                let start = self.store.retry_turn(thread_id).await?;
+            Opening::Redo(redo) => {
+                let start = self.store.redo_turn(thread_id, redo).await?;
                 (self.store.history(thread_id).await?, start)
             }
         };
@@ -552,5 +564,6 @@ fn project_instructions(workspace: &Workspace) -> Option<String> {
 /// How a turn's messages begin: a new question, or the last one asked again.
 enum Opening<'a> {
     Ask(&'a str),
-    Retry,
+    /// The last question again (retried, regenerated or edited).
+    Redo(Redo<'a>),
 }

@@ -595,3 +595,70 @@ async fn each_answer_is_accounted_with_its_calls_tools_time_and_priced_cost() {
     let free = runtime.thread_usage(&thread.id).await.unwrap();
     assert_eq!(free.total.cost, 0.0, "a model with no price costs nothing");
 }
+
+#[tokio::test]
+async fn the_last_answer_can_be_given_again_and_the_last_question_rewritten() {
+    use cairn_runtime::Redo;
+    let (_dir, runtime) = runtime().await;
+    let thread = default_thread(&runtime).await;
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("5")]);
+    let live = runtime
+        .send(&thread.id, "What is 2 + 2?", choice(&model))
+        .await
+        .unwrap();
+    live.finished().await.unwrap();
+    let shown = |messages: Vec<cairn_protocol::MessageView>| -> Vec<(Role, String)> {
+        messages.into_iter().map(|m| (m.role, m.content)).collect()
+    };
+
+    // Regenerate: a good answer too, to the same question, in its place.
+    model.root([ScriptedTurn::text("4")]);
+    let live = runtime
+        .redo(&thread.id, Redo::Answer, choice(&model))
+        .await
+        .unwrap();
+    assert_eq!(live.finished().await.unwrap().status, TurnStatus::Completed);
+    assert_eq!(
+        shown(runtime.store().messages(&thread.id).await.unwrap()),
+        [
+            (Role::User, "What is 2 + 2?".into()),
+            (Role::Assistant, "4".into())
+        ]
+    );
+    let asked = &model.requests()[1].messages;
+    assert!(
+        asked.iter().all(|m| m.content() != "5"),
+        "the answer given up is not shown to the model: {asked:?}"
+    );
+
+    // A blank edit is refused and loses nothing.
+    assert!(
+        runtime
+            .redo(&thread.id, Redo::Edited("  "), choice(&model))
+            .await
+            .is_err()
+    );
+    assert_eq!(runtime.store().messages(&thread.id).await.unwrap().len(), 2);
+
+    // Edit and resend: the question rewritten in place, then answered.
+    model.root([ScriptedTurn::text("6")]);
+    let live = runtime
+        .redo(&thread.id, Redo::Edited("What is 3 + 3?"), choice(&model))
+        .await
+        .unwrap();
+    live.finished().await.unwrap();
+    assert_eq!(
+        shown(runtime.store().messages(&thread.id).await.unwrap()),
+        [
+            (Role::User, "What is 3 + 3?".into()),
+            (Role::Assistant, "6".into())
+        ]
+    );
+    let asked = &model.requests()[2].messages;
+    assert_eq!(asked.last().map(|m| m.content()), Some("What is 3 + 3?"));
+    assert!(asked.iter().all(|m| m.content() != "What is 2 + 2?"));
+    // The search finds the question as it now reads.
+    let hits = runtime.store().search("3 + 3", 10).await.unwrap();
+    assert_eq!(hits.len(), 1);
+}

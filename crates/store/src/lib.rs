@@ -28,7 +28,7 @@ use sqlx::SqlitePool;
 
 pub use error::StoreError;
 pub use export::{ExportedMessage, ThreadExport, markdown};
-pub use messages::{AnswerSnapshot, TurnStart, title_from_prompt};
+pub use messages::{AnswerSnapshot, Redo, TurnStart, title_from_prompt};
 pub use open::StoreOptions;
 pub use settings::StoredRule;
 pub use threads::{NewThread, Page};

@@ -115,54 +115,92 @@ impl Store {
         Ok(TurnStart { user, assistant_id })
     }
 
-    /// Starts a failed turn over: the failed answer at the end of the thread gives way
-    /// to a fresh one to the same question (the question is not stored again).
-    pub async fn retry_turn(&self, thread_id: &str) -> Result<TurnStart, StoreError> {
+    /// Answers the thread's last question again: its answer at the end of the thread
+    /// gives way to a fresh one (the question is not stored again; an edit rewrites
+    /// it in place).
+    pub async fn redo_turn(
+        &self,
+        thread_id: &str,
+        redo: Redo<'_>,
+    ) -> Result<TurnStart, StoreError> {
         let now = now_ms();
         let mut tx = self.write().await?;
         let last: Vec<LastRow> = sqlx::query_as(
-            "SELECT id, seq, role, status, content, created_at, updated_at FROM messages \
-             WHERE thread_id = ? ORDER BY seq DESC LIMIT 2",
+            "SELECT id, seq, role, status, content, synthetic, created_at, updated_at \
+             FROM messages WHERE thread_id = ? ORDER BY seq DESC LIMIT 2",
         )
         .bind(thread_id)
         .fetch_all(&mut *tx)
         .await
         .map_err(|err| self.err(err))?;
-        let (failed, question) = match last.as_slice() {
-            [failed, question]
-                if failed.role == Role::Assistant.as_str()
-                    && failed.status == MessageStatus::Failed.as_str()
+        let (answer, question) = match last.as_slice() {
+            [answer, question]
+                if answer.role == Role::Assistant.as_str()
                     && question.role == Role::User.as_str() =>
             {
-                (failed, question)
+                (answer, question)
             }
             _ => {
+                return Err(StoreError::Invalid(
+                    "there is no answer to give again".into(),
+                ));
+            }
+        };
+        let failed = answer.status == MessageStatus::Failed.as_str();
+        let content = match redo {
+            Redo::Failed if !failed => {
                 return Err(StoreError::Invalid(
                     "only a failed answer at the end of a chat can be retried".into(),
                 ));
             }
+            Redo::Edited(_) if question.synthetic => {
+                return Err(StoreError::Invalid(
+                    "the last message was written by Cairn when the agent changed, not by you: \
+                     there is nothing of yours to edit"
+                        .into(),
+                ));
+            }
+            Redo::Edited(text) if text.trim().is_empty() => {
+                return Err(StoreError::Invalid(
+                    "an edited question cannot be empty".into(),
+                ));
+            }
+            Redo::Edited(text) => {
+                sqlx::query("UPDATE messages SET content = ?, updated_at = ? WHERE id = ?")
+                    .bind(text)
+                    .bind(now)
+                    .bind(&question.id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|err| self.err(err))?;
+                text.to_owned()
+            }
+            Redo::Failed | Redo::Answer => question.content.clone(),
         };
         let assistant_id = new_id();
         sqlx::query("DELETE FROM messages WHERE id = ?")
-            .bind(&failed.id)
+            .bind(&answer.id)
             .execute(&mut *tx)
             .await
             .map_err(|err| self.err(err))?;
-        let answer = NewMessage::opening_answer(&assistant_id, failed.seq);
-        insert_message(self, &mut tx, thread_id, answer, now).await?;
+        let opening = NewMessage::opening_answer(&assistant_id, answer.seq);
+        insert_message(self, &mut tx, thread_id, opening, now).await?;
         touch_thread(self, &mut tx, thread_id, now).await?;
         tx.commit().await.map_err(|err| self.err(err))?;
-        let (id, content) = (question.id.clone(), question.content.clone());
-        Ok(TurnStart {
-            user: user_message(
-                id,
-                thread_id,
-                content,
-                question.created_at,
-                question.updated_at,
-            ),
-            assistant_id,
-        })
+        let updated = if matches!(redo, Redo::Edited(_)) {
+            now
+        } else {
+            question.updated_at
+        };
+        let mut user = user_message(
+            question.id.clone(),
+            thread_id,
+            content,
+            question.created_at,
+            updated,
+        );
+        user.synthetic = question.synthetic;
+        Ok(TurnStart { user, assistant_id })
     }
 
     /// Writes the assistant message as it stands (a turn still running).
@@ -189,7 +227,18 @@ impl Store {
     }
 }
 
-/// One of the last messages of a thread, as `retry_turn` checks them.
+/// How [`Store::redo_turn`] answers the last question again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Redo<'a> {
+    /// Retry: only a failed answer, to the same question.
+    Failed,
+    /// Regenerate: any answer that ended, to the same question.
+    Answer,
+    /// Edit and resend: the question rewritten as this, then answered.
+    Edited(&'a str),
+}
+
+/// One of the last messages of a thread, as `redo_turn` checks them.
 #[derive(sqlx::FromRow)]
 struct LastRow {
     id: String,
@@ -197,6 +246,7 @@ struct LastRow {
     role: String,
     status: String,
     content: String,
+    synthetic: bool,
     created_at: i64,
     updated_at: i64,
 }

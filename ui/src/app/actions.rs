@@ -69,6 +69,7 @@ pub fn new_chat(ctx: Ctx) {
     });
     ctx.chat.model.set(None);
     ctx.chat.usage.set(ThreadUsage::default());
+    ctx.chat.editing.set(None);
     ctx.nav.screen.set(Screen::Chat);
     ctx.nav.focus.update(|n| *n += 1);
 }
@@ -132,6 +133,7 @@ pub fn open_thread(ctx: Ctx, thread_id: String) {
         }
         ctx.chat.model.set(detail.thread.model.clone());
         ctx.chat.usage.set(ThreadUsage::default());
+        ctx.chat.editing.set(None);
         refresh_usage(ctx, detail.thread.id.clone());
         ctx.chats.current.set(Some(detail.thread));
         ctx.chat.entries.set(views);
@@ -341,12 +343,23 @@ where
     });
 }
 
-/// Answers the open thread's last question again after its answer (`entry_id`)
-/// failed. The new answer takes the failed one's place once the core starts it; if it
-/// cannot, the failed answer stays and the reason is shown.
-pub fn retry(ctx: Ctx, entry_id: String) {
-    // The failed turn knows its thread; a brand-new chat may not have adopted it yet.
-    let failed_in = ctx.chat.entries.with_untracked(|entries| {
+/// How the last question is answered again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Again {
+    /// After a failed answer.
+    Retry,
+    /// After any answer: another one to the same question.
+    Regenerate,
+    /// The question rewritten as this first.
+    Edit(String),
+}
+
+/// Answers the open thread's last question again, its answer (`entry_id`) giving way.
+/// The new answer takes the old one's place once the core starts it; if it cannot,
+/// the old answer (and the question as it was) stays and the reason is shown.
+pub fn answer_again(ctx: Ctx, entry_id: String, again: Again) {
+    // The turn knows its thread; a brand-new chat may not have adopted it yet.
+    let answered_in = ctx.chat.entries.with_untracked(|entries| {
         entries.iter().find_map(|entry| match entry {
             EntryView::Assistant { id, turn } if *id == entry_id => {
                 turn.with_untracked(|view| view.thread_id.clone())
@@ -354,7 +367,7 @@ pub fn retry(ctx: Ctx, entry_id: String) {
             _ => None,
         })
     });
-    let Some(thread_id) = failed_in.or_else(|| ctx.current_id()) else {
+    let Some(thread_id) = answered_in.or_else(|| ctx.current_id()) else {
         return;
     };
     if ctx.is_running(&thread_id) {
@@ -370,18 +383,50 @@ pub fn retry(ctx: Ctx, entry_id: String) {
             .model
             .get_untracked()
             .or_else(|| ctx.config.settings.with_untracked(|s| s.model.clone()));
-        let retry = RetryTurn { thread_id, model };
-        match ipc::call_streaming(&retry, &channel).await {
+        let started = match &again {
+            Again::Retry => {
+                let retry = RetryTurn { thread_id, model };
+                ipc::call_streaming(&retry, &channel).await
+            }
+            Again::Regenerate | Again::Edit(_) => {
+                let question = match &again {
+                    Again::Edit(text) => Some(text.clone()),
+                    _ => None,
+                };
+                let redo = RedoTurn {
+                    thread_id,
+                    question,
+                    model,
+                };
+                ipc::call_streaming(&redo, &channel).await
+            }
+        };
+        match started {
             Ok(sent) => {
                 mark_running(ctx, sent.thread_id, &done);
                 if ctx.chats.generation.get_untracked() != generation {
                     return;
                 }
+                ctx.chat.editing.set(None);
                 ctx.chat.entries.update(|entries| {
-                    if let Some(entry) = entries.iter_mut().find(|e| e.id() == entry_id) {
-                        *entry = EntryView::Assistant {
-                            id: local_id("turn"),
-                            turn,
+                    let Some(at) = entries.iter().position(|e| e.id() == entry_id) else {
+                        return;
+                    };
+                    entries[at] = EntryView::Assistant {
+                        id: local_id("turn"),
+                        turn,
+                    };
+                    // The question as rewritten, under a new key: the list draws an
+                    // entry once per key.
+                    if let Again::Edit(text) = again
+                        && let Some(asked) = entries[..at]
+                            .iter_mut()
+                            .rev()
+                            .find(|e| matches!(e, EntryView::User { .. }))
+                    {
+                        *asked = EntryView::User {
+                            id: local_id("user"),
+                            text,
                         };
                     }
                 });

@@ -537,6 +537,7 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
     });
     move || {
         let ending = ending.get();
+        let failed = ending.error.is_some();
         let is_last = ctx
             .chat
             .entries
@@ -558,7 +559,7 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
                     {(is_last && ending.finished.is_some()).then(|| {
                         let entry_id = entry_id.clone();
                         view! {
-                            <button class="retry" on:click=move |_| actions::retry(ctx, entry_id.clone())>"Retry"</button>
+                            <button class="retry" on:click=move |_| actions::answer_again(ctx, entry_id.clone(), actions::Again::Retry)>"Retry"</button>
                         }
                     })}
                 </div>
@@ -571,6 +572,17 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
                         <span>{format!("Plan {plan_id} is a draft: nothing ran yet.")}</span>
                         <button class="primary run-draft" on:click=move |_| actions::run_draft(ctx, run_id.clone(), None)>"Run it"</button>
                         <button class="run-draft-asking" on:click=move |_| actions::run_draft(ctx, ask_id.clone(), Some(PermissionMode::Default))>"Run, asking before changes"</button>
+                    </div>
+                }
+            })}
+            // The last answer, once it ended without failing (a failure offers Retry),
+            // can be given again.
+            {(is_last && !failed && ending.finished.is_some()).then(|| {
+                let entry_id = entry_id.clone();
+                view! {
+                    <div class="answer-actions">
+                        <button class="ghost regenerate" title="Answer the same question again, in this answer's place"
+                            on:click=move |_| actions::answer_again(ctx, entry_id.clone(), actions::Again::Regenerate)>"↻ Regenerate"</button>
                     </div>
                 }
             })}

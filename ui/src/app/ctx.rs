@@ -118,6 +118,8 @@ pub struct Chat {
     pub agents: RwSignal<Vec<AgentInfo>>,
     /// What the open chat's answers took, as last read (after each answer).
     pub usage: RwSignal<ThreadUsage>,
+    /// The last question as it is being rewritten (Edit), if it is.
+    pub editing: RwSignal<Option<String>>,
 }
 
 /// What the app is configured with, and what it learned at start.
@@ -171,6 +173,7 @@ impl Ctx {
                 last_workspace: RwSignal::new(None),
                 agents: RwSignal::new(Vec::new()),
                 usage: RwSignal::new(ThreadUsage::default()),
+                editing: RwSignal::new(None),
             },
             config: Config {
                 settings: RwSignal::new(Settings::default()),

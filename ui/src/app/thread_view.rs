@@ -53,9 +53,7 @@ pub fn ChatScreen() -> impl IntoView {
                     each=move || ctx.chat.entries.get()
                     key=EntryView::id
                     children=move |entry| match entry {
-                        EntryView::User { text, .. } => view! {
-                            <div class="message user"><div class="bubble">{text}</div></div>
-                        }.into_any(),
+                        EntryView::User { id, text } => user_message(ctx, id, text),
                         EntryView::Assistant { id, turn } => view! {
                             <div class="message assistant">{cards::turn_view(id, turn)}</div>
                         }.into_any(),
@@ -109,6 +107,91 @@ fn HeadMenu() -> impl IntoView {
             </Show>
         </span>
     }
+}
+
+/// A question the user asked. The last one, once answered, can be rewritten and sent
+/// again in place (its answer gives way to the new one).
+fn user_message(ctx: Ctx, id: String, text: String) -> AnyView {
+    let last_question = {
+        let id = id.clone();
+        move || {
+            ctx.chat.entries.with(|entries| {
+                entries
+                    .iter()
+                    .rposition(|e| matches!(e, EntryView::User { .. }))
+                    .is_some_and(|at| entries[at].id() == id && at + 2 == entries.len())
+            })
+        }
+    };
+    let answered = move || {
+        !ctx.current_id()
+            .is_some_and(|thread| ctx.is_running(&thread))
+            && ctx.chat.entries.with(|entries| {
+                matches!(entries.last(), Some(EntryView::Assistant { turn, .. })
+                    if turn.with(|view| view.finished.is_some()))
+            })
+    };
+    let editable = {
+        let last_question = last_question.clone();
+        move || last_question() && answered()
+    };
+    let editing = {
+        let last_question = last_question.clone();
+        move || last_question() && ctx.chat.editing.with(Option::is_some)
+    };
+    let start_editing = {
+        let text = text.clone();
+        move |_| ctx.chat.editing.set(Some(text.clone()))
+    };
+    let send = move || {
+        let Some(edited) = ctx.chat.editing.get_untracked() else {
+            return;
+        };
+        if edited.trim().is_empty() {
+            return ctx.say("An edited question cannot be empty.");
+        }
+        let answer = ctx
+            .chat
+            .entries
+            .with_untracked(|entries| entries.last().map(EntryView::id));
+        if let Some(answer) = answer {
+            actions::answer_again(ctx, answer, actions::Again::Edit(edited));
+        }
+    };
+    view! {
+        <div class="message user">
+            <Show when=editing.clone() fallback=move || {
+                let start_editing = start_editing.clone();
+                view! {
+                    <Show when=editable.clone()>
+                        <button class="ghost edit-question" title="Rewrite this question and send it again"
+                            on:click=start_editing.clone()>"Edit"</button>
+                    </Show>
+                    <div class="bubble">{text.clone()}</div>
+                }
+            }>
+                <div class="edit-box">
+                    <textarea class="edit-input" aria-label="Edit your question"
+                        prop:value=move || ctx.chat.editing.get().unwrap_or_default()
+                        on:input=move |event| ctx.chat.editing.set(Some(event_target_value(&event)))
+                        on:keydown=move |event| {
+                            if event.key() == "Enter" && !event.shift_key() && !event.is_composing() {
+                                event.prevent_default();
+                                send();
+                            } else if event.key() == "Escape" {
+                                event.stop_propagation();
+                                ctx.chat.editing.set(None);
+                            }
+                        }></textarea>
+                    <div class="edit-buttons">
+                        <button class="ghost" on:click=move |_| ctx.chat.editing.set(None)>"Cancel"</button>
+                        <button class="primary send-edit" on:click=move |_| send()>"Send again"</button>
+                    </div>
+                </div>
+            </Show>
+        </div>
+    }
+    .into_any()
 }
 
 /// A hand-over: a slim divider saying who handed the chat to whom and why, then the

@@ -107,6 +107,13 @@ commands! {
     /// `model` (else the thread's).
     RetryTurn = "retry_turn" { thread_id: String, model: Option<String> } -> Sent,
         streams on "onEvent": Event;
+    /// Answers a thread's last question again in its last answer's place
+    /// (Regenerate), or rewritten as `question` first (Edit and resend).
+    RedoTurn = "redo_turn" {
+        thread_id: String,
+        question: Option<String>,
+        model: Option<String>,
+    } -> Sent, streams on "onEvent": Event;
     /// Quits now (the user confirmed while turns ran).
     QuitApp = "quit_app" {} -> ();
     DetectProviders = "detect_providers" {} -> Vec<DetectedServer>;
