@@ -101,6 +101,7 @@ fn charge(counter: &AtomicU64, limit: u64, reason: BudgetReason) -> Result<(), B
     Ok(())
 }
 
-fn millis(duration: std::time::Duration) -> u64 {
+/// A duration in whole milliseconds, as the wire and the usage log count them.
+pub(crate) fn millis(duration: std::time::Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

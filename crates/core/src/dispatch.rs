@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use crate::budget::millis;
 use crate::callee::{CallFailure, Callee};
 use crate::disclosure::LoadToolsArgs;
 use crate::events::Activity;
@@ -202,7 +203,7 @@ impl Turn {
             parent_id: scope.parent_id.clone(),
             depth: scope.depth,
             status: ToolCallStatus::End,
-            duration_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+            duration_ms: Some(millis(started.elapsed())),
             waited_ms: Some(waited.load(Ordering::Relaxed)).filter(|ms| *ms > 0),
             denied,
         }));
@@ -298,14 +299,14 @@ impl Turn {
             GateDecision::Ask => {
                 let grants =
                     tool.map_or_else(|| vec![call.name.clone()], |tool| tool.session_grants(args));
-                let asked = Instant::now();
                 let preview = match tool {
                     Some(tool) => tool.preview(args, &self.tool_context()).await,
                     None => None,
                 };
+                // The wait is the user's: reading the file for the preview is not.
+                let asked = Instant::now();
                 let answer = self.ask(scope, call, category, args, grants, preview).await;
-                let ms = u64::try_from(asked.elapsed().as_millis()).unwrap_or(u64::MAX);
-                waited.fetch_add(ms, Ordering::Relaxed);
+                waited.fetch_add(millis(asked.elapsed()), Ordering::Relaxed);
                 answer
             }
         }

@@ -12,6 +12,8 @@ use cairn_protocol::{
 use serde_json::Value;
 use tokio::time::Instant;
 
+use crate::budget::millis;
+
 /// A consumer of turn events: a CLI printer, an IPC channel, a session buffer.
 pub trait EventSink: Send + Sync {
     fn emit(&self, event: Event);
@@ -94,7 +96,9 @@ impl TreeBuilder {
                 let node = &mut self.nodes[index];
                 node.result_preview = update.result.as_ref().map(|r| preview(&value_text(r)));
                 node.is_error = Some(update.is_error.unwrap_or(false));
-                node.duration_ms = update.duration_ms.unwrap_or_else(|| millis_since(started));
+                node.duration_ms = update
+                    .duration_ms
+                    .unwrap_or_else(|| millis(started.elapsed()));
                 node.waited_ms = update.waited_ms.unwrap_or(0);
                 node.denied = update.denied;
             }
@@ -108,16 +112,12 @@ impl TreeBuilder {
             let node = &mut nodes[*index];
             node.is_error = Some(true);
             node.result_preview = Some("did not finish".into());
-            node.duration_ms = millis_since(*started);
+            node.duration_ms = millis(started.elapsed());
         }
         ExecutionTree::new(nodes)
             .with_timeline(self.timeline.entries().to_vec())
             .with_plans(self.plans.clone())
     }
-}
-
-fn millis_since(started: Instant) -> u64 {
-    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Text as a preview shows it: strings bare, anything else as compact JSON.

@@ -15,6 +15,7 @@ use cairn_protocol::{
 };
 use serde_json::Value;
 
+use crate::budget::millis;
 use crate::disclosure::{self, Disclosure, ToolBudget};
 use crate::events::{Activity, Journal};
 use crate::history;
@@ -511,8 +512,4 @@ fn strip_fence(text: &str) -> &str {
         .or_else(|| trimmed.strip_prefix("```"))
         .and_then(|inner| inner.strip_suffix("```"))
         .map_or(trimmed, str::trim)
-}
-
-fn millis(duration: std::time::Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

@@ -204,7 +204,7 @@ impl Engine {
                 () = tokio::time::sleep_until(turn.budget.deadline()) => {
                     turn.trip(BudgetExceeded {
                         reason: cairn_protocol::BudgetReason::WallClock,
-                        limit: turn.budget.limits().max_wall_clock.as_millis().try_into().unwrap_or(u64::MAX),
+                        limit: crate::budget::millis(turn.budget.limits().max_wall_clock),
                         observed: turn.budget.elapsed_ms(),
                     });
                     run.await

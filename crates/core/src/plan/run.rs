@@ -303,7 +303,7 @@ impl Turn {
             parent_id: Some(call_id.to_owned()),
             depth: scope.depth + 1,
             status: ToolCallStatus::End,
-            duration_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+            duration_ms: Some(crate::budget::millis(started.elapsed())),
             waited_ms: None,
             denied: false,
         }));
