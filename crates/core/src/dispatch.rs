@@ -145,21 +145,21 @@ impl Turn {
         let started = Instant::now();
         // The time the call spends on the user's approval, in milliseconds.
         let waited = AtomicU64::new(0);
+        let update = |status| {
+            ToolCallUpdate::new(
+                &call.id,
+                &call.name,
+                scope.parent_id.clone(),
+                scope.depth,
+                status,
+            )
+        };
         self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
-            tool_call_id: call.id.clone(),
-            name: call.name.clone(),
             args: Some(match &args {
                 Ok(value) => value.clone(),
                 Err(_) => Value::String(call.arguments.clone()),
             }),
-            result: None,
-            is_error: None,
-            parent_id: scope.parent_id.clone(),
-            depth: scope.depth,
-            status: ToolCallStatus::Start,
-            duration_ms: None,
-            waited_ms: None,
-            denied: false,
+            ..update(ToolCallStatus::Start)
         }));
         let outcome = if let Some(refusal) = refused {
             Err(CallFailure::RespondToModel(refusal))
@@ -195,17 +195,12 @@ impl Turn {
             }
         };
         self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
-            tool_call_id: call.id.clone(),
-            name: call.name.clone(),
-            args: None,
             result: Some(value),
             is_error: Some(is_error),
-            parent_id: scope.parent_id.clone(),
-            depth: scope.depth,
-            status: ToolCallStatus::End,
             duration_ms: Some(millis(started.elapsed())),
             waited_ms: Some(waited.load(Ordering::Relaxed)).filter(|ms| *ms > 0),
             denied,
+            ..update(ToolCallStatus::End)
         }));
         let message = ChatMessage::Tool {
             tool_call_id: call.id.clone(),

@@ -408,17 +408,14 @@ impl Turn {
                     }
                     Seen::CallPending(shown) => {
                         self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
-                            tool_call_id: shown.id.clone(),
-                            name: shown.name.clone(),
                             args: Some(Value::String(shown.arguments.clone())),
-                            result: None,
-                            is_error: None,
-                            parent_id: parent_id.clone(),
-                            depth,
-                            status: ToolCallStatus::Pending,
-                            duration_ms: None,
-                            waited_ms: None,
-                            denied: false,
+                            ..ToolCallUpdate::new(
+                                &shown.id,
+                                &shown.name,
+                                parent_id.clone(),
+                                depth,
+                                ToolCallStatus::Pending,
+                            )
                         }));
                     }
                     Seen::Producing => reconnecting = None,

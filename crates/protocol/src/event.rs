@@ -119,6 +119,30 @@ pub struct ToolCallUpdate {
 pub const RUN_SUBTASK: &str = "run_subtask";
 
 impl ToolCallUpdate {
+    /// An update of `status` for a call, nothing else told yet: the engine's sites set
+    /// what their status carries on top of it.
+    pub fn new(
+        tool_call_id: impl Into<String>,
+        name: impl Into<String>,
+        parent_id: Option<String>,
+        depth: u32,
+        status: ToolCallStatus,
+    ) -> Self {
+        Self {
+            tool_call_id: tool_call_id.into(),
+            name: name.into(),
+            args: None,
+            result: None,
+            is_error: None,
+            parent_id,
+            depth,
+            status,
+            duration_ms: None,
+            waited_ms: None,
+            denied: false,
+        }
+    }
+
     /// The title a `run_subtask` call gave its subtask, if this is one and it has one:
     /// what the execution tree and every front end label the call with.
     pub fn subtask_title(&self) -> Option<String> {

@@ -266,21 +266,12 @@ impl Turn {
     fn step_card(&self, scope: &Scope, call_id: &str, step: &PlanStep) -> String {
         let card_id = self.ids.claim_call(&format!("{call_id}:{}", step.id));
         self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
-            tool_call_id: card_id.clone(),
-            name: RUN_SUBTASK.to_owned(),
             args: Some(json!({
                 "title": step_title(step),
                 "instructions": step.instructions,
                 "step_id": step.id,
             })),
-            result: None,
-            is_error: None,
-            parent_id: Some(call_id.to_owned()),
-            depth: scope.depth + 1,
-            status: ToolCallStatus::Start,
-            duration_ms: None,
-            waited_ms: None,
-            denied: false,
+            ..step_update(scope, call_id, &card_id, ToolCallStatus::Start)
         }));
         card_id
     }
@@ -295,19 +286,28 @@ impl Turn {
         started: std::time::Instant,
     ) {
         self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
-            tool_call_id: card_id.to_owned(),
-            name: RUN_SUBTASK.to_owned(),
-            args: None,
             result: Some(Value::String(result.to_owned())),
             is_error: Some(failed),
-            parent_id: Some(call_id.to_owned()),
-            depth: scope.depth + 1,
-            status: ToolCallStatus::End,
             duration_ms: Some(crate::budget::millis(started.elapsed())),
-            waited_ms: None,
-            denied: false,
+            ..step_update(scope, call_id, card_id, ToolCallStatus::End)
         }));
     }
+}
+
+/// An update of a step's `run_subtask` card, under the `create_plan` card `call_id`.
+fn step_update(
+    scope: &Scope,
+    call_id: &str,
+    card_id: &str,
+    status: ToolCallStatus,
+) -> ToolCallUpdate {
+    ToolCallUpdate::new(
+        card_id,
+        RUN_SUBTASK,
+        Some(call_id.to_owned()),
+        scope.depth + 1,
+        status,
+    )
 }
 
 fn step_title(step: &PlanStep) -> String {
