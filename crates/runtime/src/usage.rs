@@ -1,7 +1,9 @@
 //! What model calls cost: the prices per model (none: free, as a local server is),
 //! kept where the CLI and the desktop both read them.
 
-use cairn_protocol::{AnswerUsage, CallTotals, ModelPrice, Role, ThreadUsage};
+use std::collections::HashMap;
+
+use cairn_protocol::{AnswerUsage, CallTotals, ModelPrice, ThreadUsage};
 
 use crate::{Runtime, RuntimeError};
 
@@ -12,25 +14,27 @@ impl Runtime {
     /// What each of a thread's answers took (model calls priced, tool calls, time)
     /// and the thread's totals, from the usage log.
     pub async fn thread_usage(&self, thread_id: &str) -> Result<ThreadUsage, RuntimeError> {
-        let messages = self.store.messages(thread_id).await?;
+        // A thread that is not there is an error, not an empty log.
+        self.store.thread(thread_id).await?;
+        let spans = self.store.answer_spans(thread_id).await?;
         let calls = self.store.model_calls(Some(thread_id)).await?;
         let prices = self.prices().await?;
-        let answers = messages
-            .iter()
-            .filter(|message| message.role == Role::Assistant)
-            .map(|message| AnswerUsage {
-                message_id: message.id.clone(),
-                calls: CallTotals::of(
-                    calls
-                        .iter()
-                        .filter(|logged| logged.message_id.as_deref() == Some(&message.id))
-                        .map(|logged| &logged.call),
-                    &prices,
-                ),
-                tool_calls: message.usage.as_ref().map_or(0, |usage| usage.tool_calls),
-                elapsed_ms: u64::try_from(message.updated_at - message.created_at).unwrap_or(0),
+        let mut by_answer: HashMap<&str, CallTotals> = HashMap::new();
+        for logged in &calls {
+            if let Some(id) = logged.message_id.as_deref() {
+                by_answer.entry(id).or_default().add(&logged.call, &prices);
+            }
+        }
+        let answers = spans
+            .into_iter()
+            .filter_map(|span| {
+                Some(AnswerUsage {
+                    calls: by_answer.remove(span.id.as_str())?,
+                    message_id: span.id,
+                    tool_calls: span.tool_calls,
+                    elapsed_ms: span.elapsed_ms,
+                })
             })
-            .filter(|answer| answer.calls.llm_calls > 0)
             .collect::<Vec<_>>();
         Ok(ThreadUsage {
             total: CallTotals::of(calls.iter().map(|logged| &logged.call), &prices),

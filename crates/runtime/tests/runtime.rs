@@ -594,6 +594,10 @@ async fn each_answer_is_accounted_with_its_calls_tools_time_and_priced_cost() {
     runtime.remove_price("scripted").await.unwrap();
     let free = runtime.thread_usage(&thread.id).await.unwrap();
     assert_eq!(free.total.cost, 0.0, "a model with no price costs nothing");
+    assert!(
+        runtime.thread_usage("no-such-thread").await.is_err(),
+        "a thread that is not there is an error, not an empty log"
+    );
 }
 
 #[tokio::test]

@@ -124,6 +124,27 @@ impl Store {
         Ok(rows.into_iter().map(CallRow::into_logged).collect())
     }
 
+    /// A thread's answers in order, as far as what they took goes: not their text or
+    /// their trees, which a usage view has no use for.
+    pub async fn answer_spans(&self, thread_id: &str) -> Result<Vec<AnswerSpan>, StoreError> {
+        let rows: Vec<(String, i64, i64, i64)> = sqlx::query_as(
+            "SELECT id, COALESCE(json_extract(usage, '$.tool_calls'), 0), created_at, \
+             updated_at FROM messages WHERE thread_id = ? AND role = 'assistant' ORDER BY seq",
+        )
+        .bind(thread_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|err| self.err(err))?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, tool_calls, created_at, updated_at)| AnswerSpan {
+                id,
+                tool_calls: u64::try_from(tool_calls).unwrap_or(0),
+                elapsed_ms: u64::try_from(updated_at - created_at).unwrap_or(0),
+            })
+            .collect())
+    }
+
     /// Tokens used in a thread so far, over every model call.
     pub async fn thread_usage(&self, thread_id: &str) -> Result<cairn_protocol::Usage, StoreError> {
         let row: (i64, i64, i64, bool) = sqlx::query_as(
@@ -142,6 +163,15 @@ impl Store {
             estimated: row.3,
         })
     }
+}
+
+/// An answer as [`Store::answer_spans`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnswerSpan {
+    pub id: String,
+    pub tool_calls: u64,
+    /// From its start to its last write (its end, once it ended).
+    pub elapsed_ms: u64,
 }
 
 /// A row of `model_calls`.

@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use sqlx::SqlitePool;
 
+pub use answers::AnswerSpan;
 pub use error::StoreError;
 pub use export::{ExportedMessage, ThreadExport, markdown};
 pub use messages::{AnswerSnapshot, Redo, TurnStart, title_from_prompt};
