@@ -96,7 +96,8 @@ impl Card {
         }
     }
 
-    /// What the card header says: a subtask's title, else the tool's name.
+    /// A card's name in an outline: a subtask's (or plan's) title, else the tool's.
+    /// (The window's header says more: see `describe::Headline`.)
     pub fn label(&self) -> &str {
         self.title.as_deref().unwrap_or(&self.name)
     }

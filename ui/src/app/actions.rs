@@ -383,23 +383,21 @@ pub fn answer_again(ctx: Ctx, entry_id: String, again: Again) {
             .model
             .get_untracked()
             .or_else(|| ctx.config.settings.with_untracked(|s| s.model.clone()));
+        let redo = |question| RedoTurn {
+            thread_id: thread_id.clone(),
+            question,
+            model: model.clone(),
+        };
         let started = match &again {
             Again::Retry => {
-                let retry = RetryTurn { thread_id, model };
+                let retry = RetryTurn {
+                    thread_id: thread_id.clone(),
+                    model: model.clone(),
+                };
                 ipc::call_streaming(&retry, &channel).await
             }
-            Again::Regenerate | Again::Edit(_) => {
-                let question = match &again {
-                    Again::Edit(text) => Some(text.clone()),
-                    _ => None,
-                };
-                let redo = RedoTurn {
-                    thread_id,
-                    question,
-                    model,
-                };
-                ipc::call_streaming(&redo, &channel).await
-            }
+            Again::Regenerate => ipc::call_streaming(&redo(None), &channel).await,
+            Again::Edit(text) => ipc::call_streaming(&redo(Some(text.clone())), &channel).await,
         };
         match started {
             Ok(sent) => {

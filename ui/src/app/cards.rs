@@ -228,7 +228,15 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             .as_ref()
             .map(|args| format::preview(args, PREVIEW_CHARS))
     });
-    let denied = pick(|card| (card.state == CardState::Denied).then(String::new));
+    let denied = ArcMemo::new({
+        let data = data.clone();
+        move |_| {
+            data.with(|card| {
+                card.as_ref()
+                    .is_some_and(|card| card.state == CardState::Denied)
+            })
+        }
+    });
     // A long result shows its start; "Show all" shows every byte the tool returned
     // (the model may have read only a cut of it).
     let show_all = RwSignal::new(false);
@@ -316,7 +324,7 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
                     })}
                     {move || approval.get().map(|request| approval_card(turn_for_approval.clone(), request))}
                     {segments(turn.clone(), Some(id.clone()))}
-                    {move || if denied.get().is_some() {
+                    {move || if denied.get() {
                         // What the model was told is for the model.
                         Some(view! { <p class="card-denied">"Denied by you"</p> }.into_any())
                     } else {
