@@ -63,6 +63,7 @@ registered! {
     save_settings => SaveSettings,
     set_zoom => SetZoom,
     open_link => OpenLink,
+    copy_text => CopyText,
     detect_providers => DetectProviders,
     list_models => ListModels,
     check_server => CheckServer,
@@ -409,6 +410,13 @@ async fn set_zoom(
 async fn open_link(args: OpenLink) -> Reply<<OpenLink as Command>::Reply> {
     let OpenLink { url } = args;
     crate::links::open(&url).await
+}
+
+/// Puts text on the clipboard. (Not async: the clipboard belongs to the main thread.)
+#[tauri::command]
+fn copy_text(args: CopyText) -> Reply<<CopyText as Command>::Reply> {
+    let CopyText { text } = args;
+    crate::clipboard::copy(&text)
 }
 
 #[tauri::command]

@@ -65,6 +65,8 @@ DESKTOP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev
     xdg-utils)
 
 # What the tests need: a headless display, WebDriver for WebKitGTK, a private D-Bus with a
-# keychain and a notification server, fonts for screenshots, and OCR to read them back.
+# keychain and a notification server, fonts for screenshots, OCR to read them back, and
+# xclip to read what the app copied.
 TEST_PACKAGES=(xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools
-    dunst libnotify-bin xdotool imagemagick fonts-dejavu-core tesseract-ocr tesseract-ocr-eng)
+    dunst libnotify-bin xdotool imagemagick fonts-dejavu-core tesseract-ocr tesseract-ocr-eng
+    xclip)

@@ -456,7 +456,7 @@ impl App {
                      : el.matches('.message.user') ? 'user' \
                      : el.matches('.message.assistant') ? 'answer' : 'other'; \
                    let text = el.innerText; \
-                   for (const control of el.querySelectorAll('.answer-actions, .edit-question')) { \
+                   for (const control of el.querySelectorAll('.answer-actions, .edit-question, .copy-question')) { \
                      text = text.replace(control.innerText, ''); } \
                    return kind + ' ' + text.trim().replace(/\\s+/g, ' '); });",
             )

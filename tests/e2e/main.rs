@@ -1622,6 +1622,110 @@ async fn retry_answers_the_failed_question_again_in_its_place() {
     app.quit().await;
 }
 
+/// What the app put on the clipboard, as another program pastes it.
+fn clipboard() -> String {
+    let out = std::process::Command::new("xclip")
+        .args(["-o", "-selection", "clipboard"])
+        .output()
+        .expect("xclip runs (apt install xclip)");
+    assert!(
+        out.status.success(),
+        "nothing on the clipboard: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("the clipboard holds text")
+}
+
+/// Waits until the clipboard holds `expected` (the copy goes through the app's
+/// command, so it lands a moment after the click).
+async fn assert_clipboard(expected: &str, what: &str) {
+    let start = std::time::Instant::now();
+    loop {
+        let now = clipboard();
+        if now == expected {
+            return;
+        }
+        assert!(
+            start.elapsed() < harness::PATIENCE,
+            "{what}: the clipboard holds {now:?}, not {expected:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn code_is_coloured_and_code_answers_and_questions_copy_to_the_clipboard() {
+    let answer = "Here it is:\n\n```rust\n// greet\nfn main() {\n    println!(\"hello, world\");\n}\n```\n\nRun it with `cargo run`.";
+    let code = "// greet\nfn main() {\n    println!(\"hello, world\");\n}";
+    let server = FakeServer::start().await;
+    server.push(CHAT, Reply::sse(sse::text(&[answer])));
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Show me hello world in Rust").await;
+    app.wait_for_text(".message.assistant .md", "Run it with")
+        .await;
+    app.wait_for_text(".code-block .code-lang", "rust").await;
+
+    // Coloured on the screen, not only marked: the keyword's and the string's colours
+    // are among the painted pixels, and the code reads.
+    let shot = pixels::region(&app, ".code-block", "code-block").await;
+    let paper = [0xef, 0xef, 0xec];
+    let keyword = pixels::inked(&shot, paper, [0x8e, 0x3f, 0xb3]);
+    let string = pixels::inked(&shot, paper, [0x2f, 0x7d, 0x1f]);
+    assert!(
+        keyword > 10 && string > 30,
+        "{}: keyword pixels {keyword}, string pixels {string}",
+        shot.display()
+    );
+    let read = pixels::readable_text(&app, ".code-block", "code-block-read").await;
+    pixels::assert_reads(
+        &read,
+        &["fn main", "println", "hello, world", "Copy"],
+        "the code block",
+    );
+    let live_block = app
+        .js("return document.querySelector('.code-block').outerHTML")
+        .await;
+
+    // Before any click: a focused button inside the answer shows them too.
+    let visibility = "return getComputedStyle(document.querySelector('.copy-answer')).visibility";
+    app.hover(".chat-title").await;
+    assert_eq!(
+        app.js(visibility).await,
+        "hidden",
+        "out of the way until looked for"
+    );
+
+    app.click(".code-block .code-copy").await;
+    app.wait_for_text(".code-block .code-copy", "Copied").await;
+    assert_clipboard(code, "the code block").await;
+    // The label comes back, so the next copy can be seen too.
+    app.wait_for_text(".code-block .code-copy", "Copy").await;
+
+    app.hover(".message.assistant .md").await;
+    assert_eq!(app.js(visibility).await, "visible");
+    app.click(".copy-answer").await;
+    assert_clipboard(answer, "the answer").await;
+
+    app.hover(".message.user .bubble").await;
+    app.click(".copy-question").await;
+    assert_clipboard("Show me hello world in Rust", "the question").await;
+    app.screenshot("copied-question").await;
+    app.quit().await;
+
+    // A stored answer draws its code the same.
+    let app = App::launch(&home, &server.url()).await;
+    app.open_chat("Show me hello world in Rust").await;
+    app.wait_for(".code-block .hl-k").await;
+    assert_eq!(
+        app.js("return document.querySelector('.code-block').outerHTML")
+            .await,
+        live_block
+    );
+    app.quit().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_link_in_an_answer_opens_in_the_browser_and_only_web_links_do() {

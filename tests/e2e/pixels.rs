@@ -15,6 +15,13 @@ use crate::harness::App;
 /// the file to look at, if that part is a flat fill inside its border (nothing is
 /// painted there).
 pub async fn readable_text(app: &App, css: &str, name: &str) -> String {
+    ocr(&region(app, css, name).await)
+}
+
+/// The part of the element `css` inside the window, as painted now, saved as
+/// `NAME.png` beside the other screenshots. Panics, naming the file to look at, if
+/// that part is a flat fill inside its border (nothing is painted there).
+pub async fn region(app: &App, css: &str, name: &str) -> std::path::PathBuf {
     let element = app.wait_for(css).await;
     app.driver
         .execute(
@@ -62,7 +69,52 @@ pub async fn readable_text(app: &App, css: &str, name: &str) -> String {
         "{} is a flat fill inside its border (spread {spread}): nothing is painted there",
         shot.display()
     );
-    ocr(&shot)
+    shot
+}
+
+/// How many of the image's pixels are `ink` drawn on `paper`: text in a colour is
+/// mostly edges, each pixel a blend of the two, so a pixel counts when it lies on the
+/// way from paper to ink (within 16 per channel of the line) and at least half way.
+pub fn inked(png: &Path, paper: [u8; 3], ink: [u8; 3]) -> u64 {
+    let out = Command::new("convert")
+        .arg(png)
+        .args([
+            "-alpha",
+            "off",
+            "-depth",
+            "8",
+            "-format",
+            "%c",
+            "histogram:info:-",
+        ])
+        .output()
+        .expect("ImageMagick's convert runs");
+    assert!(
+        out.status.success(),
+        "convert could not count {}",
+        png.display()
+    );
+    let [paper, ink] = [paper, ink].map(|rgb| rgb.map(f64::from));
+    let way: Vec<f64> = (0..3).map(|i| ink[i] - paper[i]).collect();
+    let length = way.iter().map(|d| d * d).sum::<f64>();
+    // Lines read `   12: (142,63,179) #8E3FB3 srgb(142,63,179)`.
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (count, rest) = line.trim().split_once(':')?;
+            let channels = rest.trim().strip_prefix('(')?.split_once(')')?.0;
+            let colour: Vec<f64> = channels
+                .split(',')
+                .map(|c| c.trim().parse::<f64>())
+                .collect::<Result<_, _>>()
+                .ok()?;
+            let along = (0..3).map(|i| (colour[i] - paper[i]) * way[i]).sum::<f64>() / length;
+            let off_line = (0..3)
+                .map(|i| (colour[i] - paper[i] - along * way[i]).abs())
+                .fold(0.0, f64::max);
+            (along >= 0.5 && off_line <= 16.0).then(|| count.trim().parse::<u64>().ok())?
+        })
+        .sum()
 }
 
 /// The standard deviation of the region's pixels (0 to 1), its border shaved off: a

@@ -3,27 +3,69 @@
 //! opens them in the browser), images
 //! are replaced by their description (the app loads nothing remote).
 
-use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 
 pub fn to_html(markdown: &str) -> String {
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_GFM;
-    let events = Parser::new_ext(markdown, options).map(|event| match event {
-        // Shown, never interpreted.
-        Event::Html(html) | Event::InlineHtml(html) => Event::Text(html),
-        Event::Start(Tag::Link {
-            dest_url, title, ..
-        }) => Event::Html(CowStr::from(link_open(&dest_url, &title))),
-        Event::End(TagEnd::Link) => Event::Html(CowStr::from("</a>")),
-        // The description (the text events inside) is what is shown.
-        Event::Start(Tag::Image { .. }) => Event::Html(CowStr::from("<span class=\"image-alt\">")),
-        Event::End(TagEnd::Image) => Event::Html(CowStr::from("</span>")),
-        other => other,
-    });
+    let mut events = Vec::new();
+    // A code block's text, gathered to be coloured and drawn as one piece.
+    let mut code: Option<(String, String)> = None;
+    for event in Parser::new_ext(markdown, options) {
+        match (event, &mut code) {
+            (Event::Start(Tag::CodeBlock(kind)), _) => {
+                let language = match kind {
+                    CodeBlockKind::Fenced(info) => info.trim().to_owned(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                code = Some((language, String::new()));
+            }
+            (Event::Text(text), Some((_, body))) => body.push_str(&text),
+            (Event::End(TagEnd::CodeBlock), Some(_)) => {
+                let (language, body) = code.take().unwrap_or_default();
+                events.push(Event::Html(CowStr::from(code_block(&language, &body))));
+            }
+            // Shown, never interpreted.
+            (Event::Html(html) | Event::InlineHtml(html), _) => events.push(Event::Text(html)),
+            (
+                Event::Start(Tag::Link {
+                    dest_url, title, ..
+                }),
+                _,
+            ) => events.push(Event::Html(CowStr::from(link_open(&dest_url, &title)))),
+            (Event::End(TagEnd::Link), _) => events.push(Event::Html(CowStr::from("</a>"))),
+            // The description (the text events inside) is what is shown.
+            (Event::Start(Tag::Image { .. }), _) => {
+                events.push(Event::Html(CowStr::from("<span class=\"image-alt\">")));
+            }
+            (Event::End(TagEnd::Image), _) => events.push(Event::Html(CowStr::from("</span>"))),
+            (other, _) => events.push(other),
+        }
+    }
     let mut html = String::with_capacity(markdown.len() * 3 / 2);
-    pulldown_cmark::html::push_html(&mut html, events);
+    pulldown_cmark::html::push_html(&mut html, events.into_iter());
+    html
+}
+
+/// A code block: its language and a copy button over the coloured code (the window
+/// handles the button's click for every block at once, see `thread_view`). A block
+/// still being written has no closing fence yet and is drawn the same.
+fn code_block(language: &str, body: &str) -> String {
+    let name = language.split([',', ' ', '{']).next().unwrap_or_default();
+    let mut html = String::with_capacity(body.len() * 2 + 200);
+    html.push_str("<div class=\"code-block\"><div class=\"code-head\"><span class=\"code-lang\">");
+    crate::highlight::escape_into(name, &mut html);
+    html.push_str("</span><button class=\"code-copy\" type=\"button\" title=\"Copy the code\">Copy</button></div><pre><code");
+    if !name.is_empty() {
+        html.push_str(" class=\"language-");
+        crate::highlight::escape_into(name, &mut html);
+        html.push('"');
+    }
+    html.push('>');
+    html.push_str(&crate::highlight::to_html(language, body));
+    html.push_str("</code></pre></div>\n");
     html
 }
 
@@ -73,16 +115,7 @@ fn link_open(url: &str, title: &str) -> String {
 
 fn escape_attribute(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            other => out.push(other),
-        }
-    }
+    crate::highlight::escape_into(text, &mut out);
     out
 }
 
@@ -119,11 +152,34 @@ mod tests {
         assert!(html.contains("<h1>Title</h1>"), "{html}");
         assert!(html.contains("<li>one</li>"), "{html}");
         assert!(
-            html.contains("<code class=\"language-rust\">fn main() {}"),
+            html.contains(
+                "<span class=\"code-lang\">rust</span><button class=\"code-copy\" type=\"button\" title=\"Copy the code\">Copy</button></div><pre><code class=\"language-rust\"><span class=\"hl-k\">fn</span> <span class=\"hl-f\">main</span>() {}\n</code></pre></div>"
+            ),
             "{html}"
         );
         assert!(
             html.contains("<table>") && html.contains("<td>2</td>"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn code_is_escaped_and_a_block_still_being_written_is_drawn() {
+        let html = to_html("Run:\n\n```html\n<script>alert(1)</script>");
+        assert!(!html.contains("<script"), "{html}");
+        assert!(
+            html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+            "{html}"
+        );
+        assert!(html.contains("class=\"code-copy\""), "{html}");
+        // An indented block has no language and still its copy button.
+        let html = to_html("Text\n\n    plain code\n");
+        assert!(
+            html.contains("<span class=\"code-lang\"></span><button class=\"code-copy\""),
+            "{html}"
+        );
+        assert!(
+            html.contains("<pre><code>plain code\n</code></pre>"),
             "{html}"
         );
     }

@@ -9,6 +9,7 @@ use cairn_protocol::{
 use leptos::prelude::*;
 use serde_json::Value;
 
+use super::copy::copy_button;
 use super::{EntryView, actions, ctx};
 use crate::format;
 use crate::markdown::{settle_streaming, to_html};
@@ -524,6 +525,7 @@ struct Ending {
 
 fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
     let ctx = ctx();
+    let answer = turn.clone();
     let ending = ArcMemo::new(move |_| {
         turn.with(|view| Ending {
             // While the answer streams, the text is the sign of life.
@@ -583,14 +585,18 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
                     </div>
                 }
             })}
-            // The last answer, once it ended without failing (a failure offers Retry),
-            // can be given again.
-            {(is_last && !failed && ending.finished.is_some()).then(|| {
+            // A finished answer can be copied; the last one, once it ended without
+            // failing (a failure offers Retry), can be given again.
+            {ending.finished.is_some().then(|| {
                 let entry_id = entry_id.clone();
+                let answer = answer.clone();
                 view! {
                     <div class="answer-actions">
-                        <button class="ghost regenerate" title="Answer the same question again, in this answer's place"
-                            on:click=move |_| actions::answer_again(ctx, entry_id.clone(), actions::Again::Regenerate)>"↻ Regenerate"</button>
+                        {(is_last && !failed).then(|| view! {
+                            <button class="ghost regenerate" title="Answer the same question again, in this answer's place"
+                                on:click=move |_| actions::answer_again(ctx, entry_id.clone(), actions::Again::Regenerate)>"↻ Regenerate"</button>
+                        })}
+                        {copy_button(ctx, "copy-answer", "Copy this answer's text", move || answer.with_untracked(TurnView::text))}
                     </div>
                 }
             })}

@@ -6,6 +6,7 @@
 mod actions;
 mod cards;
 mod composer;
+mod copy;
 mod ctx;
 mod first_run;
 mod ipc;

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 use cairn_protocol::desktop::ExportFormat;
 
+use super::copy::copy_button;
 use super::{Ctx, EntryView, HEAD_MENU, Screen, actions, cards, composer, ctx};
 use crate::format;
 
@@ -45,7 +46,11 @@ pub fn ChatScreen() -> impl IntoView {
                 <button class="ghost icon-button" aria-label="Settings" title="Settings"
                     on:click=move |_| ctx.nav.screen.set(Screen::Settings)>"⚙"</button>
             </header>
-            <div class="messages" node_ref=scroller on:click=move |event| open_clicked_link(ctx, &event)>
+            <div class="messages" node_ref=scroller on:click=move |event| {
+                if !super::copy::copy_clicked_code(ctx, &event) {
+                    open_clicked_link(ctx, &event);
+                }
+            }>
                 <Show when=move || ctx.chat.entries.with(Vec::is_empty)>
                     <Welcome />
                 </Show>
@@ -167,6 +172,10 @@ fn user_message(ctx: Ctx, id: String, text: String) -> AnyView {
                         <button class="ghost edit-question" title="Rewrite this question and send it again"
                             on:click=start_editing.clone()>"Edit"</button>
                     </Show>
+                    {
+                        let text = text.clone();
+                        copy_button(ctx, "copy-question", "Copy this question", move || text.clone())
+                    }
                     <div class="bubble">{text.clone()}</div>
                 }
             }>

@@ -103,6 +103,8 @@ commands! {
     SaveSettings = "save_settings" { settings: Settings } -> SettingsSaved;
     SetZoom = "set_zoom" { percent: u16 } -> u16;
     OpenLink = "open_link" { url: String } -> ();
+    /// Puts text on the system clipboard (a message, a code block).
+    CopyText = "copy_text" { text: String } -> ();
     /// Answers a thread's failed question again, with the server in Settings and
     /// `model` (else the thread's).
     RetryTurn = "retry_turn" { thread_id: String, model: Option<String> } -> Sent,
