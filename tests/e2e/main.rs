@@ -1452,6 +1452,66 @@ async fn a_slash_lists_the_commands_as_you_type_and_mcp_shows_the_servers() {
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn an_image_an_mcp_tool_returns_is_drawn_in_its_card_and_shown_to_the_model() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[("c1", "mcp__fixture__chart", json!({}))])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Orange over blue."])));
+    let home = Home::new();
+    allow_the_mcp_fixture(&home).await;
+    let app = App::launch(&home, &server.url()).await;
+    app.send("Chart the sales").await;
+    app.wait_for_text(".approval", "chart").await;
+    app.click(".approval-buttons .primary").await;
+    app.wait_for_text(".message.assistant .md", "Orange over blue.")
+        .await;
+
+    // Drawn, not only in the page: the chart's two colours are on the screen.
+    let shot = pixels::region(&app, ".card[data-card='c1'] .card-image", "card-image").await;
+    assert_chart_colours(&shot);
+    let card = text_of(&app.wait_for(".card[data-card='c1'] .card-result").await).await;
+    assert!(card.contains("[image 1: image/png, 1 KB]"), "{card}");
+
+    // The model saw it: after the result, a user message with the image.
+    let second = server.requests_to(CHAT)[1].json();
+    let messages = second["messages"].as_array().unwrap();
+    let shown = messages.last().unwrap();
+    assert_eq!(shown["role"], "user", "{second}");
+    assert_eq!(
+        shown["content"][1]["image_url"]["url"],
+        format!("data:image/png;base64,{}", cairn_testkit::mcp::CHART_PNG)
+    );
+    app.quit().await;
+
+    // A stored call draws its image again.
+    let app = App::launch(&home, &server.url()).await;
+    app.open_chat("Chart the sales").await;
+    let shot = pixels::region(
+        &app,
+        ".card[data-card='c1'] .card-image",
+        "card-image-stored",
+    )
+    .await;
+    assert_chart_colours(&shot);
+    app.quit().await;
+}
+
+/// The fixture's chart on the screen: its orange half and its blue half.
+fn assert_chart_colours(shot: &std::path::Path) {
+    let white = [0xff, 0xff, 0xff];
+    let orange = pixels::inked(shot, white, [0xd9, 0x48, 0x0f]);
+    let blue = pixels::inked(shot, white, [0x1c, 0x7e, 0xd6]);
+    assert!(
+        orange > 1000 && blue > 1000,
+        "{}: orange pixels {orange}, blue pixels {blue}",
+        shot.display()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn an_allowed_mcp_server_that_fails_to_start_is_reported() {
     let server = FakeServer::start().await;
     let home = Home::new();

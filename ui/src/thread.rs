@@ -119,6 +119,7 @@ mod tests {
             duration_ms: 12,
             waited_ms: 0,
             denied: false,
+            images: Vec::new(),
         };
         answer.execution_tree = Some(ExecutionTree::new(vec![
             node("s1", None, "run_subtask"),

@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_protocol::{
-    AgentStateKind, BudgetExceeded, ErrorEvent, Event, ExecutionMode, ExecutionTree, MessageStatus,
-    Piece, PlanStep, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TreePlan, TurnStatus,
-    pieces,
+    AgentStateKind, BudgetExceeded, ErrorEvent, Event, ExecutionMode, ExecutionTree, Image,
+    MessageStatus, Piece, PlanStep, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TreePlan,
+    TurnStatus, pieces,
 };
 use serde_json::Value;
 
@@ -68,6 +68,8 @@ pub struct Card {
     pub expanded: bool,
     /// The model is still writing the call: `args` is the text of its arguments so far.
     pub pending: bool,
+    /// Images the tool returned (shared, as `result`).
+    pub images: Arc<[Image]>,
 }
 
 /// The tools a child level ends with: their arguments are what its card (a subtask's,
@@ -93,6 +95,7 @@ impl Card {
             approval: None,
             expanded: starts_open(&update.name, update.depth),
             pending: false,
+            images: Arc::from([]),
         }
     }
 
@@ -219,6 +222,7 @@ impl TurnView {
                             approval: None,
                             expanded: starts_open(&node.name, depth),
                             pending: false,
+                            images: Arc::from(node.images.as_slice()),
                         },
                     );
                     segments.push(Segment::Card(node.id.clone()));
@@ -268,6 +272,7 @@ impl TurnView {
                         card.result = update.result.clone().map(Arc::new);
                         card.state = CardState::ended(update.is_error, update.denied);
                         card.waited_ms = update.waited_ms.unwrap_or(0);
+                        card.images = Arc::from(update.images.as_slice());
                         // The engine's own figure when it sent one: events can reach the
                         // webview late, and a restart shows the stored figure.
                         card.duration_ms = update.duration_ms.or_else(|| {
@@ -515,6 +520,7 @@ mod tests {
             duration_ms: None,
             waited_ms: None,
             denied: false,
+            images: Vec::new(),
         })
     }
 
@@ -531,6 +537,7 @@ mod tests {
             duration_ms: None,
             waited_ms: None,
             denied: false,
+            images: Vec::new(),
         })
     }
 
@@ -824,6 +831,7 @@ mod tests {
                 duration_ms: 12,
                 waited_ms: 0,
                 denied: false,
+                images: Vec::new(),
             },
             ExecutionTreeNode {
                 id: "r1".into(),
@@ -836,6 +844,7 @@ mod tests {
                 duration_ms: 3,
                 waited_ms: 0,
                 denied: false,
+                images: Vec::new(),
             },
         ]);
         let view = TurnView::from_stored("Answer.", Some(&tree), MessageStatus::Complete);
@@ -899,6 +908,7 @@ mod tests {
                         duration_ms: 1,
                         waited_ms: 0,
                         denied: false,
+                        images: Vec::new(),
                     })
                 }
                 _ => None,
@@ -991,6 +1001,7 @@ mod tests {
                 duration_ms: Some(1),
                 waited_ms: None,
                 denied: false,
+                images: Vec::new(),
             })
         };
         let events = vec![
@@ -1116,6 +1127,7 @@ mod tests {
                         duration_ms: 1,
                         waited_ms: 0,
                         denied: false,
+                        images: Vec::new(),
                     })
                 }
                 Event::ToolCallUpdate(u) => {

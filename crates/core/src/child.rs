@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::agent::Agent;
 use crate::callee::CallFailure;
-use crate::dispatch::{Signal, Success};
+use crate::dispatch::Success;
 use crate::events::value_text;
 use crate::level::{Level, LevelEnd, LevelFailure, LevelPlan, Scope};
 use crate::prompt::{self, PromptContext};
@@ -175,11 +175,13 @@ impl Turn {
         let mut level = Level::new(child_scope, history);
         match self.run_level(&mut level).await {
             Ok(LevelEnd::Answer(text)) => Ok(Success::text(text)),
-            Ok(LevelEnd::Structured(value)) => Ok(Success {
-                content: value_text(&value),
-                value,
-                signal: Signal::None,
-            }),
+            Ok(LevelEnd::Structured(value)) => {
+                let text = value_text(&value);
+                Ok(Success {
+                    value,
+                    ..Success::text(text)
+                })
+            }
             // Only the root is offered the hand-over.
             Ok(LevelEnd::Switched) => Err(CallFailure::RespondToModel(format!(
                 "the subtask `{title}` ended without a result"

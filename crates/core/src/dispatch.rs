@@ -6,13 +6,13 @@
 //! Results come back in the order the model made the calls, every call with one.
 
 use crate::tool::{Tool, ToolContext, parse_args};
-use cairn_protocol::ToolCategory;
 use cairn_protocol::{
     ApprovalPreview, ChatMessage, Event, ToolApprovalRequest, ToolCall, ToolCallStatus,
     ToolCallUpdate,
 };
+use cairn_protocol::{Image, ToolCategory};
 use futures_util::{StreamExt, stream};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -52,6 +52,7 @@ pub(crate) struct Success {
     pub content: String,
     pub value: Value,
     pub signal: Signal,
+    pub images: Vec<Image>,
 }
 
 impl Success {
@@ -60,6 +61,7 @@ impl Success {
             value: Value::String(content.clone()),
             content,
             signal: Signal::None,
+            images: Vec::new(),
         }
     }
 }
@@ -169,7 +171,7 @@ impl Turn {
             self.execute(scope, call, args, &waited).await
         };
         let denied = matches!(outcome, Err(CallFailure::Denied(_)));
-        let (content, value, is_error, signal) = match outcome {
+        let (content, value, is_error, signal, images) = match outcome {
             Ok(success) => {
                 // A page of a kept result is already sized; cutting it again would
                 // only nest markers.
@@ -183,7 +185,13 @@ impl Turn {
                     Value::String(_) => Value::String(sized.whole),
                     structured => structured,
                 };
-                (sized.for_model, value, false, success.signal)
+                (
+                    sized.for_model,
+                    value,
+                    false,
+                    success.signal,
+                    success.images,
+                )
             }
             Err(failure) => {
                 let problem = match failure {
@@ -191,7 +199,14 @@ impl Turn {
                     CallFailure::Stopped => CANCELLED.to_owned(),
                 };
                 let content = format!("Error: {problem}");
-                (content.clone(), Value::String(content), true, Signal::None)
+                let images = Vec::new();
+                (
+                    content.clone(),
+                    Value::String(content),
+                    true,
+                    Signal::None,
+                    images,
+                )
             }
         };
         self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
@@ -200,6 +215,7 @@ impl Turn {
             duration_ms: Some(millis(started.elapsed())),
             waited_ms: Some(waited.load(Ordering::Relaxed)).filter(|ms| *ms > 0),
             denied,
+            images: images.clone(),
             ..update(ToolCallStatus::End)
         }));
         let message = ChatMessage::Tool {
@@ -207,6 +223,7 @@ impl Turn {
             name: call.name.clone(),
             content,
             is_error,
+            images,
         };
         (message, signal)
     }
@@ -259,7 +276,10 @@ impl Turn {
             biased;
             () = self.cancel.cancelled() => Err(CallFailure::Stopped),
             result = tool.call(args, &ctx) => result
-                .map(|output| Success::text(output.content))
+                .map(|output| Success {
+                    images: output.images,
+                    ..Success::text(output.content)
+                })
                 .map_err(|err| CallFailure::RespondToModel(err.to_string())),
         }
     }
@@ -379,9 +399,8 @@ impl Turn {
         }
         let content = format!("Handing over to `{to}`: it continues after this turn.");
         Ok(Success {
-            value: Value::String(content.clone()),
-            content,
             signal: Signal::Switched,
+            ..Success::text(content)
         })
     }
 }
@@ -408,9 +427,8 @@ fn finish(scope: &Scope, args: Value) -> Result<Success, String> {
     };
     let result = finish.accept(args)?;
     Ok(Success {
-        content: "result accepted".into(),
-        value: json!("result accepted"),
         signal: Signal::Finished(result),
+        ..Success::text("result accepted".into())
     })
 }
 

@@ -101,6 +101,7 @@ impl TreeBuilder {
                     .unwrap_or_else(|| millis(started.elapsed()));
                 node.waited_ms = update.waited_ms.unwrap_or(0);
                 node.denied = update.denied;
+                node.images.clone_from(&update.images);
             }
         }
     }

@@ -104,6 +104,7 @@ mod tests {
             name: "read_file".into(),
             content: "x".repeat(size),
             is_error: false,
+            images: Vec::new(),
         }
     }
 

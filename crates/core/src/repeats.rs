@@ -133,6 +133,7 @@ mod tests {
             name: "read_file".into(),
             content: content.into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
 

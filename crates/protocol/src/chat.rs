@@ -27,7 +27,30 @@ pub enum ChatMessage {
         content: String,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        /// Images the tool returned besides its text (`content` names each). A model
+        /// that reads images is shown them after the round's results.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
+}
+
+/// An image a tool returned: its media type (`image/png`) and its bytes in base64, as
+/// MCP and the model APIs carry them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    pub mime_type: String,
+    pub data: String,
+}
+
+impl Image {
+    /// The media types shown in the window and sent to models: the ones every
+    /// webview and vision model reads. (SVG, say, is text a model cannot see.)
+    pub const SHOWN: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+    /// `data:image/png;base64,…`, for an `<img>` or OpenAI's `image_url`.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.mime_type, self.data)
+    }
 }
 
 impl ChatMessage {

@@ -113,6 +113,10 @@ pub struct ToolCallUpdate {
     /// (An extension of the DESIGN.md wire, absent unless true.)
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub denied: bool,
+    /// On `end`: images the tool returned besides its result text. (An extension of
+    /// the DESIGN.md wire, absent when there are none.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<crate::Image>,
 }
 
 /// The engine's tool that starts a subtask; its calls carry `{title, instructions, …}`.
@@ -140,6 +144,7 @@ impl ToolCallUpdate {
             duration_ms: None,
             waited_ms: None,
             denied: false,
+            images: Vec::new(),
         }
     }
 

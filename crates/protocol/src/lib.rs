@@ -24,7 +24,7 @@ pub use accounting::{
     AnswerUsage, CallTotals, LoggedCall, ModelCall, ModelPrice, ThreadUsage, cost_of,
 };
 pub use agent::{AgentInfo, AgentSource};
-pub use chat::{ChatMessage, ToolCall, ToolSpec};
+pub use chat::{ChatMessage, Image, ToolCall, ToolSpec};
 pub use client::{ApprovalResponse, ClientMessage};
 pub use dialect::Dialect;
 pub use event::{

@@ -210,6 +210,9 @@ pub struct ExecutionTreeNode {
     /// The user denied the call.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub denied: bool,
+    /// Images the tool returned, kept whole (the window shows them again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<crate::Image>,
 }
 
 fn is_zero(n: &u64) -> bool {

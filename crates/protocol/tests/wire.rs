@@ -48,6 +48,7 @@ fn tool_call_update_start_and_end() {
             duration_ms: None,
             waited_ms: None,
             denied: false,
+            images: Vec::new(),
         }),
         json!({"type": "tool_call_update", "tool_call_id": "call_1", "name": "read_file",
                "args": {"path": "a.txt"}, "parent_id": null, "depth": 0, "status": "start"}),
@@ -65,6 +66,7 @@ fn tool_call_update_start_and_end() {
             duration_ms: Some(37),
             waited_ms: None,
             denied: false,
+            images: Vec::new(),
         }),
         json!({"type": "tool_call_update", "tool_call_id": "call_2", "name": "write_file",
                "result": "denied", "is_error": true, "parent_id": "call_0", "depth": 2,
@@ -84,6 +86,7 @@ fn tool_call_update_start_and_end() {
             duration_ms: Some(6_012),
             waited_ms: Some(6_000),
             denied: true,
+            images: Vec::new(),
         }),
         json!({"type": "tool_call_update", "tool_call_id": "call_3", "name": "write_file",
                "result": "Error: the user denied this call", "is_error": true,
@@ -305,6 +308,7 @@ fn execution_tree_version_one_round_trips() {
             duration_ms: 12,
             waited_ms: 0,
             denied: false,
+            images: Vec::new(),
         },
         ExecutionTreeNode {
             id: "call_2".into(),
@@ -317,6 +321,7 @@ fn execution_tree_version_one_round_trips() {
             duration_ms: 3,
             waited_ms: 0,
             denied: false,
+            images: Vec::new(),
         },
     ]);
     let encoded = serde_json::to_value(&tree).unwrap();
@@ -369,6 +374,7 @@ fn chat_messages_are_tagged_by_role() {
         name: "list_dir".into(),
         content: "a.txt".into(),
         is_error: false,
+        images: Vec::new(),
     };
     assert_eq!(
         serde_json::to_value(&tool).unwrap(),
@@ -404,6 +410,7 @@ fn only_a_run_subtask_start_has_a_subtask_title() {
         duration_ms: None,
         waited_ms: None,
         denied: false,
+        images: Vec::new(),
     };
     let titled = call(
         RUN_SUBTASK,

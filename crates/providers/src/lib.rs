@@ -9,6 +9,7 @@
 
 mod adapt;
 pub mod http;
+mod images;
 pub mod ollama;
 pub mod openai;
 pub mod server;

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use cairn_protocol::{ChatMessage, ToolCall, ToolSpec};
+use cairn_protocol::{ChatMessage, Image, ToolCall, ToolSpec};
 use cairn_providers::http::RetryPolicy;
 use cairn_providers::ollama::{OllamaClient, OllamaConfig, PullProgress, decode_body};
 use cairn_providers::{
@@ -248,6 +248,7 @@ async fn the_request_replays_history_in_ollamas_shape_with_a_real_context_window
             name: "square_root".into(),
             content: "363.89".into(),
             is_error: false,
+            images: Vec::new(),
         },
     ];
     let d = collect(client(&server).stream_chat(request("qwen3.5:2b", history))).await;
@@ -605,5 +606,67 @@ async fn models_are_listed_and_pulled_with_progress() {
     assert_eq!(failed.len(), 1);
     assert!(
         matches!(&failed[0], Err(ProviderError::Http { status: 500, message, .. }) if message == "pull model manifest: file does not exist")
+    );
+}
+
+#[tokio::test]
+async fn a_tools_image_follows_the_round_in_images_until_the_model_refuses_it() {
+    let server = FakeServer::start().await;
+    server.fallback(SHOW, show(4096));
+    let plain = || Reply::ndjson(fixture("ollama/chat_stream_plain.ndjson"));
+    server.push(CHAT, plain());
+    // A refusal in the style of Ollama for a model without a vision encoder (not a
+    // recording).
+    server.push(
+        CHAT,
+        Reply::json(
+            500,
+            r#"{"error":"this model is missing data required for image input"}"#,
+        ),
+    );
+    server.push(CHAT, plain());
+    let history = || {
+        vec![
+            ChatMessage::user("Chart the sales"),
+            ChatMessage::Assistant {
+                content: String::new(),
+                reasoning: None,
+                tool_calls: vec![call("c1", "chart", "{}")],
+            },
+            ChatMessage::Tool {
+                tool_call_id: "c1".into(),
+                name: "chart".into(),
+                content: "[image 1: image/png, 1 KB]".into(),
+                is_error: false,
+                images: vec![Image {
+                    mime_type: "image/png".into(),
+                    data: "iVBORw0KGgo=".into(),
+                }],
+            },
+        ]
+    };
+    let client = client(&server);
+    let d = collect(client.stream_chat(request("llava", history()))).await;
+    assert_eq!((d.text.as_str(), d.error), ("Hi", None));
+    let d = collect(client.stream_chat(request("text-only", history()))).await;
+    assert_eq!((d.text.as_str(), d.error), ("Hi", None));
+
+    let chats: Vec<Value> = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/api/chat")
+        .map(|r| r.json())
+        .collect();
+    assert_eq!(chats.len(), 3);
+    let shown = json!({"role": "user",
+        "content": "The tool results above returned these images (image 1 from `chart`).",
+        "images": ["iVBORw0KGgo="]});
+    assert_eq!(chats[0]["messages"][3], shown);
+    assert_eq!(chats[1]["messages"][3], shown, "the refused request");
+    assert_eq!(
+        chats[2]["messages"].as_array().unwrap().len(),
+        3,
+        "sent again without the image: {}",
+        chats[2]
     );
 }

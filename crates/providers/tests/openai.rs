@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use cairn_protocol::{ChatMessage, ToolCall, ToolSpec};
+use cairn_protocol::{ChatMessage, Image, ToolCall, ToolSpec};
 use cairn_providers::openai::{OpenAiClient, OpenAiConfig, decode_body};
 use cairn_providers::{
     ChatRequest, FinishReason, ModelClient, ModelEvent, ProviderError, RequestOrigin, Sampling,
@@ -374,12 +374,14 @@ async fn streams_over_http_and_sends_the_openai_request_shape() {
             name: "read_file".into(),
             content: "A".into(),
             is_error: false,
+            images: Vec::new(),
         },
         ChatMessage::Tool {
             tool_call_id: "c2".into(),
             name: "read_file".into(),
             content: "Error".into(),
             is_error: true,
+            images: Vec::new(),
         },
     ];
     let d = collect(client(&server).stream_chat(request(history))).await;
@@ -846,4 +848,74 @@ async fn a_wrong_address_or_dialect_is_named_as_such() {
     let message = d.error.unwrap().to_string();
     assert!(message.contains("answered HTTP 404: 404 page not found; check that the address is an OpenAI-compatible server"), "{message}");
     assert!(message.ends_with("or try --dialect ollama"), "{message}");
+}
+
+fn with_an_image() -> Vec<ChatMessage> {
+    vec![
+        ChatMessage::user("Chart the sales"),
+        ChatMessage::Assistant {
+            content: String::new(),
+            reasoning: None,
+            tool_calls: vec![
+                call("c1", "chart", "{}"),
+                call("c2", "read_file", r#"{"path":"a"}"#),
+            ],
+        },
+        ChatMessage::Tool {
+            tool_call_id: "c1".into(),
+            name: "chart".into(),
+            content: "[image 1: image/png, 1 KB]".into(),
+            is_error: false,
+            images: vec![Image {
+                mime_type: "image/png".into(),
+                data: "iVBORw0KGgo=".into(),
+            }],
+        },
+        ChatMessage::Tool {
+            tool_call_id: "c2".into(),
+            name: "read_file".into(),
+            content: "A".into(),
+            is_error: false,
+            images: Vec::new(),
+        },
+    ]
+}
+
+#[tokio::test]
+async fn a_tools_image_follows_the_round_as_an_image_part_until_the_model_refuses_it() {
+    let server = FakeServer::start().await;
+    let plain = || Reply::sse(cairn_testkit::sse::text(&["Seen."]));
+    server.push(CHAT, plain());
+    // A refusal in the words vLLM uses for a text-only model (not a recording).
+    server.push(
+        CHAT,
+        Reply::json(
+            400,
+            r#"{"error":{"message":"qwen3:8b is not a multimodal model","type":"BadRequestError"}}"#,
+        ),
+    );
+    server.push(CHAT, plain());
+    server.push(CHAT, plain());
+    let client = client(&server);
+    for _ in 0..3 {
+        let d = collect(client.stream_chat(request(with_an_image()))).await;
+        assert_eq!((d.text.as_str(), d.error), ("Seen.", None));
+    }
+    let sent: Vec<serde_json::Value> = server.requests().iter().map(|r| r.json()).collect();
+    assert_eq!(sent.len(), 4, "three rounds, one of them refused once");
+    let shown = json!({"role": "user", "content": [
+        {"type": "text", "text": "The tool results above returned these images (image 1 from `chart`)."},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    ]});
+    // After both results, never between them: the API wants a call's results together.
+    assert_eq!(sent[0]["messages"].as_array().unwrap().len(), 5);
+    assert_eq!(sent[0]["messages"][2]["role"], "tool");
+    assert_eq!(sent[0]["messages"][3]["role"], "tool");
+    assert_eq!(sent[0]["messages"][4], shown);
+    assert_eq!(sent[1]["messages"][4], shown, "the refused request");
+    for (n, body) in sent.iter().enumerate().skip(2) {
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 4, "request {n}: no images once refused");
+        assert_eq!(messages[2]["content"], "[image 1: image/png, 1 KB]");
+    }
 }

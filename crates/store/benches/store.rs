@@ -101,6 +101,7 @@ fn answer(n: usize, nodes: usize) -> Answer {
                 name: "run_subtask".into(),
                 content: text(n, 30),
                 is_error: false,
+                images: Vec::new(),
             },
             ChatMessage::assistant(text(n, 80)),
         ],

@@ -419,6 +419,7 @@ pub(crate) fn replayable(content: &str, replay: Vec<ChatMessage>) -> Vec<ChatMes
                 content: "Error: Cairn stopped before this call finished; it may not have run"
                     .into(),
                 is_error: true,
+                images: Vec::new(),
             });
         }
     };
@@ -471,6 +472,7 @@ mod tests {
             name: "read_file".into(),
             content: "ok".into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
 

@@ -16,6 +16,7 @@
 //! | `close_stdout` | closes its output and keeps running |
 //! | `flood_stderr {bytes}` | writes that much to stderr, then answers |
 //! | `streamed {text}` | over HTTP: answers as a stream of events after a notification |
+//! | `chart` | answers a line of text and [`CHART_PNG`], an image (marked read-only) |
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -28,6 +29,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use crate::server::read_request;
+
+/// The image `chart` returns, in base64: a 96×64 PNG, its top half orange
+/// (`#d9480f`), its bottom half blue (`#1c7ed6`), so a screenshot can find it.
+pub const CHART_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAGAAAABACAMAAADS6oI8AAAABlBMVEXZSA8cftZrho57AAAAK0lEQVRYw+3NMQ0AAAgDsOHfNM8scJC0BpoAAADUHBMIBAKBQCAQCARvggXceAwB8NE+6QAAAABJRU5ErkJggg==";
 
 /// What the fixture does with one message.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +66,8 @@ pub fn tools() -> Value {
     let mut echo = tool("echo", "Echo the text back", &text);
     echo["inputSchema"]["required"] = json!(["text"]);
     echo["annotations"] = json!({"readOnlyHint": true});
+    let mut chart = tool("chart", "Draws the sales chart", &none);
+    chart["annotations"] = json!({"readOnlyHint": true});
     json!({"tools": [
         echo,
         tool("shout", "Upper-case the text", &text),
@@ -73,7 +80,8 @@ pub fn tools() -> Value {
         tool("stray", "Answers an id nobody asked for first", &none),
         tool("close_stdout", "Closes its output and keeps running", &none),
         tool("flood_stderr", "Floods stderr, then answers", &bytes),
-        tool("streamed", "Answers as a stream of events", &text)
+        tool("streamed", "Answers as a stream of events", &text),
+        chart
     ]})
 }
 
@@ -114,6 +122,10 @@ pub fn act(message: &Value) -> Act {
                 ]),
                 "close_stdout" => Act::CloseOutput,
                 "flood_stderr" => Act::All(vec![Act::Stderr(bytes), text_result("flooded".into())]),
+                "chart" => result(json!({"content": [
+                    {"type": "text", "text": "Sales by month:"},
+                    {"type": "image", "mimeType": "image/png", "data": CHART_PNG}
+                ]})),
                 "streamed" => Act::Stream(json!({"jsonrpc": "2.0", "id": id, "result": {
                     "content": [{"type": "text", "text": text}]
                 }})),
@@ -135,7 +147,7 @@ fn filler(bytes: usize) -> String {
 }
 
 /// The fixture's binary (`cargo build -p cairn-testkit --bin mcp-fixture-server`),
-/// built now if this test run has not built it.
+/// built (a no-op when fresh) the first time a test process asks.
 ///
 /// # Panics
 /// When it cannot be built.
@@ -151,7 +163,9 @@ pub fn stdio_fixture() -> PathBuf {
                 .and_then(|deps| deps.parent())
                 .expect("a target folder");
             let path = profile.join("mcp-fixture-server");
-            if !path.exists() {
+            // Built every run (a no-op when fresh): a binary left from an older
+            // checkout would lack the tools added since.
+            {
                 let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
                 let mut build = std::process::Command::new(cargo);
                 build.args([

@@ -152,6 +152,26 @@ async fn an_allowed_server_starts_and_its_tools_work() {
 }
 
 #[tokio::test]
+async fn an_image_a_tool_returns_comes_back_beside_the_text_naming_it() {
+    let (_server, tools) = one("fixture", fixture(&[])).await;
+    let output = tool(&tools, "chart")
+        .call(json!({}), &ToolContext::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        output.content,
+        "Sales by month:\n[image 1: image/png, 1 KB]"
+    );
+    assert_eq!(
+        output.images,
+        [cairn_protocol::Image {
+            mime_type: "image/png".into(),
+            data: cairn_testkit::mcp::CHART_PNG.into(),
+        }]
+    );
+}
+
+#[tokio::test]
 async fn a_read_only_hint_counts_only_for_a_server_the_user_trusts() {
     let (server, tools) = one("fixture", fixture(&[])).await;
     let echo = tool(&tools, "echo");

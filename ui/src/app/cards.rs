@@ -2,9 +2,12 @@
 //! came, the approval a card waits on, and how the turn ended. Each card and text
 //! piece follows its own memo, so a streamed token redraws only what it touched.
 
+use std::sync::Arc;
+
 use cairn_protocol::describe::Headline;
 use cairn_protocol::{
-    ApprovalDecision, ApprovalPreview, PermissionMode, ToolApprovalRequest, TurnStatus, Verdict,
+    ApprovalDecision, ApprovalPreview, Image, PermissionMode, ToolApprovalRequest, TurnStatus,
+    Verdict,
 };
 use leptos::prelude::*;
 use serde_json::Value;
@@ -192,6 +195,22 @@ impl Head {
     }
 }
 
+/// The images a call returned, of the kinds the page shows (drawn from the data the
+/// tool sent: nothing is fetched).
+fn card_images(images: &[Image]) -> impl IntoView + use<> {
+    images
+        .iter()
+        .filter(|image| Image::SHOWN.contains(&image.mime_type.as_str()))
+        .enumerate()
+        .map(|(n, image)| {
+            view! {
+                <img class="card-image" src=image.data_url()
+                    alt=format!("Image {} the tool returned", n + 1) />
+            }
+        })
+        .collect_view()
+}
+
 fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
     let data = ArcMemo::new({
         let turn = turn.clone();
@@ -264,6 +283,15 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
         (format::preview(result, PREVIEW_CHARS + 1).chars().count() > PREVIEW_CHARS)
             .then(|| format::bytes(u64::try_from(size).unwrap_or(u64::MAX)))
     });
+    let images = ArcMemo::new({
+        let data = data.clone();
+        move |_| {
+            data.with(|card| {
+                card.as_ref()
+                    .map_or_else(|| Arc::from([]), |card| card.images.clone())
+            })
+        }
+    });
     let toggle = {
         let turn = turn.clone();
         let id = id.clone();
@@ -313,6 +341,7 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             let approval = approval.clone();
             let denied = denied.clone();
             let pending = pending.clone();
+            let images = images.clone();
             let turn_for_approval = turn.clone();
             view! {
                 <div class="card-body">
@@ -331,6 +360,7 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
                     } else {
                         result.get().map(|result| view! { <pre class="card-result">{result}</pre> }.into_any())
                     }}
+                    {move || images.with(|images| card_images(images))}
                     {move || hidden.get().filter(|_| !show_all.get()).map(|size| view! {
                         <button class="link show-all" on:click=move |_| show_all.set(true)>
                             {format!("Show all ({size})")}

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairn_protocol::{ApprovalPreview, ToolCategory, ToolSpec};
+use cairn_protocol::{ApprovalPreview, Image, ToolCategory, ToolSpec};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -119,12 +119,16 @@ impl ToolContext {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
     pub content: String,
+    /// Images besides the text (which names each): shown in the call's card, and to
+    /// a model that reads images.
+    pub images: Vec<Image>,
 }
 
 impl ToolOutput {
     pub fn text(content: impl Into<String>) -> Self {
         Self {
             content: content.into(),
+            images: Vec::new(),
         }
     }
 }

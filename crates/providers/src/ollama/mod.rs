@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 
 use crate::adapt;
 use crate::http::{self, Framing, Lines, OpenFailure, Peer, RetryPolicy};
-use crate::windows;
+use crate::{images, windows};
 use cairn_core::model::ProviderError;
 use cairn_core::model::{
     ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream,
@@ -301,6 +301,7 @@ impl OllamaClient {
             .context_window(&request.model)
             .await
             .map(|window| window.tokens);
+        let mut images = images::wanted(self.server(), &request.model, &request.messages);
         loop {
             let shape = {
                 let learned = self.learned();
@@ -309,6 +310,7 @@ impl OllamaClient {
                     tools: !request.tools.is_empty()
                         && !learned.cannot_call_tools.contains(&request.model),
                     num_ctx,
+                    images,
                 }
             };
             tracing::debug!(server = %self.server(), model = %request.model, ?shape, "chat request");
@@ -339,6 +341,10 @@ impl OllamaClient {
                 self.learned()
                     .cannot_call_tools
                     .insert(request.model.clone());
+                continue;
+            }
+            if images && images::refused(self.server(), &request.model, &failure.error) {
+                images = false;
                 continue;
             }
             if *status == 404 && message.contains("model") && message.contains("not found") {

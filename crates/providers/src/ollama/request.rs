@@ -1,5 +1,7 @@
 //! [`ChatRequest`] → the JSON body of `POST /api/chat`.
 
+use std::borrow::Cow;
+
 use cairn_protocol::ChatMessage;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -26,7 +28,10 @@ enum WireMessage<'a> {
         content: &'a str,
     },
     User {
-        content: &'a str,
+        content: Cow<'a, str>,
+        /// Base64 images: those tools returned, after their results.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        images: Vec<&'a str>,
     },
     Assistant {
         content: &'a str,
@@ -73,6 +78,8 @@ pub(crate) struct Shape {
     pub think: bool,
     pub tools: bool,
     pub num_ctx: Option<u32>,
+    /// Show the model the images tools returned.
+    pub images: bool,
 }
 
 pub(crate) fn body(request: &ChatRequest, shape: Shape) -> Body<'_> {
@@ -108,7 +115,15 @@ pub(crate) fn body(request: &ChatRequest, shape: Shape) -> Body<'_> {
     };
     Body {
         model: &request.model,
-        messages: request.messages.iter().map(message).collect(),
+        messages: crate::images::interleave(
+            &request.messages,
+            shape.images,
+            message,
+            |text, images| WireMessage::User {
+                content: Cow::Owned(text),
+                images: images.iter().map(|image| image.data.as_str()).collect(),
+            },
+        ),
         tools,
         stream: true,
         think: shape.think.then_some(true),
@@ -119,7 +134,10 @@ pub(crate) fn body(request: &ChatRequest, shape: Shape) -> Body<'_> {
 fn message(message: &ChatMessage) -> WireMessage<'_> {
     match message {
         ChatMessage::System { content } => WireMessage::System { content },
-        ChatMessage::User { content } => WireMessage::User { content },
+        ChatMessage::User { content } => WireMessage::User {
+            content: Cow::Borrowed(content),
+            images: Vec::new(),
+        },
         ChatMessage::Assistant {
             content,
             tool_calls,

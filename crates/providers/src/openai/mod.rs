@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use crate::adapt;
 use crate::http::{self, Framing, OpenFailure, Peer, RetryPolicy};
-use crate::windows;
+use crate::{images, windows};
 use cairn_core::model::ProviderError;
 use cairn_core::model::{
     ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream,
@@ -212,12 +212,30 @@ impl OpenAiClient {
         request: &ChatRequest,
         tool_choice: Option<&'static str>,
     ) -> Result<reqwest::Response, OpenFailure> {
-        let body = serde_json::to_vec(&request::body(request, tool_choice)).map_err(|err| {
-            ProviderError::Protocol {
-                server: self.server().to_owned(),
-                detail: format!("the request could not be encoded: {err}"),
+        let images = images::wanted(self.server(), &request.model, &request.messages);
+        match self.send(request, tool_choice, images).await {
+            Err(failure)
+                if images && images::refused(self.server(), &request.model, &failure.error) =>
+            {
+                self.send(request, tool_choice, false).await
             }
-        })?;
+            sent => sent,
+        }
+    }
+
+    async fn send(
+        &self,
+        request: &ChatRequest,
+        tool_choice: Option<&'static str>,
+        images: bool,
+    ) -> Result<reqwest::Response, OpenFailure> {
+        let body =
+            serde_json::to_vec(&request::body(request, tool_choice, images)).map_err(|err| {
+                ProviderError::Protocol {
+                    server: self.server().to_owned(),
+                    detail: format!("the request could not be encoded: {err}"),
+                }
+            })?;
         tracing::debug!(server = %self.server(), model = %request.model,
             messages = request.messages.len(), tools = request.tools.len(), ?tool_choice, "chat request");
         let response = self

@@ -39,6 +39,11 @@ enum WireMessage<'a> {
     User {
         content: &'a str,
     },
+    /// A user message of parts: the images tools returned, after their results.
+    #[serde(rename = "user")]
+    UserParts {
+        content: Vec<Part>,
+    },
     Assistant {
         /// `null` when the message only calls tools, as the API expects.
         content: Option<&'a str>,
@@ -49,6 +54,18 @@ enum WireMessage<'a> {
         tool_call_id: &'a str,
         content: &'a str,
     },
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part {
+    Text { text: String },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Serialize)]
+struct ImageUrl {
+    url: String,
 }
 
 #[derive(Serialize)]
@@ -79,11 +96,24 @@ struct WireToolFunction<'a> {
     parameters: &'a Value,
 }
 
-/// The body; `tool_choice` is `Some("required")` for the forced retry.
-pub(crate) fn body<'a>(request: &'a ChatRequest, tool_choice: Option<&'static str>) -> Body<'a> {
+/// The body; `tool_choice` is `Some("required")` for the forced retry; `images`
+/// shows the model the images tools returned.
+pub(crate) fn body<'a>(
+    request: &'a ChatRequest,
+    tool_choice: Option<&'static str>,
+    images: bool,
+) -> Body<'a> {
     Body {
         model: &request.model,
-        messages: request.messages.iter().map(message).collect(),
+        messages: crate::images::interleave(&request.messages, images, message, |text, images| {
+            let mut content = vec![Part::Text { text }];
+            content.extend(images.into_iter().map(|image| Part::ImageUrl {
+                image_url: ImageUrl {
+                    url: image.data_url(),
+                },
+            }));
+            WireMessage::UserParts { content }
+        }),
         tools: request
             .tools
             .iter()

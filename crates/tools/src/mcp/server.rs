@@ -17,6 +17,7 @@ use super::search_path::SearchPath;
 use super::stdio::StdioLink;
 use super::wire::{self, Outcome};
 use cairn_core::tool::{ToolContext, ToolError, ToolOutput};
+use cairn_protocol::Image;
 
 /// How long a server may take to start and list its tools.
 pub const START_TIMEOUT: Duration = Duration::from_secs(20);
@@ -390,10 +391,18 @@ fn wire_safe(name: &str) -> String {
         .collect()
 }
 
+/// Images kept from one result: more are named in its text only.
+const MAX_IMAGES: usize = 4;
+/// The largest image kept, in base64 bytes (about 3 MB of image): a screenshot fits;
+/// a bigger one would weigh on every later request and on the stored thread.
+const MAX_IMAGE_BASE64: usize = 4 * 1024 * 1024;
+
 /// A `tools/call` result as the model reads it: its text, one block per line, other
-/// content named; an `isError` result is a failed call.
+/// content named; images (up to [`MAX_IMAGES`] of the kinds every model and webview
+/// reads) kept beside it; an `isError` result is a failed call.
 fn tool_output(result: &Value) -> Result<ToolOutput, ToolError> {
     let mut text = String::new();
+    let mut images = Vec::new();
     for block in result
         .get("content")
         .and_then(Value::as_array)
@@ -406,7 +415,7 @@ fn tool_output(result: &Value) -> Result<ToolOutput, ToolError> {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned(),
-            Some("image") => "[an image]".to_owned(),
+            Some("image") => image(block, &mut images),
             Some("audio") => "[audio]".to_owned(),
             Some("resource") => block
                 .get("resource")
@@ -431,7 +440,47 @@ fn tool_output(result: &Value) -> Result<ToolOutput, ToolError> {
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         return Err(ToolError::Failed(text));
     }
-    Ok(ToolOutput::text(text))
+    Ok(ToolOutput {
+        images,
+        ..ToolOutput::text(text)
+    })
+}
+
+/// Keeps an image block when it can be shown, and says in the text what it is (so a
+/// model that cannot see it still knows it is there, and why it was not kept).
+fn image(block: &Value, images: &mut Vec<Image>) -> String {
+    let mime_type = block
+        .get("mimeType")
+        .and_then(Value::as_str)
+        .unwrap_or("an unnamed type");
+    let data = block
+        .get("data")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let size = format_size(data.len() / 4 * 3);
+    if !Image::SHOWN.contains(&mime_type) {
+        return format!("[an image of type {mime_type}, {size}, not shown]");
+    }
+    if data.is_empty() || data.len() > MAX_IMAGE_BASE64 {
+        return format!("[an image ({mime_type}, {size}) too large to keep]");
+    }
+    if images.len() == MAX_IMAGES {
+        return format!("[an image ({mime_type}, {size}) past the {MAX_IMAGES} kept]");
+    }
+    images.push(Image {
+        mime_type: mime_type.to_owned(),
+        data: data.to_owned(),
+    });
+    format!("[image {}: {mime_type}, {size}]", images.len())
+}
+
+/// `12 KB`, `1.5 MB`.
+fn format_size(bytes: usize) -> String {
+    if bytes < 1024 * 1024 {
+        format!("{} KB", bytes.div_ceil(1024))
+    } else {
+        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+    }
 }
 
 /// `60 s`, `1.5 s`, `250 ms`.
@@ -443,5 +492,43 @@ fn seconds(duration: Duration) -> String {
         format!("{} s", ms / 1000)
     } else {
         format!("{:.1} s", duration.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{MAX_IMAGE_BASE64, MAX_IMAGES, tool_output};
+
+    #[test]
+    fn images_are_kept_beside_the_text_that_names_them() {
+        let png = json!({"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="});
+        let result = json!({"content": [
+            {"type": "text", "text": "The chart:"},
+            png,
+            {"type": "image", "mimeType": "image/svg+xml", "data": "PHN2Zz4="},
+            {"type": "image", "mimeType": "image/png", "data": "A".repeat(MAX_IMAGE_BASE64 + 4)},
+        ]});
+        let output = tool_output(&result).unwrap();
+        assert_eq!(output.images.len(), 1);
+        assert_eq!(output.images[0].mime_type, "image/png");
+        assert_eq!(output.images[0].data, "iVBORw0KGgo=");
+        assert_eq!(
+            output.content,
+            "The chart:\n[image 1: image/png, 1 KB]\n[an image of type image/svg+xml, 1 KB, \
+             not shown]\n[an image (image/png, 3.0 MB) too large to keep]"
+        );
+
+        let many = json!({"content": vec![png; MAX_IMAGES + 1]});
+        let output = tool_output(&many).unwrap();
+        assert_eq!(output.images.len(), MAX_IMAGES);
+        assert!(
+            output
+                .content
+                .ends_with("[an image (image/png, 1 KB) past the 4 kept]"),
+            "{}",
+            output.content
+        );
     }
 }
