@@ -375,6 +375,9 @@ async fn save_settings(
     let SaveSettings { settings } = args;
     let desk = desk(&state)?;
     shortcut::parse(settings.summon_shortcut.trim()).map_err(invalid)?;
+    if settings.start_at_login != desk.settings().start_at_login {
+        start_at_login(settings.start_at_login)?;
+    }
     let old = desk.settings().summon_shortcut;
     let settings = desk.save_settings(settings).await.map_err(fail)?;
     let shortcut_problem = if old == settings.summon_shortcut {
@@ -389,6 +392,31 @@ async fn save_settings(
     Ok(SettingsSaved {
         settings,
         shortcut_problem,
+    })
+}
+
+/// Writes or removes the autostart entry; nothing is saved if that fails.
+fn start_at_login(enabled: bool) -> Reply<()> {
+    let system = |message: String| CommandError {
+        message,
+        kind: CommandErrorKind::System,
+    };
+    if enabled && let Some(problem) = crate::tray_host::problem() {
+        return Err(CommandError {
+            message: format!("Cairn cannot start hidden at login here: {problem}"),
+            kind: CommandErrorKind::Invalid,
+        });
+    }
+    let home = crate::autostart::config_home()
+        .ok_or_else(|| system("neither XDG_CONFIG_HOME nor HOME is set".into()))?;
+    let exe = std::env::current_exe()
+        .map_err(|err| system(format!("Cairn could not find its own program: {err}")))?;
+    crate::autostart::apply(enabled, &home, &exe).map_err(|err| {
+        system(format!(
+            "the autostart entry {} could not be {}: {err}",
+            crate::autostart::path(&home).display(),
+            if enabled { "written" } else { "removed" }
+        ))
     })
 }
 

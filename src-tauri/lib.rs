@@ -9,6 +9,7 @@ pub mod desk;
 
 mod app;
 mod approvals;
+mod autostart;
 mod clipboard;
 mod commands;
 mod links;

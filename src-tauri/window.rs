@@ -60,8 +60,10 @@ pub fn restore(app: &AppHandle, desk: &Desk) {
             let _ = window.maximize();
         }
     }
-    // Started from an autostart entry with --hidden: stay in the tray.
-    if !std::env::args().any(|arg| arg == "--hidden") {
+    // Started from an autostart entry with --hidden: stay in the tray, if there is
+    // one to stay in (else the app would run with no way to reach it).
+    let hidden = std::env::args().any(|arg| arg == "--hidden");
+    if !hidden || crate::tray_host::problem().is_some() {
         let _ = window.show();
         let _ = window.set_focus();
     }

@@ -27,6 +27,9 @@ ensure_cargo_tool() {
     cargo install "$crate" --version "$version" "$@"
 }
 
+# cargo-deb, which scripts/package builds the .deb with.
+CARGO_DEB_VERSION=3.6.2
+
 ensure_wasm_target() {
     if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
         rustup target add wasm32-unknown-unknown

@@ -37,6 +37,11 @@ impl Home {
         dir
     }
 
+    /// The autostart entry the app writes for "Start Cairn when I log in".
+    pub fn autostart_entry(&self) -> PathBuf {
+        self.dir.path().join("home/.config/autostart/cairn.desktop")
+    }
+
     /// The MCP servers file the app reads (absent unless a test writes it).
     pub fn mcp_config(&self) -> PathBuf {
         self.dir.path().join("mcp.json")
@@ -152,6 +157,15 @@ impl App {
 
     /// Like [`App::launch`], with more environment (`XDG_SESSION_TYPE=wayland`).
     pub async fn launch_with(home: &Home, base_url: &str, env: &[(&str, &str)]) -> Self {
+        Self::start(home, base_url, env, &[]).await
+    }
+
+    /// Like [`App::launch`], with arguments on the app's command line (`--hidden`).
+    pub async fn launch_with_args(home: &Home, base_url: &str, args: &[&str]) -> Self {
+        Self::start(home, base_url, &[], args).await
+    }
+
+    async fn start(home: &Home, base_url: &str, env: &[(&str, &str)], args: &[&str]) -> Self {
         kill_strays();
         // thirtyfour's HTTP client needs rustls' crypto provider installed.
         drop(cairn_providers::http::client_builder());
@@ -173,8 +187,11 @@ impl App {
         wait_for_port(port).await;
         let mut caps = Capabilities::new();
         caps.set("browserName", "wry").expect("a capability");
-        caps.set("tauri:options", serde_json::json!({"application": APP}))
-            .expect("a capability");
+        caps.set(
+            "tauri:options",
+            serde_json::json!({"application": APP, "args": args}),
+        )
+        .expect("a capability");
         let driver = new_session(port, caps).await;
         let app = Self {
             driver,

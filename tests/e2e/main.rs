@@ -2032,6 +2032,57 @@ async fn without_a_tray_closing_the_window_quits_and_settings_says_why() {
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn start_at_login_writes_an_autostart_entry_that_starts_cairn_hidden_in_the_tray() {
+    let _tray = session::SystemTray::own();
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.click(".chat-head [aria-label='Settings']").await;
+    app.click(".start-at-login").await;
+    app.click(".save-settings").await;
+    let entry = home.autostart_entry();
+    let start = std::time::Instant::now();
+    while !entry.exists() {
+        assert!(start.elapsed() < harness::PATIENCE, "no autostart entry");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let written = std::fs::read_to_string(&entry).unwrap();
+    let exe = std::path::Path::new(harness::APP).canonicalize().unwrap();
+    assert!(
+        written.contains(&format!("\nExec=\"{}\" --hidden\n", exe.display())),
+        "{written}"
+    );
+    app.screenshot("settings-start-at-login").await;
+    app.quit().await;
+
+    // Started as the session would start it: no window until summoned.
+    let app = App::launch_with_args(&home, &server.url(), &["--hidden"]).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!session::app_window_shown(), "started hidden, in the tray");
+    session::press_keys("ctrl+shift+space");
+    let start = std::time::Instant::now();
+    while !session::app_window_shown() {
+        assert!(
+            start.elapsed() < harness::PATIENCE,
+            "the shortcut did not bring it"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    app.click(".chat-head [aria-label='Settings']").await;
+    let checked = "return document.querySelector('.start-at-login').checked";
+    assert_eq!(app.js(checked).await, true, "the choice is kept");
+    app.click(".start-at-login").await;
+    app.click(".save-settings").await;
+    let start = std::time::Instant::now();
+    while entry.exists() {
+        assert!(start.elapsed() < harness::PATIENCE, "the entry stayed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn with_a_tray_closing_the_window_hides_it_and_the_reply_goes_on() {
     let _tray = session::SystemTray::own();
     let server = FakeServer::start().await;

@@ -239,6 +239,12 @@ pub fn SettingsScreen() -> impl IntoView {
                             on:change=move |event| draft.update(|s| s.close_to_tray = event_target_checked(&event)) />
                         "Closing the window keeps Cairn running in the tray"
                     </label>
+                    <label class="check">
+                        <input type="checkbox" class="start-at-login" prop:checked=move || draft.with(|s| s.start_at_login)
+                            prop:disabled=move || ctx.config.tray_problem.with(Option::is_some)
+                            on:change=move |event| draft.update(|s| s.start_at_login = event_target_checked(&event)) />
+                        "Start Cairn when I log in, in the tray"
+                    </label>
                     {move || ctx.config.tray_problem.get().map(|problem| view! { <p class="hint tray-problem">{problem}</p> })}
                 </section>
                 <section>

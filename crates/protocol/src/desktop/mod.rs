@@ -32,6 +32,8 @@ pub struct Settings {
     pub summon_shortcut: String,
     pub notifications: bool,
     pub close_to_tray: bool,
+    /// Start Cairn at login, hidden in the tray (an XDG autostart entry).
+    pub start_at_login: bool,
     /// Servers the user added by hand.
     pub endpoints: Vec<SavedEndpoint>,
     /// Set once the first-run setup was done or skipped.
@@ -55,6 +57,7 @@ impl Default for Settings {
             summon_shortcut: "Ctrl+Shift+Space".into(),
             notifications: true,
             close_to_tray: true,
+            start_at_login: false,
             endpoints: Vec::new(),
             first_run_done: false,
             zoom_percent: 100,
