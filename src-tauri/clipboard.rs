@@ -8,9 +8,9 @@ use cairn_protocol::desktop::CommandError;
 #[cfg(target_os = "linux")]
 pub fn copy(text: &str) -> Result<(), CommandError> {
     let clipboard = gtk::Clipboard::get(&gtk::gdk::SELECTION_CLIPBOARD);
+    // Served by the app while it runs (it lives on in the tray); a clipboard manager,
+    // where one runs, keeps a copy of its own.
     clipboard.set_text(text);
-    // Hands the text to a clipboard manager, where one runs, so it outlives the app.
-    clipboard.store();
     Ok(())
 }
 
