@@ -135,6 +135,11 @@ async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
         2,
         "each subtask's own text sits in its card: {live:#?}"
     );
+    assert_eq!(
+        times_each_subtask_says(&app, "Found the files.").await,
+        json!([1, 1]),
+        "a subtask's last words are its result: shown once"
+    );
     app.click(".card .card .card-head").await;
     app.wait_for(".card .card .card-body").await;
     app.screenshot("nested-subtasks-expanded").await;
@@ -153,6 +158,10 @@ async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
         app.outline().await,
         live,
         "the stored answer reads as it did live"
+    );
+    assert_eq!(
+        times_each_subtask_says(&app, "Found the files.").await,
+        json!([1, 1])
     );
     // A stored card opened by the reader is painted.
     app.click(".card .card .card-head").await;
@@ -173,6 +182,20 @@ async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
         .await;
     assert_eq!(app.outline().await, live);
     app.quit().await;
+}
+
+/// How many times each top-level subtask card's open body shows `text`.
+async fn times_each_subtask_says(app: &App, text: &str) -> serde_json::Value {
+    app.driver
+        .execute(
+            "return [...document.querySelectorAll('.message.assistant .turn > .card > .card-body')] \
+               .map(body => body.innerText.split(arguments[0]).length - 1);",
+            vec![json!(text)],
+        )
+        .await
+        .expect("the subtasks' text")
+        .json()
+        .clone()
 }
 
 /// The subtask cards are open; the calls inside them are closed.
@@ -216,6 +239,7 @@ async fn in_default_mode_a_write_waits_for_allow_or_deny() {
     let server = FakeServer::start().await;
     write_turn(&server, "Wrote the notes.");
     write_turn(&server, "Understood, nothing written.");
+    write_turn(&server, "Nothing changed.");
     let home = Home::new();
     let workspace = home.workspace();
     let notes = workspace.join("notes.md");
@@ -251,6 +275,24 @@ async fn in_default_mode_a_write_waits_for_allow_or_deny() {
         .await;
     assert!(!notes.exists(), "a denied write writes nothing");
     app.screenshot("approval-denied").await;
+
+    // Writing what the file already holds: the approval says there is no change,
+    // not "Changes to" over an empty box.
+    std::fs::write(&notes, "kept").unwrap();
+    app.click(".new-chat").await;
+    app.choose_workspace(&workspace).await;
+    app.send("Write the notes once more").await;
+    let approval = app.wait_for_text(".approval", "write_file").await;
+    app.wait_for_text(".approval .no-change", "No change to notes.md")
+        .await;
+    assert_eq!(app.count(".approval .approval-diff").await, 0);
+    let read = pixels::readable_text(&app, ".approval .no-change", "approval-no-change").await;
+    pixels::assert_reads(&read, &["No change", "already holds"], "an unchanged write");
+    assert!(!text_of(&approval).await.contains("Changes to"));
+    app.click(".approval-buttons .primary").await;
+    app.wait_for_text(".message.assistant .md", "Nothing changed.")
+        .await;
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "kept");
     app.quit().await;
 }
 
@@ -853,6 +895,17 @@ async fn an_answer_tells_what_it_took_on_hover_and_the_chat_menu_its_totals() {
     );
     app.hover(".message.assistant .md").await;
     assert_eq!(app.js(visibility).await, "visible");
+    // On the row of the answer's actions, not a line of its own that stays blank
+    // under every answer while hidden.
+    let same_row = app
+        .js(
+            "const box = css => document.querySelector(css).getBoundingClientRect(); \
+             const line = box('.message.assistant .answer-usage'); \
+             const copy = box('.message.assistant .copy-answer'); \
+             return Math.abs(line.top + line.bottom - copy.top - copy.bottom) / 2 < copy.height / 2;",
+        )
+        .await;
+    assert_eq!(same_row, json!(true), "the usage line shares the Copy row");
     for part in expected {
         app.wait_for_text(".message.assistant .answer-usage", part)
             .await;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use cairn_protocol::{
     AgentStateKind, BudgetExceeded, ErrorEvent, Event, ExecutionMode, ExecutionTree, Image,
     MessageStatus, Piece, PlanStep, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TreePlan,
-    TurnStatus, pieces,
+    TurnStatus, pieces, tree::preview,
 };
 use serde_json::Value;
 
@@ -109,6 +109,20 @@ impl Card {
     /// worked (one that failed stays in sight, as the reason the level went on).
     pub fn folded(&self) -> bool {
         FINISHING_TOOLS.contains(&self.name.as_str()) && self.state != CardState::Failed
+    }
+
+    /// Whether the result only repeats the text the card's level ended with, shown just
+    /// above it: a subtask answering in words returns its last text as its result. A
+    /// stored result is a preview, so it may be that text cut.
+    pub fn result_repeats_text(&self) -> bool {
+        let Some(Value::String(result)) = self.result.as_deref() else {
+            return false;
+        };
+        let Some(Segment::Text(last)) = self.children.last() else {
+            return false;
+        };
+        let result = result.trim();
+        !result.is_empty() && (result == last.trim() || result == preview(last).trim())
     }
 
     /// The time the call took on its own, waits for the user left out.
@@ -722,6 +736,59 @@ mod tests {
             (1, false, Some(&json!("contents")))
         );
         assert_eq!(view.text(), "Let me split it.\n\nAll done.");
+    }
+
+    #[test]
+    fn a_subtask_result_that_repeats_its_last_text_is_not_shown_twice_live_or_stored() {
+        // Long enough that the stored result is a cut preview of the text.
+        let said = format!("Found the files. {}", "Every one of them. ".repeat(40));
+        let events = [
+            start("s1", "run_subtask", json!({"title": "Survey"}), None, 0),
+            chunk("Looking around.", Some("s1"), 1),
+            start("r1", "list_dir", json!({"path": "."}), Some("s1"), 1),
+            end("r1", "README.md", false, Some("s1"), 1),
+            chunk(&said, Some("s1"), 1),
+            end("s1", &said, false, None, 0),
+            start("s2", "run_subtask", json!({"title": "Check"}), None, 0),
+            chunk("Checked.", Some("s2"), 1),
+            end("s2", "Something else entirely", false, None, 0),
+        ];
+        let live = TurnView::from_events(&events, 0.0);
+        assert!(live.cards["s1"].result_repeats_text());
+        assert!(
+            !live.cards["s2"].result_repeats_text(),
+            "a result that says more is shown"
+        );
+        assert!(
+            !live.cards["r1"].result_repeats_text(),
+            "a call with no text of its own"
+        );
+
+        let mut builder = TimelineBuilder::new();
+        for event in &events {
+            builder.observe(event);
+        }
+        let node = |id: &str, parent: Option<&str>, result: &str| ExecutionTreeNode {
+            id: id.into(),
+            parent_id: parent.map(Into::into),
+            name: live.cards[id].name.clone(),
+            result_preview: Some(preview(result)),
+            ..ExecutionTreeNode::default()
+        };
+        let mut tree = ExecutionTree::new(vec![
+            node("s1", None, &said),
+            node("r1", Some("s1"), "README.md"),
+            node("s2", None, "Something else entirely"),
+        ]);
+        tree.timeline = builder.entries().to_vec();
+        let stored = TurnView::from_stored("", Some(&tree), MessageStatus::Complete);
+        assert_ne!(
+            stored.cards["s1"].result.as_deref(),
+            Some(&json!(said)),
+            "the stored result is cut"
+        );
+        assert!(stored.cards["s1"].result_repeats_text());
+        assert!(!stored.cards["s2"].result_repeats_text());
     }
 
     #[test]

@@ -74,7 +74,7 @@ impl Headline {
                 }
                 _ => format!("“{pattern}”"),
             }),
-            "run_command" => arg("command").map(str::to_owned),
+            "run_command" => arg("command").map(first_line),
             "web_fetch" => arg("url").map(host),
             "memory_read" | "memory_write" => arg("key").map(str::to_owned),
             "todo_write" => args
@@ -103,6 +103,21 @@ fn folder(path: &str) -> String {
         "" | "." | "./" => "./".to_owned(),
         path if path.ends_with('/') => path.to_owned(),
         path => format!("{path}/"),
+    }
+}
+
+/// A script's first line, with how many follow: flattened into one line, its lines
+/// would read as one command (`set -e cargo build`).
+fn first_line(script: &str) -> String {
+    let mut lines = script
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty());
+    let first = lines.next().unwrap_or_default();
+    match lines.count() {
+        0 => first.to_owned(),
+        1 => format!("{first} … (+1 line)"),
+        more => format!("{first} … (+{more} lines)"),
     }
 }
 
@@ -307,10 +322,19 @@ mod tests {
 
     #[test]
     fn a_long_or_many_line_subject_is_cut_to_one_line() {
-        let script = "set -e\ncargo build";
+        let script = "set -e\n\ncargo build\n";
         assert_eq!(
             line("run_command", json!({"command": script})),
-            "run_command set -e cargo build"
+            "run_command set -e … (+1 line)"
+        );
+        assert_eq!(
+            line("run_command", json!({"command": "  cd src\nls\nwc -l *\n"})),
+            "run_command cd src … (+2 lines)"
+        );
+        assert_eq!(
+            line("run_command", json!({"command": "cargo   test\n"})),
+            "run_command cargo test",
+            "one line and its blank end"
         );
         let long = "x".repeat(200);
         let head = Headline::of("run_command", Some(&json!({"command": long})));

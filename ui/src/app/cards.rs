@@ -83,14 +83,13 @@ pub fn turn_view(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView
                 </details>
             </Show>
             {segments(turn.clone(), None)}
-            {answer_usage(turn.clone())}
             {ending(entry_id, turn)}
         </div>
     }
 }
 
-/// What a finished answer took (tokens, calls, time, cost): shown when the pointer
-/// is over the answer, or the keyboard is in it.
+/// What a finished answer took (tokens, calls, time, cost), in its row of actions:
+/// shown when the pointer is over the answer, or the keyboard is in it.
 fn answer_usage(turn: ArcRwSignal<TurnView>) -> impl IntoView {
     let ctx = ctx();
     let message_id =
@@ -269,13 +268,19 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
                 PREVIEW_CHARS
             };
             data.with(|card| {
-                let result = card.as_ref()?.result.as_ref()?;
-                Some(format::preview(result, max))
+                let card = card.as_ref()?;
+                if card.result_repeats_text() {
+                    return None;
+                }
+                Some(format::preview(card.result.as_ref()?, max))
             })
         }
     });
     let hidden = pick(|card| {
-        let result = card.result.as_ref()?;
+        let result = card
+            .result
+            .as_ref()
+            .filter(|_| !card.result_repeats_text())?;
         let size = match &**result {
             Value::String(text) => text.len(),
             other => other.to_string().len(),
@@ -509,6 +514,13 @@ fn approval_card(turn: ArcRwSignal<TurnView>, request: ToolApprovalRequest) -> i
 /// shell line in its folder.
 fn preview_view(preview: ApprovalPreview) -> AnyView {
     match preview {
+        // A write of what the file already holds.
+        ApprovalPreview::Diff { path, diff } if diff.trim().is_empty() => view! {
+            <div class="preview-path no-change">
+                "No change to " <code>{path}</code> ": it already holds exactly this."
+            </div>
+        }
+        .into_any(),
         ApprovalPreview::Diff { path, diff } => {
             let lines = diff
                 .lines()
@@ -626,7 +638,11 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
                             <button class="ghost regenerate" title="Answer the same question again, in this answer's place"
                                 on:click=move |_| actions::answer_again(ctx, entry_id.clone(), actions::Again::Regenerate)>"↻ Regenerate"</button>
                         })}
-                        {copy_button(ctx, "copy-answer", "Copy this answer's text", move || answer.with_untracked(TurnView::text))}
+                        {copy_button(ctx, "copy-answer", "Copy this answer's text", {
+                            let answer = answer.clone();
+                            move || answer.with_untracked(TurnView::text)
+                        })}
+                        {answer_usage(answer.clone())}
                     </div>
                 }
             })}
