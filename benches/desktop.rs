@@ -33,12 +33,15 @@ use std::time::Duration;
 use cairn_core::TurnOutcome;
 use cairn_protocol::{ChatMessage, ExecutionTree, ExecutionTreeNode, TurnStatus, Usage};
 use cairn_store::{NewThread, Store};
-use cairn_testkit::FakeServer;
+use cairn_testkit::{FakeServer, Reply, sse};
 use harness::{APP, App, Home};
 
 const BIG_THREAD: &str = "Five hundred tool cards";
 const SMALL_THREAD: &str = "A short chat";
 const RUNS: usize = 10;
+const CHAT: &str = "POST /v1/chat/completions";
+/// The last words of the streamed answer: once drawn, it is all there.
+const STREAM_END: &str = "That is the whole program.";
 
 #[tokio::main]
 async fn main() {
@@ -49,28 +52,18 @@ async fn main() {
     let size = std::fs::metadata(APP).expect("the release binary").len();
     println!("release binary: {:.1} MB ({size} bytes)", size as f64 / 1e6);
 
-    let starts: Vec<f64> = {
-        let mut samples = Vec::new();
-        for _ in 0..RUNS {
-            samples.push(cold_start(&home, &server.url()).await);
-        }
-        samples
-    };
-    println!(
-        "cold start to the first screen: median {:.0} ms (runs: {})",
-        median(starts.clone()),
-        list(&starts)
-    );
-
-    let renders = render_big_thread(&home, &server.url()).await;
-    println!(
-        "500 tool cards rendered: median {:.0} ms (runs: {})",
-        median(renders.clone()),
-        list(&renders)
-    );
+    // `CAIRN_BENCH=memory` measures idle memory alone: a change that moves only
+    // memory is checked in a fraction of the time.
+    if std::env::var("CAIRN_BENCH").as_deref() != Ok("memory") {
+        timings(&home, &server).await;
+    }
 
     let env = harness::app_env(&home, &server.url());
     let Some(baseline) = std::env::var_os("CAIRN_BASELINE_APP") else {
+        let env: Vec<_> = env
+            .into_iter()
+            .map(|(name, value)| (OsString::from(name), value))
+            .collect();
         let cairn = idle_pss(Path::new(APP), &env);
         println!(
             "idle PSS, app + WebKit: Cairn {:.0} MiB (set CAIRN_BASELINE_APP to compare \
@@ -82,46 +75,92 @@ async fn main() {
     idle_memory(Path::new(&baseline), &env);
 }
 
+/// Cold start, the 500 cards and a long streamed answer, each the median of its runs.
+async fn timings(home: &Home, server: &FakeServer) {
+    let url = &server.url();
+    let starts: Vec<f64> = {
+        let mut samples = Vec::new();
+        for _ in 0..RUNS {
+            samples.push(cold_start(home, url).await);
+        }
+        samples
+    };
+    println!(
+        "cold start to the first screen: median {:.0} ms (runs: {})",
+        median(starts.clone()),
+        list(&starts)
+    );
+
+    let renders = render_big_thread(home, url).await;
+    println!(
+        "500 tool cards rendered: median {:.0} ms (runs: {})",
+        median(renders.clone()),
+        list(&renders)
+    );
+
+    let streams = stream_long_answer(home, server).await;
+    let pieces = long_answer().len() as f64;
+    let webview: Vec<f64> = streams.iter().map(|cost| cost.webview_ms).collect();
+    let app: Vec<f64> = streams.iter().map(|cost| cost.app_ms).collect();
+    println!(
+        "a long answer streamed ({pieces} pieces, a {CODE_LINES}-line code block): CPU in \
+         the web process median {:.0} ms ({:.0} µs a piece; runs: {}), in the app {:.0} ms \
+         ({:.0} µs a piece)",
+        median(webview.clone()),
+        median(webview.clone()) * 1e3 / pieces,
+        list(&webview),
+        median(app.clone()),
+        median(app) * 1e3 / pieces,
+    );
+}
+
 /// Idle memory against the yardstick. Cairn chooses how WebKit paints
-/// (src-tauri/rendering.rs), so the yardstick is measured painting the same way; both
-/// are also measured on WebKit's GPU path, its default. Shared pages are split among
-/// the processes that map them, so the apps take turns, each with the same neighbours.
+/// (src-tauri/rendering.rs) and which compilers run its page (src-tauri/jit.rs), so
+/// the yardstick is measured set up the same way: whatever WebKit and JSC settings
+/// Cairn's web process runs with, the yardstick's gets too. Both are also measured on
+/// WebKit's GPU path, its default. Shared pages are split among the processes that map
+/// them, so the apps take turns, each with the same neighbours.
 fn idle_memory(baseline: &Path, env: &[(&'static str, OsString)]) {
-    let gpu_path: Vec<_> = env
-        .iter()
-        .cloned()
-        .chain([(CPU_RENDERING, OsString::from("0"))])
-        .collect();
-    let (mut shipped, mut empty_same, mut cairn_gpu, mut empty_gpu) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut cpu_rendering = false;
+    let with = |extra: &[(String, String)]| -> Vec<(OsString, OsString)> {
+        env.iter()
+            .map(|(name, value)| (OsString::from(name), value.clone()))
+            .chain(
+                extra
+                    .iter()
+                    .map(|(name, value)| (name.into(), value.into())),
+            )
+            .collect()
+    };
+    let gpu_path = with(&[(CPU_RENDERING.to_owned(), "0".to_owned())]);
+    let (mut shipped, mut empty_same, mut cairn_gpu, mut empty_gpu, mut empty_default) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut settings = Vec::new();
     for _ in 0..5 {
-        let cairn = idle_pss(Path::new(APP), env);
-        cpu_rendering = cairn.cpu_rendering;
+        let cairn = idle_pss(Path::new(APP), &with(&[]));
+        settings = cairn.web_settings;
         shipped.push(cairn.kib);
-        let same: Vec<_> = env
-            .iter()
-            .cloned()
-            .chain(cpu_rendering.then(|| (CPU_RENDERING, OsString::from("1"))))
-            .collect();
-        empty_same.push(idle_pss(baseline, &same).kib);
-        cairn_gpu.push(idle_pss(Path::new(APP), &gpu_path).kib);
-        empty_gpu.push(idle_pss(baseline, &gpu_path).kib);
+        empty_same.push(idle_pss(baseline, &with(&settings)).kib);
+        let cairn_on_gpu = idle_pss(Path::new(APP), &gpu_path);
+        let on_gpu: Vec<_> = cairn_on_gpu.web_settings;
+        cairn_gpu.push(cairn_on_gpu.kib);
+        empty_gpu.push(idle_pss(baseline, &with(&on_gpu)).kib);
+        empty_default.push(idle_pss(baseline, &with(&[])).kib);
     }
     let mib = |samples: Vec<f64>| median(samples) / 1024.0;
-    let (shipped, empty_same, cairn_gpu, empty_gpu) = (
+    let (shipped, empty_same, cairn_gpu, empty_gpu, empty_default) = (
         mib(shipped),
         mib(empty_same),
         mib(cairn_gpu),
         mib(empty_gpu),
+        mib(empty_default),
     );
-    let painting = if cpu_rendering {
-        "on the CPU"
-    } else {
-        "on the GPU"
-    };
+    let set_up = settings
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect::<Vec<_>>()
+        .join(" ");
     println!(
-        "idle PSS, app + WebKit, both painting as Cairn does here ({painting}): Cairn \
+        "idle PSS, app + WebKit, both set up as Cairn sets up WebKit here ({set_up}): Cairn \
          {shipped:.0} MiB, empty Tauri + Leptos window {empty_same:.0} MiB, ratio {:.2}×",
         shipped / empty_same
     );
@@ -131,9 +170,9 @@ fn idle_memory(baseline: &Path, env: &[(&'static str, OsString)]) {
         cairn_gpu / empty_gpu
     );
     println!(
-        "idle PSS, Cairn as it runs here against the empty window as WebKit sets it up: \
-         ratio {:.2}×",
-        shipped / empty_gpu
+        "idle PSS, Cairn as it runs here against the empty window as WebKit sets it up \
+         ({empty_default:.0} MiB): ratio {:.2}×",
+        shipped / empty_default
     );
 }
 
@@ -198,6 +237,119 @@ async fn render_big_thread(home: &Home, base_url: &str) -> Vec<f64> {
     samples
 }
 
+/// Lines in the code block of the streamed answer.
+const CODE_LINES: usize = 80;
+
+/// An answer as a model streams it, a few characters a piece: a paragraph, a Rust
+/// block of [`CODE_LINES`] lines, a closing line. Each piece redraws the Markdown of
+/// the text so far, the code coloured.
+fn long_answer() -> Vec<String> {
+    let mut text = String::from(
+        "Here is a small program that counts the words in each file it is given, \
+         with the totals at the end. It reads every file whole, so it suits files \
+         that fit in memory.\n\n```rust\nuse std::collections::HashMap;\n\n",
+    );
+    for n in 0..CODE_LINES - 3 {
+        text.push_str(&format!(
+            "let count_{n} = words.get(\"word{n}\").copied().unwrap_or(0); // #{n}\n"
+        ));
+    }
+    text.push_str("fn main() {}\n```\n\n");
+    text.push_str(STREAM_END);
+    let chars: Vec<char> = text.chars().collect();
+    chars
+        .chunks(4)
+        .map(|piece| piece.iter().collect())
+        .collect()
+}
+
+/// What a streamed answer cost, in CPU time.
+struct StreamCost {
+    /// The web process: events in, Markdown drawn.
+    webview_ms: f64,
+    /// The app: the engine, the store, the events out.
+    app_ms: f64,
+}
+
+/// Sends a message in a new chat whose answer streams at a fast local model's pace
+/// (a piece every 2 ms), `RUNS` times, and measures the CPU time the app and its web
+/// process spend from the click on Send to the whole answer drawn. The server waits
+/// before answering so the window is listening from the first piece, as with a real
+/// model (an answer that is over before the window listens is drawn in one go).
+async fn stream_long_answer(home: &Home, server: &FakeServer) -> Vec<StreamCost> {
+    let pieces = long_answer();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let body = sse::text(&pieces);
+    let event_len = body.len() / pieces.len();
+    let app = App::launch(home, &server.url()).await;
+    let pid = harness::processes_running(&canonical(APP))
+        .into_iter()
+        .next()
+        .and_then(|pid| pid.parse::<u32>().ok())
+        .expect("the app's process");
+    let webview = harness::web_process_of(pid).expect("the app's web process");
+    let mut samples = Vec::new();
+    for _ in 0..RUNS {
+        server.push(
+            CHAT,
+            Reply::sse(body.clone())
+                .paced(event_len, Duration::from_millis(2))
+                .head_delay(Duration::from_millis(300)),
+        );
+        app.click(".new-chat").await;
+        // The last chat's answer goes before the new one is watched for.
+        app.wait_for_js("return !document.querySelector('.turn');")
+            .await;
+        app.wait_for(".composer-input")
+            .await
+            .send_keys("Count the words")
+            .await
+            .unwrap();
+        let before = (cpu_ms(webview), cpu_ms(pid));
+        app.driver
+            .execute_async(
+                r#"
+                const done = arguments[arguments.length - 1];
+                const check = () => {
+                    const turn = document.querySelector('.turn.finished');
+                    if (turn && turn.innerText.includes(arguments[0])) {
+                        requestAnimationFrame(() => done(true));
+                    } else {
+                        requestAnimationFrame(check);
+                    }
+                };
+                document.querySelector('.composer .send').click();
+                check();
+                "#,
+                vec![serde_json::json!(STREAM_END)],
+            )
+            .await
+            .expect("the answer streams");
+        samples.push(StreamCost {
+            webview_ms: cpu_ms(webview) - before.0,
+            app_ms: cpu_ms(pid) - before.1,
+        });
+        assert!(app.count(".md pre .hl-k").await > 0, "the code is coloured");
+    }
+    app.quit().await;
+    samples
+}
+
+/// The CPU time (user and system, ms) process `pid` has used, to the kernel's 10 ms
+/// clock.
+fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("a process's stat");
+    let after = &stat[stat.rfind(')').expect("a stat line") + 2..];
+    // utime and stime are fields 14 and 15: the 12th and 13th after the name.
+    let ticks: f64 = after
+        .split(' ')
+        .skip(11)
+        .take(2)
+        .map(|field| field.parse::<f64>().expect("a tick count"))
+        .sum();
+    ticks * 10.0
+}
+
 /// WebKitGTK's switch to Skia's CPU rasterizer (see src-tauri/rendering.rs).
 const CPU_RENDERING: &str = "WEBKIT_SKIA_ENABLE_CPU_RENDERING";
 
@@ -205,12 +357,12 @@ const CPU_RENDERING: &str = "WEBKIT_SKIA_ENABLE_CPU_RENDERING";
 struct Idle {
     /// The PSS (KiB) of the program and every process under it.
     kib: f64,
-    /// Whether its web process was started with CPU rendering on.
-    cpu_rendering: bool,
+    /// The WebKit and JSC settings its web process was started with.
+    web_settings: Vec<(String, String)>,
 }
 
 /// Launches `program` and measures it after 10 s of idling.
-fn idle_pss(program: &Path, env: &[(&'static str, OsString)]) -> Idle {
+fn idle_pss(program: &Path, env: &[(OsString, OsString)]) -> Idle {
     let mut child = Command::new(program)
         .env_remove(CPU_RENDERING)
         .envs(env.iter().cloned())
@@ -219,32 +371,33 @@ fn idle_pss(program: &Path, env: &[(&'static str, OsString)]) -> Idle {
         .spawn()
         .expect("the app starts");
     std::thread::sleep(Duration::from_secs(10));
-    let tree = tree_of(child.id());
-    let kib = tree.iter().map(|pid| pss_kib(*pid)).sum::<u64>() as f64;
-    let cpu_rendering = tree.iter().any(|pid| {
-        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        comm.starts_with("WebKitWebProces")
-            && environ
-                .split(|byte| *byte == 0)
-                .any(|var| var.starts_with(CPU_RENDERING.as_bytes()) && !var.ends_with(b"=0"))
-    });
+    let kib = harness::tree_of(child.id())
+        .into_iter()
+        .map(pss_kib)
+        .sum::<u64>() as f64;
+    let web_settings = harness::web_process_of(child.id())
+        .map(web_settings)
+        .unwrap_or_default();
     let _ = child.kill();
     let _ = child.wait();
     // WebKit's helpers outlive a killed parent for a moment.
     std::thread::sleep(Duration::from_secs(1));
-    Idle { kib, cpu_rendering }
+    Idle { kib, web_settings }
 }
 
-/// `pid` and all its descendants.
-fn tree_of(pid: u32) -> Vec<u32> {
-    let mut tree = vec![pid];
-    let mut next = 0;
-    while next < tree.len() {
-        tree.extend(harness::children_of(tree[next]));
-        next += 1;
-    }
-    tree
+/// The WebKit and JSC settings in process `pid`'s environment, by name.
+fn web_settings(pid: u32) -> Vec<(String, String)> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    let mut settings: Vec<(String, String)> = environ
+        .split(|byte| *byte == 0)
+        .filter_map(|var| {
+            let (name, value) = std::str::from_utf8(var).ok()?.split_once('=')?;
+            (name == CPU_RENDERING || name.starts_with("JSC_"))
+                .then(|| (name.to_owned(), value.to_owned()))
+        })
+        .collect();
+    settings.sort();
+    settings
 }
 
 fn pss_kib(pid: u32) -> u64 {

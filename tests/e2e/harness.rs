@@ -121,6 +121,25 @@ pub fn children_of(parent: u32) -> Vec<u32> {
         .collect()
 }
 
+/// `pid` and all its descendants.
+pub fn tree_of(pid: u32) -> Vec<u32> {
+    let mut tree = vec![pid];
+    let mut next = 0;
+    while next < tree.len() {
+        tree.extend(children_of(tree[next]));
+        next += 1;
+    }
+    tree
+}
+
+/// The WebKit web process under the app `pid`, the one that runs its page.
+pub fn web_process_of(pid: u32) -> Option<u32> {
+    tree_of(pid).into_iter().find(|pid| {
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|comm| comm.starts_with("WebKitWebProces"))
+    })
+}
+
 /// What the app runs with: a home of its own, the test's database and model server.
 pub fn app_env(home: &Home, base_url: &str) -> Vec<(&'static str, std::ffi::OsString)> {
     let user_home = home.dir.path().join("home");
