@@ -49,6 +49,7 @@ impl Shell for DesktopShell {
 /// process still has one thread.
 pub fn run(context: tauri::Context) {
     crate::rendering::prefer_cpu_without_gpu();
+    crate::jit::baseline_tiers_only();
     init_logging();
     let builder = tauri::Builder::default();
     // First, so a second launch is stopped before it opens anything.

@@ -12,6 +12,7 @@ mod approvals;
 mod autostart;
 mod clipboard;
 mod commands;
+mod jit;
 mod links;
 mod notify;
 #[cfg(target_os = "linux")]

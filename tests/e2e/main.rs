@@ -70,6 +70,30 @@ async fn a_message_gets_its_streamed_answer() {
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn the_page_runs_without_javascriptcores_optimizing_tiers() {
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.wait_for(".composer-input").await;
+    let exe = std::path::Path::new(harness::APP).canonicalize().unwrap();
+    let apps = harness::processes_running(&exe);
+    let [app_pid] = apps.as_slice() else {
+        panic!("one app runs: {apps:?}");
+    };
+    let web = harness::web_process_of(app_pid.parse().unwrap()).expect("the app's web process");
+    let environ = std::fs::read(format!("/proc/{web}/environ")).unwrap();
+    let vars: Vec<&[u8]> = environ.split(|byte| *byte == 0).collect();
+    for switch in ["JSC_useDFGJIT=0", "JSC_useOMGJIT=0"] {
+        assert!(
+            vars.contains(&switch.as_bytes()),
+            "the web process starts with {switch} (src-tauri/jit.rs)"
+        );
+    }
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
     let server = FakeServer::start().await;
     server.push(
