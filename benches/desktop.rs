@@ -7,10 +7,15 @@
 //!   page's `cairn:ready` mark), with 20 chats in the list;
 //! - rendering a stored thread whose answer holds 500 tool cards: from the click on it
 //!   in the sidebar to the frame after all 500 cards are in the page;
+//! - a long answer streamed at a fast model's pace: the CPU time the web process and
+//!   the app spend drawing it;
 //! - idle memory: the PSS of the app and its WebKit processes, 10 s after launch,
 //!   against the same figure for an empty Tauri + Leptos window
-//!   (`bench/empty-window`, path in `CAIRN_BASELINE_APP`) painting the way Cairn
-//!   paints on this machine; both on WebKit's GPU path as well.
+//!   (`bench/empty-window`, path in `CAIRN_BASELINE_APP`) set up the way Cairn sets
+//!   up WebKit on this machine; both on WebKit's GPU path as well, and the empty
+//!   window as WebKit sets it up.
+//!
+//! `CAIRN_BENCH=memory` or `CAIRN_BENCH=stream` measures that figure alone.
 
 #![allow(
     clippy::unwrap_used,
@@ -52,10 +57,15 @@ async fn main() {
     let size = std::fs::metadata(APP).expect("the release binary").len();
     println!("release binary: {:.1} MB ({size} bytes)", size as f64 / 1e6);
 
-    // `CAIRN_BENCH=memory` measures idle memory alone: a change that moves only
-    // memory is checked in a fraction of the time.
-    if std::env::var("CAIRN_BENCH").as_deref() != Ok("memory") {
-        timings(&home, &server).await;
+    // `CAIRN_BENCH=memory` or `=stream` measures that alone: a change that moves one
+    // figure is checked in a fraction of the time.
+    match std::env::var("CAIRN_BENCH").as_deref() {
+        Ok("memory") => {}
+        Ok("stream") => return streaming(&home, &server).await,
+        _ => {
+            timings(&home, &server).await;
+            streaming(&home, &server).await;
+        }
     }
 
     let env = harness::app_env(&home, &server.url());
@@ -75,7 +85,7 @@ async fn main() {
     idle_memory(Path::new(&baseline), &env);
 }
 
-/// Cold start, the 500 cards and a long streamed answer, each the median of its runs.
+/// Cold start and the 500 cards, each the median of its runs.
 async fn timings(home: &Home, server: &FakeServer) {
     let url = &server.url();
     let starts: Vec<f64> = {
@@ -97,7 +107,10 @@ async fn timings(home: &Home, server: &FakeServer) {
         median(renders.clone()),
         list(&renders)
     );
+}
 
+/// What a long streamed answer costs, the median of its runs.
+async fn streaming(home: &Home, server: &FakeServer) {
     let streams = stream_long_answer(home, server).await;
     let pieces = long_answer().len() as f64;
     let webview: Vec<f64> = streams.iter().map(|cost| cost.webview_ms).collect();
@@ -353,6 +366,17 @@ fn cpu_ms(pid: u32) -> f64 {
 /// WebKitGTK's switch to Skia's CPU rasterizer (see src-tauri/rendering.rs).
 const CPU_RENDERING: &str = "WEBKIT_SKIA_ENABLE_CPU_RENDERING";
 
+/// Where the settings the apps run with come from: only what the bench passes.
+fn without_inherited_settings(command: &mut Command) -> &mut Command {
+    for (name, _) in std::env::vars_os() {
+        let name_text = name.to_string_lossy();
+        if name_text.starts_with("WEBKIT_") || name_text.starts_with("JSC_") {
+            command.env_remove(&name);
+        }
+    }
+    command
+}
+
 /// One idle launch.
 struct Idle {
     /// The PSS (KiB) of the program and every process under it.
@@ -363,8 +387,7 @@ struct Idle {
 
 /// Launches `program` and measures it after 10 s of idling.
 fn idle_pss(program: &Path, env: &[(OsString, OsString)]) -> Idle {
-    let mut child = Command::new(program)
-        .env_remove(CPU_RENDERING)
+    let mut child = without_inherited_settings(&mut Command::new(program))
         .envs(env.iter().cloned())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -392,7 +415,7 @@ fn web_settings(pid: u32) -> Vec<(String, String)> {
         .split(|byte| *byte == 0)
         .filter_map(|var| {
             let (name, value) = std::str::from_utf8(var).ok()?.split_once('=')?;
-            (name == CPU_RENDERING || name.starts_with("JSC_"))
+            (name.starts_with("WEBKIT_") || name.starts_with("JSC_"))
                 .then(|| (name.to_owned(), value.to_owned()))
         })
         .collect();

@@ -8,6 +8,7 @@
 pub mod format;
 pub mod highlight;
 pub mod markdown;
+pub mod pieces;
 pub mod slash;
 pub mod thread;
 pub mod turn;

@@ -2,7 +2,7 @@
 //! talks to the core and updates the shared signals; failures become a toast and
 //! lose nothing (an unsent message goes back into the composer).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -12,6 +12,7 @@ use cairn_protocol::{ApprovalDecision, Event, PermissionMode, ThreadUsage};
 use leptos::prelude::*;
 
 use super::{Ctx, Draft, EntryView, Screen, ipc, now_ms};
+use crate::pieces::{Pieces, Take};
 use crate::slash::{self, LlmChange, Slash};
 use crate::thread::{Entry, entries};
 use crate::turn::TurnView;
@@ -151,23 +152,62 @@ fn follow(ctx: Ctx, attach: Attach, turn: ArcRwSignal<TurnView>) {
     });
 }
 
+/// Where a turn's events go: the answer they fill (none once `done` came), and the
+/// streamed pieces waiting for the next frame.
+struct Feed {
+    target: RefCell<Option<ArcRwSignal<TurnView>>>,
+    pieces: RefCell<Pieces>,
+}
+
+impl Feed {
+    /// Applies `events` to the answer, in order, as one change.
+    fn apply(&self, ctx: Ctx, events: &[Event]) {
+        let target = self.target.borrow().clone();
+        if let (Some(turn), false) = (target, events.is_empty()) {
+            turn.update(|view| {
+                for event in events {
+                    view.apply(event, now_ms());
+                }
+            });
+            ctx.chat.stream_tick.update(|tick| *tick += 1);
+        }
+    }
+}
+
 /// A channel that applies a turn's events to `turn` and lets go of it at `done`, and
 /// whether `done` came. A quick turn can end before the command that started it
 /// returns (channel messages and the command's answer are not ordered): marking the
-/// thread running after that would leave it "answering" for good.
+/// thread running after that would leave it "answering" for good. Streamed pieces are
+/// applied once a frame (see [`Pieces`]).
 fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell<bool>>) {
-    let mut target = Some(turn);
+    let feed = Rc::new(Feed {
+        target: RefCell::new(Some(turn)),
+        pieces: RefCell::new(Pieces::new()),
+    });
     let done = Rc::new(Cell::new(false));
     let seen_done = Rc::clone(&done);
     let generation = ctx.chats.generation.get_untracked();
     let channel = ipc::channel(move |event: Event| {
-        let Some(turn) = &target else {
+        if feed.target.borrow().is_none() {
             return;
+        }
+        let take = feed.pieces.borrow_mut().take(event);
+        let events = match take {
+            Take::Held { ask_frame: false } => return,
+            Take::Held { ask_frame: true } => {
+                let feed = Rc::clone(&feed);
+                request_animation_frame(move || {
+                    let pieces = feed.pieces.borrow_mut().frame();
+                    feed.apply(ctx, &pieces);
+                });
+                return;
+            }
+            Take::Apply(events) => events,
         };
-        turn.update(|view| view.apply(&event, now_ms()));
-        ctx.chat.stream_tick.update(|tick| *tick += 1);
-        match &event {
-            Event::Done(done) => {
+        feed.apply(ctx, &events);
+        // The event just taken in is the last applied.
+        match events.last() {
+            Some(Event::Done(done)) => {
                 seen_done.set(true);
                 ctx.chats
                     .running
@@ -176,11 +216,11 @@ fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell
                 if ctx.chats.generation.get_untracked() == generation {
                     refresh_usage(ctx, done.thread_id.clone());
                 }
-                target = None;
+                *feed.target.borrow_mut() = None;
             }
             // The next agent answers on: its follow-up and a fresh answer go under
             // this one, and the rest of the stream fills that answer.
-            Event::AgentSwitched(switched) => {
+            Some(Event::AgentSwitched(switched)) => {
                 let next = ArcRwSignal::new(TurnView::new());
                 if ctx.chats.generation.get_untracked() == generation {
                     ctx.chat.entries.update(|entries| {
@@ -205,7 +245,7 @@ fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell
                         }
                     });
                 }
-                target = Some(next);
+                *feed.target.borrow_mut() = Some(next);
             }
             _ => {}
         }
