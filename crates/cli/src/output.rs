@@ -8,6 +8,8 @@ use std::time::Instant;
 
 use cairn_core::EventSink;
 use cairn_protocol::{Event, ToolCallStatus, ToolCallUpdate, describe};
+
+use crate::preview;
 use serde_json::Value;
 
 /// One JSON object per line on stdout, flushed per event so a reader sees it live.
@@ -215,12 +217,24 @@ impl EventSink for Transcript {
                     state.mid_line = false;
                 }
                 let _ = out.flush();
-                let _ = write!(
+                let shown = request
+                    .preview
+                    .as_ref()
+                    .map(|preview| preview::lines(preview, prompt.is_terminal()))
+                    .unwrap_or_default();
+                let _ = writeln!(
                     prompt,
-                    "? {}{who} asks to {} ({})\n  [y] allow  [a] allow {grant} for this chat  [n] deny > ",
+                    "? {}{who} asks to {} ({})",
                     request.name,
                     describe::action(&request.name, &request.args),
                     request.category,
+                );
+                for line in shown {
+                    let _ = writeln!(prompt, "{line}");
+                }
+                let _ = write!(
+                    prompt,
+                    "  [y] allow  [a] allow {grant} for this chat  [n] deny > "
                 );
                 let _ = prompt.flush();
                 return;

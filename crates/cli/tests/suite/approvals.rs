@@ -2,6 +2,35 @@
 
 use super::support::*;
 
+/// `cairn run PROMPT` as a transcript, with `answers` piped into its stdin and closed.
+async fn run_piped(
+    server: &FakeServer,
+    workspace: &std::path::Path,
+    prompt: &str,
+    answers: &[u8],
+) -> std::process::Output {
+    let url = server.url();
+    let mut command = cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--workspace",
+        workspace.to_str().unwrap(),
+        prompt,
+    ]);
+    command.stdin(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(answers).await.unwrap();
+    drop(stdin);
+    tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn answers_piped_into_stdin_wait_for_their_questions() {
     let server = FakeServer::start().await;
@@ -15,27 +44,8 @@ async fn answers_piped_into_stdin_wait_for_their_questions() {
     );
     server.push(CHAT, Reply::sse(sse::text(&["Written."])));
     let workspace = tempfile::tempdir().unwrap();
-    let url = server.url();
-    let mut command = cairn(&[
-        "run",
-        "--base-url",
-        &url,
-        "--model",
-        "m",
-        "--workspace",
-        workspace.path().to_str().unwrap(),
-        "write the notes",
-    ]);
-    command.stdin(Stdio::piped());
-    let mut child = command.spawn().unwrap();
     // `echo y | cairn run …`: the answer is in, and stdin closed, before the question.
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"y\n").await.unwrap();
-    drop(stdin);
-    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let out = run_piped(&server, workspace.path(), "write the notes", b"y\n").await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(
@@ -45,6 +55,41 @@ async fn answers_piped_into_stdin_wait_for_their_questions() {
     assert!(
         stderr.contains("? write_file asks to write notes.md (1 line, 4 bytes) (write)"),
         "the question says what the call will do: {stderr}"
+    );
+    assert!(
+        stderr.contains("(write)\n  new file notes.md:\n    +kept\n  [y] allow"),
+        "the new file is shown between the question and its choices: {stderr}"
+    );
+}
+
+#[tokio::test]
+async fn the_question_shows_the_change_a_write_would_make() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "w1",
+            "write_file",
+            json!({"path": "notes.md", "content": "alpha\nBETA\ngamma\n"}),
+        )])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Left as it was."])));
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("notes.md"), "alpha\nbeta\ngamma\n").unwrap();
+    let out = run_piped(&server, workspace.path(), "shout the second line", b"n\n").await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Not a terminal: plain text, the diff's lines as `git diff` prints them.
+    assert!(
+        stderr.contains(
+            "  change to notes.md:\n    @@ -1,3 +1,3 @@\n     alpha\n    -beta\n    +BETA\n     gamma\n  [y] allow"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("notes.md")).unwrap(),
+        "alpha\nbeta\ngamma\n",
+        "denied: the file is as it was"
     );
 }
 
