@@ -115,15 +115,18 @@ async fn streaming(home: &Home, server: &FakeServer) {
     let pieces = long_answer().len() as f64;
     let webview: Vec<f64> = streams.iter().map(|cost| cost.webview_ms).collect();
     let app: Vec<f64> = streams.iter().map(|cost| cost.app_ms).collect();
+    let updates: Vec<f64> = streams.iter().map(|cost| cost.updates).collect();
     println!(
         "a long answer streamed ({pieces} pieces, a {CODE_LINES}-line code block): CPU in \
          the web process median {:.0} ms ({:.0} µs a piece; runs: {}), in the app {:.0} ms \
-         ({:.0} µs a piece)",
+         ({:.0} µs a piece); the page changed {:.0} times (runs: {})",
         median(webview.clone()),
         median(webview.clone()) * 1e3 / pieces,
         list(&webview),
         median(app.clone()),
         median(app) * 1e3 / pieces,
+        median(updates.clone()),
+        list(&updates),
     );
 }
 
@@ -282,6 +285,9 @@ struct StreamCost {
     webview_ms: f64,
     /// The app: the engine, the store, the events out.
     app_ms: f64,
+    /// How many times the page changed while the answer streamed (mutation observer
+    /// callbacks: one per task that changed the DOM).
+    updates: f64,
 }
 
 /// Sends a message in a new chat whose answer streams at a fast local model's pace
@@ -319,16 +325,25 @@ async fn stream_long_answer(home: &Home, server: &FakeServer) -> Vec<StreamCost>
             .await
             .unwrap();
         let before = (cpu_ms(webview), cpu_ms(pid));
-        app.driver
+        // Watched without forcing a layout or asking for frames (`textContent`, a
+        // timer): the watching must not cost what is measured.
+        let updates = app
+            .driver
             .execute_async(
                 r#"
                 const done = arguments[arguments.length - 1];
+                let updates = 0;
+                const observer = new MutationObserver(() => { updates += 1; });
+                observer.observe(document.body, {
+                    subtree: true, childList: true, characterData: true, attributes: true,
+                });
                 const check = () => {
                     const turn = document.querySelector('.turn.finished');
-                    if (turn && turn.innerText.includes(arguments[0])) {
-                        requestAnimationFrame(() => done(true));
+                    if (turn && turn.textContent.includes(arguments[0])) {
+                        observer.disconnect();
+                        requestAnimationFrame(() => done(updates));
                     } else {
-                        requestAnimationFrame(check);
+                        setTimeout(check, 50);
                     }
                 };
                 document.querySelector('.composer .send').click();
@@ -341,6 +356,7 @@ async fn stream_long_answer(home: &Home, server: &FakeServer) -> Vec<StreamCost>
         samples.push(StreamCost {
             webview_ms: cpu_ms(webview) - before.0,
             app_ms: cpu_ms(pid) - before.1,
+            updates: updates.json().as_f64().expect("a count of updates"),
         });
         assert!(app.count(".md pre .hl-k").await > 0, "the code is coloured");
     }

@@ -1,26 +1,46 @@
-//! A turn's streamed pieces, held for the next frame. A model can stream pieces of
+//! A turn's streamed pieces, held for the next draw. A model can stream pieces of
 //! text faster than the screen redraws, and each piece applied on its own redraws the
-//! whole answer so far (its Markdown parsed, its code coloured, its layout done
-//! again). Held until the next animation frame and applied together, they cost one
-//! redraw a frame, however fast they come. Every other event (a call, an approval,
-//! the end) lets the pieces waiting go first, so the view sees the stream in order.
+//! whole answer so far (its Markdown parsed, its code coloured, its layout and paint
+//! done again). Held and applied together, they cost one redraw a frame. A frame is
+//! not enough of a limit on its own: where nothing paces the display (a virtual
+//! display, some software compositors) WebKit runs a frame as soon as one is asked
+//! for, and measured here every piece got its own. So a draw also waits until
+//! [`GAP_MS`] have passed since the last. Every other event (a call, an approval, the
+//! end) lets the pieces waiting go first, so the view sees the stream in order.
 
 use cairn_protocol::Event;
+
+/// The least time between two draws of streamed pieces: at most about 70 a second,
+/// short enough that a 60 Hz display never skips a frame it could have drawn.
+pub const GAP_MS: f64 = 14.0;
 
 /// What the view does with an event just taken in.
 #[derive(Debug, PartialEq)]
 pub enum Take {
-    /// Held for the next frame; `ask_frame` when no frame is asked for yet.
-    Held { ask_frame: bool },
+    /// Held for a later draw. `wake_in_ms` when no draw is asked for yet: ask for the
+    /// next frame after that many milliseconds (0: the next frame).
+    Held { wake_in_ms: Option<f64> },
     /// Apply these now, in this order: the pieces that were waiting, then the event.
     Apply(Vec<Event>),
 }
 
-/// The pieces waiting for a frame.
-#[derive(Debug, Default)]
+/// The pieces waiting to be drawn.
+#[derive(Debug)]
 pub struct Pieces {
     waiting: Vec<Event>,
-    frame_asked: bool,
+    draw_asked: bool,
+    /// When pieces were last drawn (ms), to keep draws [`GAP_MS`] apart.
+    last_draw: f64,
+}
+
+impl Default for Pieces {
+    fn default() -> Self {
+        Self {
+            waiting: Vec::new(),
+            draw_asked: false,
+            last_draw: f64::NEG_INFINITY,
+        }
+    }
 }
 
 impl Pieces {
@@ -28,22 +48,28 @@ impl Pieces {
         Self::default()
     }
 
-    /// Takes the next event of the stream in.
-    pub fn take(&mut self, event: Event) -> Take {
+    /// Takes the next event of the stream in, at `now` (ms).
+    pub fn take(&mut self, event: Event, now: f64) -> Take {
         if matches!(event, Event::Chunk(_) | Event::Reasoning(_)) {
             self.waiting.push(event);
-            let ask_frame = !self.frame_asked;
-            self.frame_asked = true;
-            return Take::Held { ask_frame };
+            if self.draw_asked {
+                return Take::Held { wake_in_ms: None };
+            }
+            self.draw_asked = true;
+            let wake_in_ms = (self.last_draw + GAP_MS - now).max(0.0);
+            return Take::Held {
+                wake_in_ms: Some(wake_in_ms),
+            };
         }
-        let mut now = std::mem::take(&mut self.waiting);
-        now.push(event);
-        Take::Apply(now)
+        let mut now_events = std::mem::take(&mut self.waiting);
+        now_events.push(event);
+        Take::Apply(now_events)
     }
 
-    /// The frame asked for has come: the pieces to apply before it is drawn.
-    pub fn frame(&mut self) -> Vec<Event> {
-        self.frame_asked = false;
+    /// The draw asked for has come, at `now` (ms): the pieces to apply before it.
+    pub fn draw(&mut self, now: f64) -> Vec<Event> {
+        self.draw_asked = false;
+        self.last_draw = now;
         std::mem::take(&mut self.waiting)
     }
 }
@@ -80,29 +106,58 @@ mod tests {
     }
 
     #[test]
-    fn pieces_wait_for_one_frame_and_go_together() {
+    fn pieces_wait_for_one_draw_and_go_together() {
         let mut pieces = Pieces::new();
-        assert_eq!(pieces.take(thought("hm")), Take::Held { ask_frame: true });
-        assert_eq!(pieces.take(piece("a")), Take::Held { ask_frame: false });
-        assert_eq!(pieces.take(piece("b")), Take::Held { ask_frame: false });
-        assert_eq!(pieces.frame(), [thought("hm"), piece("a"), piece("b")]);
-        assert!(pieces.frame().is_empty(), "each piece is applied once");
         assert_eq!(
-            pieces.take(piece("c")),
-            Take::Held { ask_frame: true },
-            "the next piece asks for the next frame"
+            pieces.take(thought("hm"), 0.0),
+            Take::Held {
+                wake_in_ms: Some(0.0)
+            },
+            "the first piece is drawn on the next frame"
+        );
+        assert_eq!(
+            pieces.take(piece("a"), 1.0),
+            Take::Held { wake_in_ms: None }
+        );
+        assert_eq!(
+            pieces.take(piece("b"), 2.0),
+            Take::Held { wake_in_ms: None }
+        );
+        assert_eq!(pieces.draw(3.0), [thought("hm"), piece("a"), piece("b")]);
+        assert!(pieces.draw(4.0).is_empty(), "each piece is applied once");
+    }
+
+    #[test]
+    fn draws_keep_their_gap_however_fast_frames_come() {
+        let mut pieces = Pieces::new();
+        pieces.take(piece("a"), 0.0);
+        pieces.draw(0.0);
+        // 2 ms later: the next draw waits out the rest of the gap.
+        assert_eq!(
+            pieces.take(piece("b"), 2.0),
+            Take::Held {
+                wake_in_ms: Some(GAP_MS - 2.0)
+            }
+        );
+        pieces.draw(GAP_MS);
+        // Long after: the next frame will do.
+        assert_eq!(
+            pieces.take(piece("c"), 100.0),
+            Take::Held {
+                wake_in_ms: Some(0.0)
+            }
         );
     }
 
     #[test]
     fn any_other_event_lets_the_waiting_pieces_go_first() {
         let mut pieces = Pieces::new();
-        pieces.take(piece("Let me look."));
+        pieces.take(piece("Let me look."), 0.0);
         assert_eq!(
-            pieces.take(call()),
+            pieces.take(call(), 1.0),
             Take::Apply(vec![piece("Let me look."), call()])
         );
-        assert!(pieces.frame().is_empty(), "nothing is applied twice");
-        assert_eq!(pieces.take(call()), Take::Apply(vec![call()]));
+        assert!(pieces.draw(2.0).is_empty(), "nothing is applied twice");
+        assert_eq!(pieces.take(call(), 3.0), Take::Apply(vec![call()]));
     }
 }

@@ -5,6 +5,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use cairn_protocol::desktop::commands::*;
 use cairn_protocol::desktop::{CommandErrorKind, ExportFormat, NewThreadOptions, Sent};
@@ -153,7 +154,7 @@ fn follow(ctx: Ctx, attach: Attach, turn: ArcRwSignal<TurnView>) {
 }
 
 /// Where a turn's events go: the answer they fill (none once `done` came), and the
-/// streamed pieces waiting for the next frame.
+/// streamed pieces waiting to be drawn.
 struct Feed {
     target: RefCell<Option<ArcRwSignal<TurnView>>>,
     pieces: RefCell<Pieces>,
@@ -178,7 +179,7 @@ impl Feed {
 /// whether `done` came. A quick turn can end before the command that started it
 /// returns (channel messages and the command's answer are not ordered): marking the
 /// thread running after that would leave it "answering" for good. Streamed pieces are
-/// applied once a frame (see [`Pieces`]).
+/// applied at most once a frame (see [`Pieces`]).
 fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell<bool>>) {
     let feed = Rc::new(Feed {
         target: RefCell::new(Some(turn)),
@@ -191,15 +192,25 @@ fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell
         if feed.target.borrow().is_none() {
             return;
         }
-        let take = feed.pieces.borrow_mut().take(event);
+        let take = feed.pieces.borrow_mut().take(event, now_ms());
         let events = match take {
-            Take::Held { ask_frame: false } => return,
-            Take::Held { ask_frame: true } => {
+            Take::Held { wake_in_ms: None } => return,
+            Take::Held {
+                wake_in_ms: Some(wait),
+            } => {
                 let feed = Rc::clone(&feed);
-                request_animation_frame(move || {
-                    let pieces = feed.pieces.borrow_mut().frame();
+                let draw = move || {
+                    let pieces = feed.pieces.borrow_mut().draw(now_ms());
                     feed.apply(ctx, &pieces);
-                });
+                };
+                if wait > 0.0 {
+                    set_timeout(
+                        move || request_animation_frame(draw),
+                        Duration::from_micros((wait * 1e3) as u64),
+                    );
+                } else {
+                    request_animation_frame(draw);
+                }
                 return;
             }
             Take::Apply(events) => events,
