@@ -157,9 +157,8 @@ fn idle_memory(baseline: &Path, env: &[(&'static str, OsString)]) {
         shipped.push(cairn.kib);
         empty_same.push(idle_pss(baseline, &with(&settings)).kib);
         let cairn_on_gpu = idle_pss(Path::new(APP), &gpu_path);
-        let on_gpu: Vec<_> = cairn_on_gpu.web_settings;
         cairn_gpu.push(cairn_on_gpu.kib);
-        empty_gpu.push(idle_pss(baseline, &with(&on_gpu)).kib);
+        empty_gpu.push(idle_pss(baseline, &with(&cairn_on_gpu.web_settings)).kib);
         empty_default.push(idle_pss(baseline, &with(&[])).kib);
     }
     let mib = |samples: Vec<f64>| median(samples) / 1024.0;
@@ -257,8 +256,8 @@ async fn render_big_thread(home: &Home, base_url: &str) -> Vec<f64> {
 const CODE_LINES: usize = 80;
 
 /// An answer as a model streams it, a few characters a piece: a paragraph, a Rust
-/// block of [`CODE_LINES`] lines, a closing line. Each piece redraws the Markdown of
-/// the text so far, the code coloured.
+/// block of [`CODE_LINES`] lines, a closing line. Each draw renders the Markdown of
+/// the text so far again, the code coloured.
 fn long_answer() -> Vec<String> {
     let mut text = String::from(
         "Here is a small program that counts the words in each file it is given, \
@@ -279,7 +278,7 @@ fn long_answer() -> Vec<String> {
         .collect()
 }
 
-/// What a streamed answer cost, in CPU time.
+/// What a streamed answer cost: CPU time, and how often the page changed.
 struct StreamCost {
     /// The web process: events in, Markdown drawn.
     webview_ms: f64,

@@ -8,9 +8,9 @@ use std::time::Instant;
 
 use cairn_core::EventSink;
 use cairn_protocol::{Event, ToolCallStatus, ToolCallUpdate, describe};
+use serde_json::Value;
 
 use crate::preview;
-use serde_json::Value;
 
 /// One JSON object per line on stdout, flushed per event so a reader sees it live.
 #[derive(Debug, Default)]
@@ -57,11 +57,7 @@ impl Transcript {
     }
 
     fn paint(&self, code: &str, text: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_owned()
-        }
+        painted(self.color, code, text)
     }
 
     /// The lines of a subtask's text that are complete; with `all`, the rest too.
@@ -298,6 +294,15 @@ impl Transcript {
             let _ = writeln!(std::io::stdout());
             state.mid_line = false;
         }
+    }
+}
+
+/// `text` in the terminal colour `code` (an SGR number) when `on`, else as it is.
+pub(crate) fn painted(on: bool, code: &str, text: &str) -> String {
+    if on {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_owned()
     }
 }
 

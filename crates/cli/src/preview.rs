@@ -6,6 +6,8 @@
 
 use cairn_protocol::ApprovalPreview;
 
+use crate::output::painted;
+
 /// The most lines of a preview printed; the rest are counted, not shown. Enough for
 /// a typical edit's hunks without scrolling a long new file past the question.
 const MOST_LINES: usize = 40;
@@ -13,15 +15,9 @@ const MOST_LINES: usize = 40;
 /// The preview's lines, indented under the question; coloured like `git diff` when
 /// `color`.
 pub fn lines(preview: &ApprovalPreview, color: bool) -> Vec<String> {
-    let paint = |code: &str, text: &str| {
-        if color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_owned()
-        }
-    };
+    let paint = |code: &str, text: &str| painted(color, code, text);
     let (title, body): (String, Vec<String>) = match preview {
-        ApprovalPreview::Diff { path, diff } if diff.is_empty() => {
+        ApprovalPreview::Diff { path, .. } if preview.changes_nothing() => {
             return vec![format!(
                 "  no change to {path}: it already holds exactly this"
             )];

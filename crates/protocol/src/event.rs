@@ -195,6 +195,14 @@ pub enum ApprovalPreview {
     Command { folder: String, command: String },
 }
 
+impl ApprovalPreview {
+    /// Whether this is a write of exactly what the file already holds: a diff with no
+    /// hunks, which front ends show as "no change" rather than as an empty diff.
+    pub fn changes_nothing(&self) -> bool {
+        matches!(self, Self::Diff { diff, .. } if diff.trim().is_empty())
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BudgetReason {

@@ -139,12 +139,21 @@ fn approval_request_and_response() {
         ),
     ];
     for (preview, wire) in previews {
+        assert!(!preview.changes_nothing(), "{preview:?} changes something");
         assert_eq!(serde_json::to_value(&preview).unwrap(), wire);
         assert_eq!(
             serde_json::from_value::<ApprovalPreview>(wire).unwrap(),
             preview
         );
     }
+    let same = ApprovalPreview::Diff {
+        path: "x".into(),
+        diff: String::new(),
+    };
+    assert!(
+        same.changes_nothing(),
+        "a diff without hunks changes nothing"
+    );
     for (decision, word) in [
         (ApprovalDecision::Allow, "allow"),
         (ApprovalDecision::AllowSession, "allow_session"),

@@ -165,9 +165,10 @@ impl Feed {
     fn apply(&self, ctx: Ctx, events: &[Event]) {
         let target = self.target.borrow().clone();
         if let (Some(turn), false) = (target, events.is_empty()) {
+            let now = now_ms();
             turn.update(|view| {
                 for event in events {
-                    view.apply(event, now_ms());
+                    view.apply(event, now);
                 }
             });
             ctx.chat.stream_tick.update(|tick| *tick += 1);

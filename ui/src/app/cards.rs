@@ -513,9 +513,9 @@ fn approval_card(turn: ArcRwSignal<TurnView>, request: ToolApprovalRequest) -> i
 /// What the call would do: the diff of a write, a new file's content, a command as a
 /// shell line in its folder.
 fn preview_view(preview: ApprovalPreview) -> AnyView {
+    let changes_nothing = preview.changes_nothing();
     match preview {
-        // A write of what the file already holds.
-        ApprovalPreview::Diff { path, diff } if diff.trim().is_empty() => view! {
+        ApprovalPreview::Diff { path, .. } if changes_nothing => view! {
             <div class="preview-path no-change">
                 "No change to " <code>{path}</code> ": it already holds exactly this."
             </div>
