@@ -162,7 +162,7 @@ impl Started {
             Some(TurnStatus::Cancelled) => Exit::CANCELLED,
             Some(TurnStatus::Failed) => match failures.first() {
                 Some(ErrorKind::Provider) => Exit::PROVIDER,
-                Some(ErrorKind::IterationLimit) => Exit::BUDGET,
+                Some(ErrorKind::IterationLimit | ErrorKind::Loop) => Exit::BUDGET,
                 Some(ErrorKind::Config) => Exit::USAGE,
                 Some(ErrorKind::Storage | ErrorKind::Internal) | None => Exit::FAILED,
             },

@@ -73,6 +73,7 @@ fn request(tools: Toolbelt) -> TurnRequest {
         instructions: None,
         agents: Default::default(),
         plans: None,
+        load_tools: Vec::new(),
     }
 }
 

@@ -81,6 +81,7 @@ async fn bench(dialect: Dialect, route: &str, answer: Reply) {
             instructions: None,
             agents: Default::default(),
             plans: None,
+            load_tools: Vec::new(),
         };
         let start = Instant::now();
         let outcome = engine

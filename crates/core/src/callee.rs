@@ -94,7 +94,7 @@ impl<'a> Callee<'a> {
             )),
             _ => scope.tools.get(name).map(Self::Tool).ok_or_else(|| {
                 let more = if scope.disclosure.is_some() {
-                    " (more with list_tool_groups)"
+                    " (more with load_tools)"
                 } else {
                     ""
                 };

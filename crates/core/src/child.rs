@@ -134,25 +134,13 @@ impl Turn {
             .title
             .filter(|title| !title.trim().is_empty())
             .unwrap_or_else(|| subtask::derive_title(&child.instructions));
-        let system = prompt::subtask(
-            &PromptContext {
-                mode: self.gate.mode(),
-                tools: &tools,
-                workspace: self
-                    .workspace
-                    .as_deref()
-                    .map(crate::workspace::Workspace::root),
-                can_spawn,
-                can_plan: crate::level::plans_here(&agent, can_spawn),
-                agent: &agent,
-                agents: &self.agents,
-                can_switch: false,
-            },
-            &title,
-            depth,
-            &child.finish,
-        );
-        let child_scope = Scope::new(
+        let workspace = self
+            .workspace
+            .as_deref()
+            .map(crate::workspace::Workspace::root);
+        // The prompt says how to end; the level checks the ending.
+        let ending = child.finish.clone();
+        let (child_scope, system) = Scope::lay_out(
             LevelPlan {
                 depth,
                 parent_id: Some(child.card_id),
@@ -166,7 +154,21 @@ impl Turn {
                 finish: Some(child.finish),
                 operation: child.operation,
             },
-            self.tool_budget(&system),
+            &self.fit,
+            |plan, compact| {
+                let ctx = PromptContext {
+                    mode: self.gate.mode(),
+                    tools: &plan.tools,
+                    workspace,
+                    can_spawn: plan.can_spawn,
+                    can_plan: crate::level::plans_here(&plan.agent, plan.can_spawn),
+                    agent: &plan.agent,
+                    agents: &self.agents,
+                    can_switch: false,
+                    compact,
+                };
+                prompt::subtask(&ctx, &title, depth, &ending)
+            },
         );
         let history = vec![
             ChatMessage::system(system),
@@ -191,6 +193,9 @@ impl Turn {
                  finishing"
             )
             .into()),
+            Err(LevelFailure::Loop(call)) => {
+                Err(format!("the subtask `{title}` kept repeating `{call}` and was stopped").into())
+            }
             Err(LevelFailure::Stopped) => Err(CallFailure::Stopped),
         }
     }

@@ -1,31 +1,52 @@
 //! Fitting a turn to the model's real context window, when the server reports one.
 //!
-//! window → room kept for the answer → the history budget; a quarter of the window →
-//! the most one tool result may take; half the window → what the fixed prompt and the
-//! tool schemas may take before tools are shown on demand. The configured limits stay
-//! the ceiling: a big window never raises them.
+//! window → room kept for the answer → the history budget (each request, its tool
+//! schemas counted in, fits it: see `history::fit`, and each tool result is sized to
+//! the room the request leaves); a quarter of the window → what the system prompt
+//! and the tool schemas may take before tools are shown on demand, and then the
+//! compact prompt. The configured limits stay the ceiling: a big window never raises
+//! them; a window under [`MIN_WINDOW_TOKENS`] is refused before any model call.
 
-use crate::model::ContextWindow;
+use std::collections::BTreeSet;
 
-use crate::disclosure::{Disclosure, ToolBudget};
-use crate::history;
-use crate::level::engine_specs;
+use cairn_protocol::ToolSpec;
+
+use crate::disclosure::{self, Disclosure, Offer};
 use crate::limits::Limits;
-use crate::turn::RootView;
+use crate::model::ContextWindow;
 
 /// The most of the window kept free for the answer when the request sets no
 /// `max_tokens`: a quarter, up to this.
 const MAX_ANSWER_ROOM: u64 = 8192;
 
+/// The smallest window a turn can work in: below it a compact prompt, a question and
+/// one result no longer fit beside an answer.
+pub const MIN_WINDOW_TOKENS: u32 = 1024;
+
 /// The limits of one turn, given what the server said about its context.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextFit {
     pub window: Option<ContextWindow>,
-    /// The configured limits with history and result sizes brought within the window.
+    /// The configured limits with the history brought within the window.
     pub limits: Limits,
-    /// What the system prompt and the tool schemas may take together before tools
-    /// are folded into groups; `None` without a known window.
+    /// What the system prompt and the tool schemas may take together before the
+    /// tools are folded into groups, and then the prompt made compact: a quarter of
+    /// the window, so that half of it is left to the conversation. `None` without a
+    /// known window.
     pub fixed_tokens: Option<u64>,
+}
+
+/// What a level shows the model before the conversation: its system prompt and the
+/// tools it sees at first.
+#[derive(Debug)]
+pub(crate) struct Layout {
+    pub system: String,
+    pub disclosure: Option<Disclosure>,
+    /// The window is small: the compact prompt, brief schemas, only the core tools.
+    pub compact: bool,
+    /// Tools usually shown wait in their groups (the window is small, or they are
+    /// too many).
+    pub on_demand: bool,
 }
 
 impl ContextFit {
@@ -47,36 +68,72 @@ impl ContextFit {
             .min(tokens / 2);
         let mut fitted = limits;
         fitted.max_history_tokens = limits.max_history_tokens.min(tokens - answer_room).max(1);
-        let result_bytes =
-            usize::try_from(tokens / 4 * history::BYTES_PER_TOKEN).unwrap_or(usize::MAX);
-        fitted.max_tool_result_bytes = limits.max_tool_result_bytes.min(result_bytes).max(1);
         Self {
             window,
             limits: fitted,
-            fixed_tokens: Some(tokens / 2),
+            fixed_tokens: Some(tokens / 4),
         }
     }
 
-    /// When a level whose system prompt is `system` shows its tools on demand.
-    pub(crate) fn tool_budget(&self, system: &str) -> ToolBudget {
-        ToolBudget {
-            count: self.limits.max_visible_tools,
-            tokens: self
+    /// The window, when it is too small for any turn to work in.
+    pub fn too_small(&self) -> Option<&ContextWindow> {
+        self.window
+            .as_ref()
+            .filter(|window| window.tokens < MIN_WINDOW_TOKENS)
+    }
+
+    /// What a level offering `offers` shows: the rare groups folded, then the other
+    /// groups, the largest first, while the tools are more than `max_visible` or
+    /// larger than the window allows beside the prompt; if even the core tools are,
+    /// the compact prompt (`prompt(true)`) with brief schemas.
+    pub(crate) fn lay_out(
+        &self,
+        offers: &[Offer],
+        max_visible: usize,
+        prompt: impl Fn(bool) -> String,
+    ) -> Layout {
+        let system = prompt(false);
+        let system_tokens = crate::history::bytes_to_tokens(system.len());
+        let mut fold: BTreeSet<String> = BTreeSet::new();
+        let mut others: Vec<(&str, usize)> = Vec::new();
+        for (group, size) in disclosure::group_sizes(offers) {
+            if group.rare {
+                fold.insert(group.name.clone());
+            } else {
+                others.push((&group.name, size));
+            }
+        }
+        // Popped from the end: the largest group first, then by name.
+        others.sort_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)));
+        let rare = fold.len();
+        loop {
+            let disclosure = Disclosure::new(offers, &fold, Clone::clone);
+            let shown = shown(offers, disclosure.as_ref());
+            let crowded = self
                 .fixed_tokens
-                .map(|room| room.saturating_sub(history::bytes_to_tokens(system.len()))),
+                .is_some_and(|room| system_tokens + disclosure::spec_tokens(&shown) > room);
+            let fits = shown.len() <= max_visible && !crowded;
+            match others.pop() {
+                Some((group, _)) if !fits => {
+                    fold.insert(group.to_owned());
+                }
+                _ if !crowded => {
+                    return Layout {
+                        system,
+                        disclosure,
+                        compact: false,
+                        on_demand: fold.len() > rare,
+                    };
+                }
+                _ => break,
+            }
         }
-    }
-
-    /// Whether a turn's root level, with this system prompt and this view, would
-    /// show its tools on demand (for a front end to say so before the turn runs).
-    pub fn tools_on_demand(&self, system: &str, root: &RootView) -> bool {
-        let specs = engine_specs(
-            &root.tools,
-            root.can_spawn,
-            root.can_plan,
-            root.switch.clone(),
-        );
-        Disclosure::over_budget(&specs, self.tool_budget(system)).is_some()
+        Layout {
+            system: prompt(true),
+            disclosure: Disclosure::new(offers, &fold, disclosure::brief),
+            compact: true,
+            on_demand: true,
+        }
     }
 
     /// One line for the log.
@@ -97,6 +154,14 @@ impl ContextFit {
     }
 }
 
+/// The specs a level shows at first: all of them when nothing is folded.
+fn shown(offers: &[Offer], disclosure: Option<&Disclosure>) -> Vec<ToolSpec> {
+    match disclosure {
+        Some(disclosure) => disclosure.visible().to_vec(),
+        None => offers.iter().map(|offer| offer.spec.clone()).collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,17 +175,18 @@ mod tests {
     }
 
     #[test]
-    fn a_small_window_shrinks_history_and_results_to_fit() {
+    fn a_small_window_shrinks_the_history_to_fit() {
         let small = fit(4096, None);
         assert_eq!(
             small.limits.max_history_tokens, 3072,
             "a quarter is kept for the answer"
         );
         assert_eq!(
-            small.limits.max_tool_result_bytes, 4096,
-            "a quarter of 4096 tokens in bytes"
+            small.limits.max_tool_result_bytes,
+            Limits::default().max_tool_result_bytes,
+            "results are sized to the room each request leaves"
         );
-        assert_eq!(small.fixed_tokens, Some(2048));
+        assert_eq!(small.fixed_tokens, Some(1024));
     }
 
     #[test]

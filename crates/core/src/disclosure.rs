@@ -1,43 +1,88 @@
-//! Progressive tool disclosure for toolbelts larger than a small model can take in.
+//! Progressive tool disclosure: the tools a model sees at once, and the rest loaded
+//! on demand.
 //!
-//! Local models degrade with many tool definitions (past about 40 a reasoning model
-//! stops thinking), so when a level's toolbelt is over the budget its tools are
-//! grouped by name prefix (`mcp__github__create_issue` is in `mcp__github`). Each
-//! round the model sees the core tools (those without a group), `list_tool_groups`,
-//! `load_tools` and the groups loaded so far. Calling a tool of a group not yet
-//! loaded loads the group and runs the call: nothing is ever out of reach.
+//! Every tool but the core ones (files, commands, the engine's own endings) belongs to
+//! a group: `memory`, `web`, `subtasks`, an MCP server's `mcp__github`, … Rare groups
+//! (memory, the todo list, plans, model parameters) wait until loaded whatever the
+//! window; the others are folded too when the level's tools are too many or too large
+//! for its window (`context`). Each round the model sees the tools shown, `load_tools`
+//! (whose description names every folded group) and the groups loaded so far.
+//! Calling a tool of a group not yet loaded loads the group and runs the call:
+//! nothing is ever out of reach.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cairn_protocol::ToolSpec;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 pub const LIST_TOOL_GROUPS: &str = "list_tool_groups";
 pub const LOAD_TOOLS: &str = "load_tools";
 
-/// When a level's tools are too many to show at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ToolBudget {
-    /// More tools than this are folded.
-    pub count: usize,
-    /// Tool schemas larger than this (estimated tokens) are folded too: the part of a
-    /// small context window the prompt leaves them. `None` when the window is unknown.
-    pub tokens: Option<u64>,
+/// A group named in full in `load_tools`' description has at most this many tools;
+/// a larger one is named with its count, and `list_tool_groups` lists it.
+const NAMED_IN_FULL: usize = 4;
+
+/// The group a tool is loaded with when it is not shown from the start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolGroup {
+    pub name: String,
+    /// Folded however roomy the window: tools most turns never need.
+    pub rare: bool,
 }
 
-/// The group a tool belongs to, or `None` for a core tool.
+impl ToolGroup {
+    /// A group shown while the window has room for it.
+    pub fn shown(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            rare: false,
+        }
+    }
+
+    /// A group shown only once loaded.
+    pub fn rare(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            rare: true,
+        }
+    }
+}
+
+/// The group an MCP-style name puts a tool in (`mcp__github__create_issue` is in
+/// `mcp__github`), or `None` for a name without one.
 pub fn group_of(name: &str) -> Option<&str> {
     name.rfind("__")
         .map(|at| &name[..at])
         .filter(|group| !group.is_empty())
 }
 
+/// A tool as a level offers it: what the model reads, and where it waits when folded.
+#[derive(Debug, Clone)]
+pub(crate) struct Offer {
+    pub spec: ToolSpec,
+    /// `None`: a core tool, always shown.
+    pub group: Option<ToolGroup>,
+}
+
+impl Offer {
+    pub fn core(spec: ToolSpec) -> Self {
+        Self { spec, group: None }
+    }
+
+    pub fn grouped(spec: ToolSpec, group: ToolGroup) -> Self {
+        Self {
+            spec,
+            group: Some(group),
+        }
+    }
+}
+
 /// The disclosure state of one level.
 #[derive(Debug)]
 pub(crate) struct Disclosure {
-    /// Always shown: core tools, the engine's tools, the two meta-tools.
+    /// Always shown: the tools not folded, and the meta-tools.
     base: Vec<ToolSpec>,
     groups: BTreeMap<String, Vec<ToolSpec>>,
     loaded: Mutex<Loaded>,
@@ -56,30 +101,31 @@ pub(crate) struct LoadToolsArgs {
 }
 
 impl Disclosure {
-    /// Splits `specs` (the level's whole offer) when it is over `budget`, in number
-    /// or in size.
-    pub fn over_budget(specs: &[ToolSpec], budget: ToolBudget) -> Option<Self> {
-        let too_large = budget.tokens.is_some_and(|room| spec_tokens(specs) > room);
-        if specs.len() <= budget.count && !too_large {
-            return None;
-        }
+    /// Folds the groups `fold` names (the rest of `offers` is shown), each spec as
+    /// `shape` makes it; `None` when nothing is folded.
+    pub fn new(
+        offers: &[Offer],
+        fold: &BTreeSet<String>,
+        shape: impl Fn(&ToolSpec) -> ToolSpec,
+    ) -> Option<Self> {
         let mut base = Vec::new();
         let mut groups: BTreeMap<String, Vec<ToolSpec>> = BTreeMap::new();
-        for spec in specs {
-            match group_of(&spec.name) {
-                Some(group) => groups
-                    .entry(group.to_owned())
-                    .or_default()
-                    .push(spec.clone()),
-                None => base.push(spec.clone()),
+        for offer in offers {
+            let spec = shape(&offer.spec);
+            match &offer.group {
+                Some(group) if fold.contains(&group.name) => {
+                    groups.entry(group.name.clone()).or_default().push(spec);
+                }
+                _ => base.push(spec),
             }
         }
         if groups.is_empty() {
-            // Nothing to fold away: every tool is core.
             return None;
         }
-        base.push(list_tool_groups_spec());
-        base.push(load_tools_spec());
+        if groups.values().any(|specs| specs.len() > NAMED_IN_FULL) {
+            base.push(shape(&list_tool_groups_spec()));
+        }
+        base.push(shape(&load_tools_spec(&groups)));
         Some(Self {
             base,
             groups,
@@ -102,12 +148,24 @@ impl Disclosure {
         visible
     }
 
-    /// Loads the group of a tool the model called directly.
+    /// Loads the groups named (those this level has) before the first round.
+    pub fn preload(&self, groups: &[String]) {
+        for group in groups {
+            if self.groups.contains_key(group) {
+                self.load_group(group);
+            }
+        }
+    }
+
+    /// Loads the group of a folded tool the model called directly.
     pub fn note_call(&self, tool: &str) {
-        if let Some(group) = group_of(tool)
-            && self.groups.contains_key(group)
-        {
-            self.load_group(group);
+        let group = self
+            .groups
+            .iter()
+            .find(|(_, specs)| specs.iter().any(|spec| spec.name == tool))
+            .map(|(group, _)| group.clone());
+        if let Some(group) = group {
+            self.load_group(&group);
         }
     }
 
@@ -116,15 +174,6 @@ impl Disclosure {
         let loaded = self.lock();
         let mut out = String::from("Tool groups (load one with load_tools to use its tools):\n");
         for (group, specs) in &self.groups {
-            let names: Vec<&str> = specs
-                .iter()
-                .map(|spec| {
-                    spec.name
-                        .strip_prefix(group)
-                        .unwrap_or(&spec.name)
-                        .trim_start_matches('_')
-                })
-                .collect();
             let state = if loaded.groups.contains(group) {
                 " [loaded]"
             } else {
@@ -133,7 +182,7 @@ impl Disclosure {
             out.push_str(&format!(
                 "- {group} ({} tools){state}: {}\n",
                 specs.len(),
-                names.join(", ")
+                short_names(group, specs).join(", ")
             ));
         }
         out
@@ -177,28 +226,122 @@ impl Disclosure {
     }
 }
 
+/// The groups `offers` fall in, with how many tools each has.
+pub(crate) fn group_sizes(offers: &[Offer]) -> BTreeMap<&ToolGroup, usize> {
+    let mut sizes: BTreeMap<&ToolGroup, usize> = BTreeMap::new();
+    for group in offers.iter().filter_map(|offer| offer.group.as_ref()) {
+        *sizes.entry(group).or_default() += 1;
+    }
+    sizes
+}
+
+impl PartialOrd for ToolGroup {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ToolGroup {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (&self.name, self.rare).cmp(&(&other.name, other.rare))
+    }
+}
+
+/// A group's tools without the group's own prefix where their names carry it
+/// (`create_issue` for `mcp__github__create_issue`).
+fn short_names<'a>(group: &str, specs: &'a [ToolSpec]) -> Vec<&'a str> {
+    specs
+        .iter()
+        .map(|spec| {
+            spec.name
+                .strip_prefix(group)
+                .and_then(|rest| rest.strip_prefix("__"))
+                .unwrap_or(&spec.name)
+        })
+        .collect()
+}
+
 /// The estimated size of tool schemas as the model receives them.
 pub(crate) fn spec_tokens(specs: &[ToolSpec]) -> u64 {
     let bytes = serde_json::to_string(specs).map_or(0, |text| text.len());
     crate::history::bytes_to_tokens(bytes)
 }
 
+/// `spec` as a small window shows it: the first sentence of its description, and its
+/// arguments without theirs (their names say most of it).
+pub(crate) fn brief(spec: &ToolSpec) -> ToolSpec {
+    let mut parameters = spec.parameters.clone();
+    if let Some(properties) = parameters.get_mut("properties") {
+        strip_descriptions(properties);
+    }
+    ToolSpec {
+        name: spec.name.clone(),
+        description: first_sentence(&spec.description).to_owned(),
+        parameters,
+    }
+}
+
+/// Drops `description` from every argument schema in a `properties` map, however
+/// deeply nested, leaving arguments that are themselves named `description`.
+fn strip_descriptions(properties: &mut Value) {
+    let Some(map) = properties.as_object_mut() else {
+        return;
+    };
+    for schema in map.values_mut() {
+        let Some(schema) = schema.as_object_mut() else {
+            continue;
+        };
+        schema.remove("description");
+        if let Some(nested) = schema.get_mut("properties") {
+            strip_descriptions(nested);
+        }
+        if let Some(items) = schema.get_mut("items")
+            && let Some(nested) = items.get_mut("properties")
+        {
+            strip_descriptions(nested);
+        }
+    }
+}
+
+/// Up to the first full stop followed by a space or a line's end.
+fn first_sentence(text: &str) -> &str {
+    let text = text.trim();
+    let end = text
+        .char_indices()
+        .find(|&(at, c)| (c == '.' && text[at + 1..].starts_with(char::is_whitespace)) || c == '\n')
+        .map_or(text.len(), |(at, c)| at + usize::from(c == '.'));
+    &text[..end]
+}
+
 fn list_tool_groups_spec() -> ToolSpec {
     ToolSpec {
         name: LIST_TOOL_GROUPS.into(),
-        description: "List the groups of additional tools you can load, with their tools.".into(),
+        description: "List the tool groups load_tools can load, with all their tools.".into(),
         parameters: json!({"type": "object", "properties": {}}),
     }
 }
 
-fn load_tools_spec() -> ToolSpec {
+/// `load_tools`, its description naming each group it loads (a small group with its
+/// tools), so that a model can load what it needs without asking first.
+fn load_tools_spec(groups: &BTreeMap<String, Vec<ToolSpec>>) -> ToolSpec {
+    let named: Vec<String> = groups
+        .iter()
+        .map(|(group, specs)| {
+            if specs.len() > NAMED_IN_FULL {
+                format!("{group} ({} tools)", specs.len())
+            } else {
+                format!("{group} ({})", short_names(group, specs).join(", "))
+            }
+        })
+        .collect();
+    let names: Vec<&str> = groups.keys().map(String::as_str).collect();
     ToolSpec {
         name: LOAD_TOOLS.into(),
-        description: "Load one or more tool groups so their tools become callable.".into(),
+        description: format!("Make more tools callable: {}.", named.join(", ")),
         parameters: json!({
             "type": "object",
             "properties": {
-                "groups": {"type": "array", "items": {"type": "string"}, "description": "Group names from list_tool_groups"}
+                "groups": {"type": "array", "items": {"type": "string", "enum": names}}
             },
             "required": ["groups"]
         }),
@@ -212,31 +355,115 @@ mod tests {
     fn spec(name: &str) -> ToolSpec {
         ToolSpec {
             name: name.into(),
-            description: "d".repeat(400),
-            parameters: json!({"type": "object"}),
+            description: "Does it. With care.".into(),
+            parameters: json!({"type": "object", "properties": {
+                "path": {"type": "string", "description": "Where"},
+                "description": {"type": "string", "description": "Its own words"}
+            }}),
         }
     }
 
+    fn names(specs: &[ToolSpec]) -> Vec<&str> {
+        specs.iter().map(|spec| spec.name.as_str()).collect()
+    }
+
+    fn fold(groups: &[&str]) -> BTreeSet<String> {
+        groups.iter().map(|group| (*group).to_owned()).collect()
+    }
+
+    fn offers() -> Vec<Offer> {
+        let mut offers = vec![
+            Offer::core(spec("read_file")),
+            Offer::grouped(spec("memory_read"), ToolGroup::rare("memory")),
+            Offer::grouped(spec("memory_write"), ToolGroup::rare("memory")),
+            Offer::grouped(spec("web_fetch"), ToolGroup::shown("web")),
+        ];
+        for n in 0..6 {
+            offers.push(Offer::grouped(
+                spec(&format!("mcp__gh__t{n}")),
+                ToolGroup::shown("mcp__gh"),
+            ));
+        }
+        offers
+    }
+
     #[test]
-    fn schemas_too_large_for_the_window_are_folded_though_they_are_few() {
-        let specs = [spec("read_file"), spec("mcp__gh__a"), spec("mcp__gh__b")];
-        let roomy = ToolBudget {
-            count: 38,
-            tokens: Some(10_000),
-        };
-        assert!(Disclosure::over_budget(&specs, roomy).is_none());
-        let unknown = ToolBudget {
-            count: 38,
-            tokens: None,
-        };
-        assert!(Disclosure::over_budget(&specs, unknown).is_none());
-        let tight = ToolBudget {
-            count: 38,
-            tokens: Some(200),
-        };
-        let folded = Disclosure::over_budget(&specs, tight).expect("folded");
-        let names: Vec<String> = folded.visible().iter().map(|s| s.name.clone()).collect();
-        assert_eq!(names, ["read_file", LIST_TOOL_GROUPS, LOAD_TOOLS]);
+    fn folded_groups_wait_behind_load_tools_which_names_them() {
+        let offers = offers();
+        assert!(Disclosure::new(&offers, &fold(&[]), Clone::clone).is_none());
+        let folded = Disclosure::new(&offers, &fold(&["memory"]), Clone::clone).unwrap();
+        let visible = folded.visible();
+        assert_eq!(names(&visible)[..2], ["read_file", "web_fetch"]);
+        assert_eq!(names(&visible).last(), Some(&LOAD_TOOLS));
+        let load = visible.last().unwrap();
+        assert_eq!(
+            load.description,
+            "Make more tools callable: memory (memory_read, memory_write)."
+        );
+        assert_eq!(
+            load.parameters["properties"]["groups"]["items"]["enum"],
+            json!(["memory"])
+        );
+        assert!(
+            !names(&visible).contains(&LIST_TOOL_GROUPS),
+            "every group is named in full"
+        );
+    }
+
+    #[test]
+    fn a_large_group_is_counted_and_listed_on_request() {
+        let folded = Disclosure::new(
+            &offers(),
+            &fold(&["memory", "mcp__gh", "web"]),
+            Clone::clone,
+        )
+        .unwrap();
+        let visible = folded.visible();
+        assert_eq!(names(&visible), ["read_file", LIST_TOOL_GROUPS, LOAD_TOOLS]);
+        assert_eq!(
+            visible[2].description,
+            "Make more tools callable: mcp__gh (6 tools), memory (memory_read, \
+             memory_write), web (web_fetch)."
+        );
+        assert!(
+            folded
+                .list()
+                .contains("- mcp__gh (6 tools): t0, t1, t2, t3, t4, t5")
+        );
+    }
+
+    #[test]
+    fn a_group_loads_when_asked_or_when_one_of_its_tools_is_called() {
+        let folded = Disclosure::new(&offers(), &fold(&["memory", "web"]), Clone::clone).unwrap();
+        assert!(
+            folded
+                .load(&["nope".into()])
+                .unwrap_err()
+                .contains("memory, web")
+        );
+        folded.load(&["web".into()]).unwrap();
+        assert!(names(&folded.visible()).contains(&"web_fetch"));
+        folded.note_call("memory_write");
+        assert!(names(&folded.visible()).ends_with(&["memory_read", "memory_write", "web_fetch"]));
+    }
+
+    #[test]
+    fn a_brief_spec_keeps_a_sentence_and_the_argument_names() {
+        let short = brief(&spec("read_file"));
+        assert_eq!(short.description, "Does it.");
+        assert_eq!(
+            short.parameters,
+            json!({"type": "object", "properties": {
+                "path": {"type": "string"},
+                "description": {"type": "string"}
+            }})
+        );
+        assert_eq!(
+            first_sentence("Fetch example.com pages. More"),
+            "Fetch example.com pages."
+        );
+        assert_eq!(first_sentence("One line\nand more"), "One line");
+        assert_eq!(first_sentence("No stop"), "No stop");
     }
 
     #[test]

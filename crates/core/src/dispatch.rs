@@ -70,12 +70,14 @@ const CANCELLED: &str = "cancelled: the turn was stopped before this call finish
 
 impl Turn {
     /// Runs a round's calls as `verdicts` say (one per call): a refused repeat gets
-    /// its error without running, and waits for the call it repeats.
+    /// its error without running, and waits for the call it repeats. Each result is
+    /// cut to `room` bytes for the model.
     pub(crate) async fn dispatch(
         &self,
         scope: &Scope,
         calls: &[ToolCall],
         verdicts: &[Verdict],
+        room: usize,
     ) -> Dispatched {
         let mut results: Vec<ChatMessage> = Vec::with_capacity(calls.len());
         let mut finished = None;
@@ -89,7 +91,9 @@ impl Turn {
                     Previous::InRound(index) => repeats::first_line(results[*index].content()),
                 };
                 let refusal = repeats::refusal(&calls[next], &returned);
-                let (message, _) = self.run_call(scope, &calls[next], Some(refusal)).await;
+                let (message, _) = self
+                    .run_call(scope, &calls[next], room, Some(refusal))
+                    .await;
                 results.push(message);
                 next += 1;
                 continue;
@@ -109,7 +113,7 @@ impl Turn {
             // the compiler's higher-ranked lifetime inference.
             let calls: Vec<_> = now
                 .iter()
-                .map(|call| self.run_call(scope, call, None))
+                .map(|call| self.run_call(scope, call, room, None))
                 .collect();
             // The turn's slots bound what runs at once; this only keeps the queue short.
             let mut outcomes = stream::iter(calls).buffered(self.limits.max_parallel_per_turn);
@@ -135,12 +139,13 @@ impl Turn {
             .map_or(true, |callee| callee.parallel_safe())
     }
 
-    /// One call, start to end (`refused`: with this error, without running). Never
-    /// fails: a failure is the call's result.
+    /// One call, start to end (`refused`: with this error, without running), its
+    /// result cut to `room` bytes. Never fails: a failure is the call's result.
     async fn run_call(
         &self,
         scope: &Scope,
         call: &ToolCall,
+        room: usize,
         refused: Option<String>,
     ) -> (ChatMessage, Signal) {
         let args = parse_arguments(&call.arguments);
@@ -168,7 +173,7 @@ impl Turn {
         } else if self.is_stopping() {
             Err(CallFailure::Stopped)
         } else {
-            self.execute(scope, call, args, &waited).await
+            self.execute(scope, call, args, room, &waited).await
         };
         let denied = matches!(outcome, Err(CallFailure::Denied(_)));
         let (content, value, is_error, signal, images) = match outcome {
@@ -178,7 +183,7 @@ impl Turn {
                 let max = if call.name == READ_TOOL_RESULT {
                     usize::MAX
                 } else {
-                    self.limits.max_tool_result_bytes
+                    room
                 };
                 let sized = self.kept.fit(&call.id, success.content, max);
                 let value = match success.value {
@@ -233,6 +238,7 @@ impl Turn {
         scope: &Scope,
         call: &ToolCall,
         args: Result<Value, String>,
+        room: usize,
         waited: &AtomicU64,
     ) -> Result<Success, CallFailure> {
         if let Err(exceeded) = self.budget.charge_tool_call() {
@@ -245,7 +251,7 @@ impl Turn {
         });
         let args = args?;
         let callee = Callee::resolve(scope, &call.name, self.limits.max_depth)?;
-        if let (Callee::Tool(_), Some(disclosure)) = (&callee, &scope.disclosure) {
+        if let Some(disclosure) = &scope.disclosure {
             disclosure.note_call(&call.name);
         }
         self.pass_gate(scope, call, callee.tool(), &args, waited)
@@ -257,7 +263,7 @@ impl Turn {
             Callee::Disclosure { load } => return Ok(disclose(scope, load, args)?),
             Callee::ReadToolResult => {
                 let args: ReadArgs = parse_args(args).map_err(|err| err.to_string())?;
-                let page = self.kept.read(&args, self.limits.max_tool_result_bytes)?;
+                let page = self.kept.read(&args, room)?;
                 return Ok(Success::text(page));
             }
             Callee::SwitchAgent => return Ok(self.hand_over(args)?),

@@ -16,7 +16,8 @@ use cairn_protocol::{
 use serde_json::Value;
 
 use crate::budget::millis;
-use crate::disclosure::{self, Disclosure, ToolBudget};
+use crate::context::ContextFit;
+use crate::disclosure::{self, Disclosure, Offer, ToolGroup};
 use crate::events::{Activity, Journal};
 use crate::history;
 use crate::repeats::Repeats;
@@ -78,7 +79,23 @@ pub(crate) struct Scope {
 }
 
 impl Scope {
-    pub fn new(plan: LevelPlan, tool_budget: ToolBudget) -> Self {
+    /// The level `plan` describes, laid out for its window: its tools shown or folded,
+    /// and its system prompt (`prompt(plan, compact)`), returned beside it.
+    pub fn lay_out(
+        plan: LevelPlan,
+        fit: &ContextFit,
+        prompt: impl Fn(&LevelPlan, bool) -> String,
+    ) -> (Self, String) {
+        let can_plan = plans_here(&plan.agent, plan.can_spawn);
+        let mut offers = engine_offers(&plan.tools, plan.can_spawn, can_plan, plan.switch.clone());
+        offers.extend(
+            plan.finish
+                .as_ref()
+                .map(|finish| Offer::core(finish.spec())),
+        );
+        let layout = fit.lay_out(&offers, fit.limits.max_visible_tools, |compact| {
+            prompt(&plan, compact)
+        });
         let LevelPlan {
             depth,
             parent_id,
@@ -93,23 +110,26 @@ impl Scope {
             operation,
         } = plan;
         let can_switch = switch.is_some();
-        let can_plan = plans_here(&agent, can_spawn);
-        let mut specs = engine_specs(&tools, can_spawn, can_plan, switch);
-        specs.extend(finish.as_ref().map(Finish::spec));
-        let disclosure = Disclosure::over_budget(&specs, tool_budget);
-        let spec_tokens = disclosure::spec_tokens(&specs);
-        if let (Some(_), Some(room)) = (&disclosure, tool_budget.tokens)
-            && spec_tokens > room
-        {
+        if layout.on_demand {
             tracing::info!(
                 depth,
-                tools = specs.len(),
-                spec_tokens,
-                room,
-                "the tool schemas would crowd the model's context; tools are shown on demand"
+                tools = offers.len(),
+                compact = layout.compact,
+                "the tools would crowd the model's context; some are shown on demand"
             );
         }
-        Self {
+        let specs: Vec<ToolSpec> = offers
+            .iter()
+            .map(|offer| {
+                if layout.compact {
+                    disclosure::brief(&offer.spec)
+                } else {
+                    offer.spec.clone()
+                }
+            })
+            .collect();
+        let spec_tokens = disclosure::spec_tokens(&specs);
+        let scope = Self {
             depth,
             parent_id,
             title,
@@ -124,8 +144,9 @@ impl Scope {
             operation,
             specs: specs.into(),
             spec_tokens,
-            disclosure,
-        }
+            disclosure: layout.disclosure,
+        };
+        (scope, layout.system)
     }
 
     /// The tools shown to the model this round, and their size in tokens.
@@ -150,22 +171,29 @@ impl Scope {
     }
 }
 
-/// The tools' specs, then the engine's own a level offers beside them.
-pub(crate) fn engine_specs(
+/// The tools' offers, then the engine's own a level offers beside them.
+pub(crate) fn engine_offers(
     tools: &Toolbelt,
     can_spawn: bool,
     can_plan: bool,
     switch: Option<ToolSpec>,
-) -> Vec<ToolSpec> {
-    let mut specs: Vec<ToolSpec> = tools.specs().to_vec();
+) -> Vec<Offer> {
+    let mut offers: Vec<Offer> = tools.offers().collect();
     if can_spawn {
-        specs.push(subtask::run_subtask_spec());
+        offers.push(Offer::grouped(
+            subtask::run_subtask_spec(),
+            ToolGroup::shown("subtasks"),
+        ));
     }
     if can_plan {
-        specs.push(crate::plan::create_plan_spec());
+        offers.push(Offer::grouped(
+            crate::plan::create_plan_spec(),
+            ToolGroup::rare(crate::plan::PLAN_TOOLS),
+        ));
     }
-    specs.extend(switch);
-    specs
+    // The router is there to hand over: its tool is never folded away.
+    offers.extend(switch.map(Offer::core));
+    offers
 }
 
 /// Whether a level running as `agent` is offered `create_plan`: its steps are
@@ -197,10 +225,12 @@ pub(crate) enum LevelEnd {
     Switched,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum LevelFailure {
     /// The level used its iterations without finishing.
     IterationLimit(u32),
+    /// The model kept repeating this call after it was refused.
+    Loop(String),
     /// The whole turn is stopping (user, budget, provider); the reason is on the turn.
     Stopped,
 }
@@ -261,15 +291,7 @@ impl Turn {
                 }
                 iteration += 1;
                 self.guard(self.budget.check_wall_clock())?;
-                let (visible, visible_tokens) = self.offered(&level.scope);
-                if let Err(observed) = history::prune(
-                    &mut level.history,
-                    self.limits.max_history_tokens,
-                    visible_tokens,
-                ) {
-                    self.trip(self.budget.tokens_exceeded(observed));
-                    return Err(LevelFailure::Stopped);
-                }
+                let (visible, visible_tokens) = self.fit_request(level)?;
                 self.guard(self.budget.charge_llm_call())?;
 
                 let round = self.model_round(level, visible, visible_tokens).await?;
@@ -282,7 +304,10 @@ impl Turn {
                 }
                 level.push(assistant(round.text, round.reasoning, round.calls.clone()));
                 let verdicts = level.repeats.judge(&round.calls);
-                let dispatched = self.dispatch(&level.scope, &round.calls, &verdicts).await;
+                let room = self.result_room(level, round.calls.len());
+                let dispatched = self
+                    .dispatch(&level.scope, &round.calls, &verdicts, room)
+                    .await;
                 level.repeats.observe(&verdicts, &dispatched.results);
                 for result in dispatched.results {
                     level.push(result);
@@ -296,8 +321,64 @@ impl Turn {
                 if dispatched.switched {
                     return Ok(LevelEnd::Switched);
                 }
+                if let Some(call) = level.repeats.stuck() {
+                    return Err(LevelFailure::Loop(call.to_owned()));
+                }
             }
         })
+    }
+
+    /// Fits the level's history to the window beside the tools it is offered, and
+    /// returns those tools. A cut that makes the pager appear is fitted again with it.
+    fn fit_request(&self, level: &mut Level) -> Result<(Arc<[ToolSpec]>, u64), LevelFailure> {
+        let mut recut = |id: &str, content: &str, max: usize| self.kept.refit(id, content, max);
+        loop {
+            let had_pager = self.kept.any();
+            let (visible, tokens) = self.offered(&level.scope);
+            if let Err(observed) = history::fit(
+                &mut level.history,
+                self.limits.max_history_tokens,
+                tokens,
+                results::MIN_RESULT_BYTES,
+                &mut recut,
+            ) {
+                self.trip(self.budget.tokens_exceeded(observed));
+                return Err(LevelFailure::Stopped);
+            }
+            if had_pager || !self.kept.any() {
+                return Ok((visible, tokens));
+            }
+        }
+    }
+
+    /// The most one result of a round of `calls` calls may take, in bytes: an equal
+    /// share of the room the history leaves, and at least half of what it could
+    /// leave once older rounds are pruned (the next request prunes them), within the
+    /// configured limit and never below a useful head and tail.
+    fn result_room(&self, level: &Level, calls: usize) -> usize {
+        let (_, tools) = self.offered(&level.scope);
+        let pager = if self.kept.any() {
+            0
+        } else {
+            disclosure::spec_tokens(&[results::read_tool_result_spec()])
+        };
+        let budget = self.limits.max_history_tokens;
+        let fixed = tools + pager;
+        let used = fixed
+            + level
+                .history
+                .iter()
+                .map(history::estimate_tokens)
+                .sum::<u64>();
+        let kept = fixed + history::protected_tokens(&level.history);
+        let room = budget
+            .saturating_sub(used)
+            .max(budget.saturating_sub(kept) / 2);
+        let calls = u64::try_from(calls.max(1)).unwrap_or(u64::MAX);
+        let share = (room / calls).saturating_sub(history::MESSAGE_FRAMING + 1);
+        history::tokens_to_bytes(share)
+            .min(self.limits.max_tool_result_bytes)
+            .max(results::MIN_RESULT_BYTES)
     }
 
     /// The tools the model sees this round: the level's, and the pager once a

@@ -1,12 +1,18 @@
-//! The system prompts: what the model is told about itself, its tools and its mode.
-//! Short on purpose: small local models follow short prompts better.
+//! The system prompts: what the model is told about itself, its work and its mode.
+//! Short on purpose: small local models follow short prompts better, and a CPU reads
+//! every token of it before the first word. The tools describe themselves in their
+//! schemas; the prompt does not repeat them.
+//!
+//! Order: what every thread of the same kind shares first (who it is, how to work,
+//! the subtask agents), what is this thread's own last (its profile's instructions,
+//! mode, folder, `AGENTS.md`), so a server that keeps the prompt's prefix can reuse
+//! it across threads. A small window gets the compact form.
 
 use std::fmt::Write;
 
-use cairn_protocol::{PermissionMode, ToolCategory};
+use cairn_protocol::PermissionMode;
 
 use crate::agent::{Agent, AgentSetup};
-use crate::plan::CREATE_PLAN;
 use crate::subtask::{FINISH_SUBTASK, Finish, RUN_SUBTASK};
 use crate::switch::SWITCH_AGENT;
 use crate::toolbelt::Toolbelt;
@@ -25,6 +31,8 @@ pub struct PromptContext<'a> {
     pub agents: &'a AgentSetup,
     /// Whether `switch_agent` is offered.
     pub can_switch: bool,
+    /// The window is small: the compact form, and only what the core tools need.
+    pub compact: bool,
 }
 
 /// Where a conversation stands, for the guidance its root prompt gives.
@@ -48,23 +56,33 @@ impl Setting {
     }
 
     /// When to answer directly, use tools, plan or decompose: the one place it is
-    /// written, per setting.
-    fn guidance(self) -> &'static str {
-        match self {
-            Self::Chat => {
+    /// written, per setting, in full or compact.
+    fn guidance(self, compact: bool) -> &'static str {
+        match (self, compact) {
+            (Self::Chat, false) => {
                 "This is a conversation, with no project folder. Answer directly from what \
                  you know when you can; use a tool only for what you cannot know (a web page, \
                  something remembered), and say so when you are unsure.\n"
             }
-            Self::Workspace => {
+            (Self::Chat, true) => {
+                "Answer directly when you can; use a tool only for what you cannot know.\n"
+            }
+            (Self::Workspace, false) => {
                 "You work in the user's project folder. Look before you answer: read and \
                  search the files rather than guess. Make the smallest change that does the \
                  job, then say what you changed. For a change across several files, say your \
                  plan in a few lines first.\n"
             }
-            Self::Plan => {
+            (Self::Workspace, true) => {
+                "Read and search the project's files rather than guess. Make the smallest \
+                 change that does the job, then say what you changed.\n"
+            }
+            (Self::Plan, false) => {
                 "The user wants a plan before anything changes: investigate with read tools, \
                  then answer with a concise numbered plan they can approve.\n"
+            }
+            (Self::Plan, true) => {
+                "Investigate with read tools, then answer with a short numbered plan.\n"
             }
         }
     }
@@ -74,34 +92,27 @@ impl Setting {
 pub const NO_TOOLS: &str =
     "You have no tools here: answer from what you know, and say what you would need to do more.";
 
+/// The most of a project's `AGENTS.md` a prompt carries, in full and compact form:
+/// it is guidance, and a huge file would crowd out the conversation.
+const MAX_INSTRUCTIONS_CHARS: usize = 16_000;
+const MAX_COMPACT_INSTRUCTIONS_CHARS: usize = 1_200;
+
 /// Whether a level offers the model anything to call.
 fn has_tools(ctx: &PromptContext<'_>) -> bool {
     !ctx.tools.is_empty() || ctx.can_spawn || ctx.can_plan || ctx.can_switch
 }
 
 pub fn root(ctx: &PromptContext<'_>) -> String {
-    let mut prompt =
-        String::from("You are Cairn, an assistant running on the user's own computer.\n");
-    prompt.push_str(Setting::of(ctx).guidance());
-    if has_tools(ctx) {
+    let mut prompt = String::from(if ctx.compact {
+        "You are Cairn, an assistant on the user's computer.\n"
+    } else {
+        "You are Cairn, an assistant running on the user's own computer.\n"
+    });
+    prompt.push_str(Setting::of(ctx).guidance(ctx.compact));
+    if has_tools(ctx) && !ctx.compact {
         prompt.push_str(
-            "When several tool calls do not depend on each other, make them in the same \
-             turn: they run in parallel.\n",
-        );
-    }
-    if ctx.can_spawn {
-        prompt.push_str(&format!(
-            "For work with separable parts, call {RUN_SUBTASK}: each subtask is a fresh agent \
-             with its own context that returns its result to you; several run in parallel. \
-             Give each complete instructions, since it sees nothing else.\n"
-        ));
-    }
-    if ctx.can_plan {
-        let _ = writeln!(
-            prompt,
-            "For work in several steps where later ones need earlier results, call {CREATE_PLAN} \
-             with the steps and their depends_on: it runs them for you. Use execution_mode \
-             draft_only when the user should see the plan before anything changes."
+            "Calls that do not depend on each other can go in one turn: they run in \
+             parallel.\n",
         );
     }
     if ctx.can_switch {
@@ -152,21 +163,17 @@ pub(crate) fn subtask(ctx: &PromptContext<'_>, title: &str, depth: u32, finish: 
              started you, not to the user.\n",
         ),
     }
-    if ctx.can_spawn {
-        let _ = writeln!(
-            prompt,
-            "You may split your work further with {RUN_SUBTASK}."
-        );
-    }
     common(&mut prompt, ctx);
     prompt
 }
 
+/// What roots and subtasks share: subtasks and their agents, then what belongs to
+/// this thread alone.
 fn common(prompt: &mut String, ctx: &PromptContext<'_>) {
-    if ctx.can_spawn && ctx.agents.runnable().next().is_some() {
+    if ctx.can_spawn && !ctx.compact && ctx.agents.runnable().next().is_some() {
         let _ = writeln!(
             prompt,
-            "A subtask can run as one of these agents ({RUN_SUBTASK} `agent`):"
+            "Agents a subtask can run as ({RUN_SUBTASK} `agent`):"
         );
         for agent in ctx.agents.runnable() {
             profile_line(prompt, agent);
@@ -176,52 +183,43 @@ fn common(prompt: &mut String, ctx: &PromptContext<'_>) {
     if !instructions.is_empty() {
         let _ = writeln!(prompt, "\n{instructions}");
     }
+    let _ = writeln!(
+        prompt,
+        "\nPermission mode: {}. {}",
+        ctx.mode,
+        mode_rules(ctx.mode)
+    );
     match ctx.workspace {
         Some(root) => {
             let _ = writeln!(
                 prompt,
-                "\nWorkspace: {}. File paths are relative to it.",
+                "Workspace: {}. File paths are relative to it.",
                 root.display()
             );
         }
-        None => prompt.push_str("\nThis thread has no workspace folder, so no file tools.\n"),
+        None if !ctx.compact => {
+            prompt.push_str("This thread has no workspace folder, so no file tools.\n");
+        }
+        None => {}
     }
-    let _ = writeln!(
-        prompt,
-        "Permission mode: {}. {}",
-        ctx.mode,
-        mode_rules(ctx.mode)
-    );
     if !has_tools(ctx) {
         let _ = writeln!(prompt, "{NO_TOOLS}");
-    } else if !ctx.tools.is_empty() {
-        prompt.push_str("Tools (category):\n");
-        for tool in ctx.tools.tools() {
-            let _ = writeln!(prompt, "- {} ({})", tool.name(), tool.category());
-        }
     }
 }
 
-fn mode_rules(mode: PermissionMode) -> String {
-    let gated = [
-        ToolCategory::Write,
-        ToolCategory::Execute,
-        ToolCategory::External,
-    ]
-    .map(ToolCategory::as_str)
-    .join(", ");
+fn mode_rules(mode: PermissionMode) -> &'static str {
     match mode {
-        PermissionMode::Plan => format!(
-            "Only reading is allowed; {gated} tools are blocked. The user reviews your plan \
-             and can switch modes to carry it out."
-        ),
-        PermissionMode::Default => format!(
-            "Read tools run freely; {gated} tools ask the user first. If the user denies a \
-             call, do not retry it: adapt, or ask what they want."
-        ),
-        PermissionMode::Auto => {
-            "Your tool calls run without asking. Prefer reversible steps.".to_owned()
+        PermissionMode::Plan => {
+            "Only reading is allowed: writing files, running commands and reaching beyond \
+             this computer are blocked. The user reviews your plan and can switch modes to \
+             carry it out."
         }
+        PermissionMode::Default => {
+            "Reading runs freely; writing files, running commands and reaching beyond this \
+             computer ask the user first. If the user denies a call, do not retry it: adapt, \
+             or ask what they want."
+        }
+        PermissionMode::Auto => "Your tool calls run without asking. Prefer reversible steps.",
     }
 }
 
@@ -229,25 +227,29 @@ fn mode_rules(mode: PermissionMode) -> String {
 pub fn root_with_instructions(ctx: &PromptContext<'_>, instructions: Option<&str>) -> String {
     let prompt = root(ctx);
     match instructions {
-        Some(instructions) => with_instructions(prompt, instructions),
+        Some(instructions) => with_instructions(prompt, instructions, ctx.compact),
         None => prompt,
     }
 }
 
-/// The prompt with the project's instructions after it (capped: they are guidance,
-/// and a huge file would crowd out the conversation).
-pub fn with_instructions(mut prompt: String, instructions: &str) -> String {
-    const MAX_CHARS: usize = 16_000;
+/// The prompt with the project's instructions after it, capped (shorter in the
+/// compact form).
+pub fn with_instructions(mut prompt: String, instructions: &str, compact: bool) -> String {
+    let max_chars = if compact {
+        MAX_COMPACT_INSTRUCTIONS_CHARS
+    } else {
+        MAX_INSTRUCTIONS_CHARS
+    };
     let trimmed = instructions.trim();
     if trimmed.is_empty() {
         return prompt;
     }
-    let shown: String = trimmed.chars().take(MAX_CHARS).collect();
+    let shown: String = trimmed.chars().take(max_chars).collect();
     let _ = write!(
         prompt,
         "\nProject instructions (AGENTS.md in the workspace):\n{shown}\n"
     );
-    if trimmed.chars().count() > MAX_CHARS {
+    if trimmed.chars().count() > max_chars {
         prompt.push_str("[the rest of AGENTS.md is left out]\n");
     }
     prompt
@@ -259,6 +261,7 @@ mod tests {
     use std::sync::Arc;
 
     use async_trait::async_trait;
+    use cairn_protocol::ToolCategory;
     use serde_json::{Value, json};
 
     use super::*;
@@ -289,7 +292,12 @@ mod tests {
     const WORKSPACE: &str = "You work in the user's project folder";
     const PLAN: &str = "answer with a concise numbered plan";
 
-    fn prompt(mode: PermissionMode, workspace: Option<&Path>, tools: &Toolbelt) -> String {
+    fn prompt_in(
+        mode: PermissionMode,
+        workspace: Option<&Path>,
+        tools: &Toolbelt,
+        compact: bool,
+    ) -> String {
         let agents = AgentSetup::default();
         let ctx = PromptContext {
             mode,
@@ -300,8 +308,13 @@ mod tests {
             agent: &agents.current,
             agents: &agents,
             can_switch: false,
+            compact,
         };
         root_with_instructions(&ctx, workspace.map(|_| "Run cargo test before you finish."))
+    }
+
+    fn prompt(mode: PermissionMode, workspace: Option<&Path>, tools: &Toolbelt) -> String {
+        prompt_in(mode, workspace, tools, false)
     }
 
     fn tools() -> Toolbelt {
@@ -313,8 +326,17 @@ mod tests {
         let text = prompt(PermissionMode::Default, None, &tools());
         assert!(text.contains(CHAT), "{text}");
         assert!(!text.contains(WORKSPACE) && !text.contains(PLAN), "{text}");
-        assert!(text.contains("call run_subtask"), "{text}");
-        assert!(text.contains("- read_file (read)"), "{text}");
+        assert!(text.contains("they run in parallel"), "{text}");
+    }
+
+    #[test]
+    fn the_tools_are_left_to_their_schemas() {
+        let text = prompt(PermissionMode::Default, Some(Path::new("/p")), &tools());
+        assert!(!text.contains("read_file"), "{text}");
+        assert!(
+            text.contains("writing files, running commands and reaching beyond this computer ask the user first"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -332,6 +354,20 @@ mod tests {
     }
 
     #[test]
+    fn what_is_the_threads_own_comes_after_what_threads_share() {
+        let one = prompt(PermissionMode::Default, Some(Path::new("/a")), &tools());
+        let other = prompt(
+            PermissionMode::Auto,
+            Some(Path::new("/elsewhere")),
+            &tools(),
+        );
+        let mode = one.find("Permission mode").unwrap_or(0);
+        assert!(mode > 0, "{one}");
+        assert_eq!(one[..mode], other[..mode], "the same up to the mode");
+        assert!(one[mode..].contains("Workspace: /a"), "{one}");
+    }
+
+    #[test]
     fn plan_mode_is_told_to_investigate_then_propose_whatever_the_folder() {
         for workspace in [None, Some(Path::new("/p"))] {
             let text = prompt(PermissionMode::Plan, workspace, &tools());
@@ -342,10 +378,51 @@ mod tests {
     }
 
     #[test]
-    fn without_tools_the_prompt_says_so_once_and_lists_none() {
+    fn the_compact_form_keeps_the_mode_and_the_folder_in_fewer_words() {
+        let long = "x".repeat(5000);
+        let agents = AgentSetup::default();
+        let tools = tools();
+        let ctx = PromptContext {
+            mode: PermissionMode::Default,
+            tools: &tools,
+            workspace: Some(Path::new("/p")),
+            can_spawn: true,
+            can_plan: true,
+            agent: &agents.current,
+            agents: &agents,
+            can_switch: false,
+            compact: true,
+        };
+        let compact = root_with_instructions(&ctx, Some(&long));
+        let full = root_with_instructions(
+            &PromptContext {
+                compact: false,
+                ..ctx
+            },
+            Some(&long),
+        );
+        assert!(compact.contains("Permission mode: default"), "{compact}");
+        assert!(compact.contains("Workspace: /p"), "{compact}");
+        assert!(
+            compact.contains("the rest of AGENTS.md is left out"),
+            "{compact}"
+        );
+        assert!(
+            !compact.contains("run_subtask"),
+            "subtasks are on demand: {compact}"
+        );
+        assert!(
+            compact.len() < 2000 && compact.len() * 3 < full.len(),
+            "{} against {}",
+            compact.len(),
+            full.len()
+        );
+    }
+
+    #[test]
+    fn without_tools_the_prompt_says_so_once() {
         let text = prompt(PermissionMode::Default, None, &Toolbelt::default());
         assert_eq!(text.matches(NO_TOOLS).count(), 1, "{text}");
-        assert!(!text.contains("Tools (category)"), "{text}");
         assert!(
             !text.contains("run_subtask") && !text.contains("in parallel"),
             "{text}"

@@ -1,13 +1,19 @@
 //! Small models loop: they call the same tool with the same arguments again and
 //! again, each time reading the same result. At one level, the third identical call
 //! in a row (calls of one round count in their order) is not run; its result tells
-//! the model it repeats the previous call and quotes what that returned.
+//! the model it repeats the previous call and quotes what that returned. A model
+//! that, told so, makes the call again in a later round is stuck: the level ends
+//! there.
 
 use cairn_protocol::{ChatMessage, ToolCall};
 use serde_json::Value;
 
 /// Identical calls in a row that still run.
 const RUNS_IN_A_ROW: u32 = 2;
+/// Rounds in a row with a refused repeat after which the level stops.
+const REFUSED_ROUNDS: u32 = 2;
+/// The longest arguments quoted when a level stops, in characters.
+const MAX_ARGUMENTS_CHARS: usize = 120;
 /// The longest quote of an earlier result, in characters.
 const MAX_QUOTE_CHARS: usize = 200;
 
@@ -19,6 +25,10 @@ pub(crate) struct Repeats {
     in_a_row: u32,
     /// The first line of what the streak's last call that ran returned.
     returned: Option<String>,
+    /// The streak's call as the user would read it (`read_file {"path":"a.md"}`).
+    shown: Option<String>,
+    /// Rounds in which the streak's call was refused.
+    refused_rounds: u32,
 }
 
 /// What becomes of one call of a round.
@@ -42,7 +52,8 @@ impl Repeats {
     /// Judges a round's calls in order, and counts them into the streak.
     pub fn judge(&mut self, calls: &[ToolCall]) -> Vec<Verdict> {
         let mut last_run: Option<usize> = None;
-        calls
+        let mut refused = false;
+        let verdicts = calls
             .iter()
             .enumerate()
             .map(|(index, call)| {
@@ -51,20 +62,37 @@ impl Repeats {
                     self.in_a_row += 1;
                 } else {
                     self.last = Some(signature);
+                    self.shown = Some(shown(call));
                     self.in_a_row = 1;
                     self.returned = None;
+                    self.refused_rounds = 0;
                     last_run = None;
+                    refused = false;
                 }
                 if self.in_a_row <= RUNS_IN_A_ROW {
                     last_run = Some(index);
                     return Verdict::Run;
                 }
+                refused = true;
                 Verdict::Refuse(match last_run {
                     Some(earlier) => Previous::InRound(earlier),
                     None => Previous::Returned(self.returned.clone().unwrap_or_default()),
                 })
             })
-            .collect()
+            .collect();
+        if refused {
+            self.refused_rounds += 1;
+        }
+        verdicts
+    }
+
+    /// The call the model is stuck on: refused in [`REFUSED_ROUNDS`] rounds in a
+    /// row, so it was told and made it again. The level should stop rather than
+    /// spend its remaining rounds on it.
+    pub fn stuck(&self) -> Option<&str> {
+        (self.refused_rounds >= REFUSED_ROUNDS)
+            .then_some(self.shown.as_deref())
+            .flatten()
     }
 
     /// Keeps the first line of what the streak's last call that ran returned, for a
@@ -104,6 +132,18 @@ pub(crate) fn first_line(content: &str) -> String {
         quote.push('…');
     }
     quote
+}
+
+/// A call as a person reads it: its tool and its arguments, compact and cut short.
+fn shown(call: &ToolCall) -> String {
+    let arguments = serde_json::from_str::<Value>(&call.arguments)
+        .map(|value| value.to_string())
+        .unwrap_or_else(|_| call.arguments.trim().to_owned());
+    let mut quoted: String = arguments.chars().take(MAX_ARGUMENTS_CHARS).collect();
+    if arguments.chars().count() > MAX_ARGUMENTS_CHARS {
+        quoted.push('…');
+    }
+    format!("{} {quoted}", call.name)
 }
 
 /// A call's tool and arguments, the same however the arguments were spaced or their
@@ -157,6 +197,31 @@ mod tests {
             repeats.judge(&[other, read.clone()]),
             [Verdict::Run, Verdict::Run]
         );
+    }
+
+    #[test]
+    fn a_second_refused_repeat_means_the_model_is_stuck() {
+        let mut repeats = Repeats::default();
+        let read = call("read_file", r#"{"path": "a.md"}"#);
+        for expected in [None, None, None] {
+            repeats.judge(std::slice::from_ref(&read));
+            assert_eq!(repeats.stuck(), expected);
+        }
+        repeats.judge(std::slice::from_ref(&read));
+        assert_eq!(repeats.stuck(), Some(r#"read_file {"path":"a.md"}"#));
+        // Repeats in one round were not yet told: the next round's decides.
+        let mut repeats = Repeats::default();
+        repeats.judge(&[read.clone(), read.clone(), read.clone(), read.clone()]);
+        assert_eq!(repeats.stuck(), None);
+        repeats.judge(std::slice::from_ref(&read));
+        assert!(repeats.stuck().is_some());
+        // A different call in between starts over.
+        let mut repeats = Repeats::default();
+        let other = call("list_dir", "{}");
+        repeats.judge(&[read.clone(), read.clone(), read.clone()]);
+        repeats.judge(&[other, read.clone()]);
+        repeats.judge(std::slice::from_ref(&read));
+        assert_eq!(repeats.stuck(), None);
     }
 
     #[test]

@@ -23,6 +23,10 @@ const MAX_KEPT_PER_TURN: usize = 64 * 1024 * 1024;
 /// Room left in a cut result for the marker between head and tail.
 const MARKER_ROOM: usize = 240;
 
+/// The least a result is cut to, however small the window: the marker and about 400
+/// bytes of head and tail, enough for the model to see what the result is and page on.
+pub(crate) const MIN_RESULT_BYTES: usize = MARKER_ROOM + 400;
+
 /// The whole results of a turn's cut calls, by `tool_call_id`.
 #[derive(Debug, Default)]
 pub(crate) struct KeptResults {
@@ -80,8 +84,25 @@ impl KeptResults {
         Sized { for_model, whole }
     }
 
+    /// The model's copy of a result (`content`) cut again, to `max_bytes`: from the
+    /// whole when it was cut before, so markers never nest.
+    pub fn refit(&self, tool_call_id: &str, content: &str, max_bytes: usize) -> String {
+        let whole = self.whole(tool_call_id);
+        let whole = whole.map_or_else(|| content.to_owned(), |whole| whole.to_string());
+        self.fit(tool_call_id, whole, max_bytes).for_model
+    }
+
+    fn whole(&self, tool_call_id: &str) -> Option<Arc<str>> {
+        let kept = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        kept.by_id.get(tool_call_id).cloned()
+    }
+
     fn keep(&self, tool_call_id: &str, whole: &str) {
         let mut kept = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.by_id.contains_key(tool_call_id) {
+            // Cut again: the whole is kept already.
+            return;
+        }
         kept.bytes += whole.len();
         kept.by_id.insert(tool_call_id.to_owned(), Arc::from(whole));
         kept.order.push_back(tool_call_id.to_owned());
@@ -291,6 +312,23 @@ mod tests {
         assert!(past.contains("5000 bytes"), "{past}");
         let tiny = kept.read(&args("call_3", Some(10), Some(3)), 1000).unwrap();
         assert!(tiny.starts_with("[bytes 10–13 of 5000"), "{tiny}");
+    }
+
+    #[test]
+    fn a_result_cut_again_is_cut_from_its_whole_and_kept_once() {
+        let kept = KeptResults::default();
+        let whole: String = (0..2000).map(|n| format!("line {n}\n")).collect();
+        let first = kept.fit("call_1", whole.clone(), 4000).for_model;
+        let again = kept.refit("call_1", &first, 1000);
+        assert!(again.len() <= 1000, "{}", again.len());
+        assert_eq!(again.matches("cut here").count(), 1, "{again}");
+        assert!(again.ends_with("line 1999\n"), "the tail of the whole");
+        assert_eq!(kept.inner.lock().unwrap().order.len(), 1);
+        // A result that fitted before is cut from itself, and kept from then on.
+        let small = "y".repeat(3000);
+        let cut = kept.refit("call_2", &small, 1000);
+        assert!(cut.len() <= 1000 && cut.contains("call_2"), "{cut}");
+        assert_eq!(kept.whole("call_2").as_deref(), Some(small.as_str()));
     }
 
     #[test]

@@ -13,28 +13,25 @@ pub const FINISH_SUBTASK: &str = "finish_subtask";
 pub fn run_subtask_spec() -> ToolSpec {
     ToolSpec {
         name: RUN_SUBTASK.into(),
-        description: "Hand a self-contained part of the work to a subtask: a fresh agent with \
-                      its own context that returns its result to you. Calls made together run \
-                      in parallel. Give complete instructions; the subtask sees nothing else."
+        description: "Hand a separable part of the work to a fresh agent that sees only \
+                      your instructions and returns its result. Calls made together run in \
+                      parallel."
             .into(),
         parameters: json!({
             "type": "object",
             "properties": {
-                "title": {"type": "string", "description": "A short label shown to the user"},
-                "instructions": {"type": "string", "description": "Everything the subtask needs to know and do"},
+                "title": {"type": "string", "description": "A short label for the user"},
+                "instructions": {"type": "string", "description": "All it needs to know and do"},
                 "tools": {
                     "type": "array",
                     "items": {"type": "string"},
-                    "description": "Optional: the only tools the subtask may use (a subset of yours)"
+                    "description": "Only these of your tools"
                 },
                 "output_schema": {
                     "type": "object",
-                    "description": "Optional: a JSON Schema the subtask's result must match"
+                    "description": "A JSON Schema its result must match"
                 },
-                "agent": {
-                    "type": "string",
-                    "description": "Optional: the agent the subtask runs as, from the list in your instructions"
-                }
+                "agent": {"type": "string", "description": "One of the agents listed for subtasks"}
             },
             "required": ["title", "instructions"]
         }),

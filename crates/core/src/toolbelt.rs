@@ -7,6 +7,7 @@ use cairn_protocol::ToolSpec;
 
 use crate::agent::ToolSelection;
 use crate::callee;
+use crate::disclosure::Offer;
 
 /// Tools by name, with their specs computed once.
 #[derive(Clone, Default)]
@@ -67,6 +68,17 @@ impl Toolbelt {
 
     pub fn specs(&self) -> &[ToolSpec] {
         &self.specs
+    }
+
+    /// Each tool's spec with the group it waits in when tools are shown on demand.
+    pub(crate) fn offers(&self) -> impl Iterator<Item = Offer> + '_ {
+        self.tools
+            .iter()
+            .zip(self.specs.iter())
+            .map(|(tool, spec)| Offer {
+                spec: spec.clone(),
+                group: tool.group(),
+            })
     }
 
     pub fn is_empty(&self) -> bool {

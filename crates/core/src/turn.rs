@@ -22,7 +22,6 @@ use crate::agent::{Agent, AgentSetup, AgentSwitch};
 use crate::approvals::Approvals;
 use crate::budget::Budget;
 use crate::context::ContextFit;
-use crate::disclosure::ToolBudget;
 use crate::events::{Emitter, EventSink, Journal};
 use crate::gate::{Gate, SessionGrants};
 use crate::level::{Level, LevelFailure, LevelPlan, Scope};
@@ -71,6 +70,9 @@ pub struct TurnRequest {
     pub agents: AgentSetup,
     /// Where the thread's plans are kept; without one, the turn keeps its own.
     pub plans: Option<Arc<dyn PlanBook>>,
+    /// Tool groups the root shows from the start, folded or not (`plans` for a turn
+    /// asked to run a stored plan).
+    pub load_tools: Vec<String>,
 }
 
 /// How the outside world steers a running turn.
@@ -172,12 +174,7 @@ impl Engine {
         tracing::info!(%model, agent = %agent.id, "{}", fit.describe());
         let turn = Turn::new(self, &fit, &request, &control, sink);
         let root = RootView::new(&request, self.limits, self.model.can_call_tools(&model));
-        let system = root.system_prompt(&request);
-        let tool_budget = turn.tool_budget(&system);
-        let mut history = Vec::with_capacity(request.history.len() + 1);
-        history.push(ChatMessage::system(system));
-        history.extend(request.history);
-        let scope = Scope::new(
+        let (scope, system) = Scope::lay_out(
             LevelPlan {
                 depth: 0,
                 parent_id: None,
@@ -185,17 +182,27 @@ impl Engine {
                 agent,
                 model,
                 sampling,
-                tools: root.tools,
+                tools: root.tools.clone(),
                 can_spawn: root.can_spawn,
-                switch: root.switch,
+                switch: root.switch.clone(),
                 finish: None,
                 operation: if agent_is_router { "router" } else { "turn" },
             },
-            tool_budget,
+            &fit,
+            |_, compact| root.system_prompt(&request, compact),
         );
+        if let Some(disclosure) = &scope.disclosure {
+            disclosure.preload(&request.load_tools);
+        }
+        let mut history = Vec::with_capacity(request.history.len() + 1);
+        history.push(ChatMessage::system(system));
+        history.extend(request.history);
         let mut root = Level::new(scope, history);
         root.journal = control.journal.clone();
 
+        if let Some(window) = fit.too_small() {
+            turn.fail(too_small(window));
+        }
         let result = {
             let run = turn.run_level(&mut root);
             tokio::pin!(run);
@@ -246,9 +253,11 @@ impl RootView {
         }
     }
 
-    pub fn system_prompt(&self, request: &TurnRequest) -> String {
+    /// The system prompt, in full or `compact`.
+    pub fn system_prompt(&self, request: &TurnRequest, compact: bool) -> String {
         prompt::root_with_instructions(
             &PromptContext {
+                compact,
                 mode: request.mode,
                 tools: &self.tools,
                 workspace: request.workspace.as_deref().map(Workspace::root),
@@ -263,6 +272,40 @@ impl RootView {
     }
 }
 
+impl RootView {
+    /// Whether, fitted as `fit` says, the root shows some of its usual tools only on
+    /// demand (for a front end to say so before the turn runs).
+    pub fn tools_on_demand(&self, request: &TurnRequest, fit: &ContextFit) -> bool {
+        let offers = crate::level::engine_offers(
+            &self.tools,
+            self.can_spawn,
+            self.can_plan,
+            self.switch.clone(),
+        );
+        fit.lay_out(&offers, fit.limits.max_visible_tools, |compact| {
+            self.system_prompt(request, compact)
+        })
+        .on_demand
+    }
+}
+
+/// The error a turn ends with before any model call when the window cannot hold one.
+fn too_small(window: &crate::model::ContextWindow) -> ErrorEvent {
+    ErrorEvent {
+        message: format!(
+            "the model's context window is {} tokens ({}), too small to work in: Cairn needs \
+             at least {}. Raise it where the model is served: Ollama's num_ctx (or \
+             OLLAMA_CONTEXT_LENGTH), the context length LM Studio loads the model with, \
+             llama.cpp's --ctx-size or vLLM's --max-model-len; for Ollama, Cairn asks for at \
+             most --context-cap tokens (the context_cap setting)",
+            window.tokens,
+            window.source,
+            crate::context::MIN_WINDOW_TOKENS
+        ),
+        kind: ErrorKind::Config,
+    }
+}
+
 /// State shared by every level of one turn.
 pub(crate) struct Turn {
     pub(crate) model: Arc<dyn ModelClient>,
@@ -272,7 +315,7 @@ pub(crate) struct Turn {
     /// The engine's limits fitted to the model's context window.
     pub(crate) limits: Limits,
     /// How the limits were fitted to the model's context window.
-    fit: ContextFit,
+    pub(crate) fit: ContextFit,
     /// The whole of every result cut for the model, for `read_tool_result`.
     pub(crate) kept: KeptResults,
     pub(crate) budget: Budget,
@@ -359,11 +402,6 @@ impl Turn {
         model_for(agent, &self.thread_model, self.thread_sampling)
     }
 
-    /// When a level whose system prompt is `system` shows its tools on demand.
-    pub(crate) fn tool_budget(&self, system: &str) -> ToolBudget {
-        self.fit.tool_budget(system)
-    }
-
     pub(crate) fn is_stopping(&self) -> bool {
         self.cancel.is_cancelled()
     }
@@ -424,6 +462,18 @@ impl Turn {
                          finishing; ask again, or raise CAIRN_MAX_ITERATIONS_PER_LEVEL"
                     ),
                     kind: ErrorKind::IterationLimit,
+                }),
+                None,
+            ),
+            Err(LevelFailure::Loop(call)) => (
+                TurnStatus::Failed,
+                Some(ErrorEvent {
+                    message: format!(
+                        "the model kept repeating `{call}` after it was told the call \
+                         repeats itself; stopped. Ask again in other words, or try \
+                         another model"
+                    ),
+                    kind: ErrorKind::Loop,
                 }),
                 None,
             ),

@@ -335,6 +335,8 @@ pub enum ErrorKind {
     Provider,
     /// A level ran out of iterations without finishing.
     IterationLimit,
+    /// The model kept repeating a call it was told not to repeat.
+    Loop,
     /// The configuration (model, workspace, flags) is not usable.
     Config,
     /// Persisting the thread failed.

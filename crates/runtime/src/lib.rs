@@ -308,8 +308,16 @@ impl Runtime {
         let claim = self.sessions.claim(thread_id)?;
         self.store.set_mode(thread_id, mode).await?;
         let prompt = cairn_protocol::desktop::run_plan_prompt(plan_id);
-        self.start_claimed(claim, thread_id, Opening::Ask(&prompt), choice)
-            .await
+        // A stored draft runs through create_plan, shown from the start.
+        let preload = plan_id.map(|_| vec![cairn_core::plan::PLAN_TOOLS.to_owned()]);
+        self.start_claimed(
+            claim,
+            thread_id,
+            Opening::Ask(&prompt),
+            choice,
+            preload.unwrap_or_default(),
+        )
+        .await
     }
 
     pub fn store(&self) -> &Store {
@@ -350,7 +358,7 @@ impl Runtime {
         // Held from before anything is stored until the turn runs: a second send to
         // this thread meanwhile is refused instead of storing a message no turn answers.
         let claim = self.sessions.claim(thread_id)?;
-        self.start_claimed(claim, thread_id, Opening::Ask(prompt), choice)
+        self.start_claimed(claim, thread_id, Opening::Ask(prompt), choice, Vec::new())
             .await
     }
 
@@ -373,7 +381,7 @@ impl Runtime {
         choice: ModelChoice,
     ) -> Result<Arc<LiveTurn>, RuntimeError> {
         let claim = self.sessions.claim(thread_id)?;
-        self.start_claimed(claim, thread_id, Opening::Redo(redo), choice)
+        self.start_claimed(claim, thread_id, Opening::Redo(redo), choice, Vec::new())
             .await
     }
 
@@ -383,6 +391,7 @@ impl Runtime {
         thread_id: &str,
         opening: Opening<'_>,
         choice: ModelChoice,
+        load_tools: Vec<String>,
     ) -> Result<Arc<LiveTurn>, RuntimeError> {
         let thread = self.store.thread(thread_id).await?;
         let workspace = thread
@@ -434,6 +443,7 @@ impl Runtime {
                 store: self.store.clone(),
                 thread_id: thread_id.to_owned(),
             })),
+            load_tools,
         };
         let engine = Engine::new(choice.client, self.limits);
         let handover: Option<Arc<dyn Handover>> = routes.then(|| {
@@ -534,15 +544,15 @@ impl Runtime {
                 routes.then_some(cairn_core::switch::MAX_CONSECUTIVE_SWITCHES),
             ),
             plans: None,
+            load_tools: Vec::new(),
         };
         let root = RootView::new(
             &request,
             self.limits,
             choice.client.can_call_tools(&choice.model),
         );
-        let system = root.system_prompt(&request);
         Ok(ContextReport {
-            tools_on_demand: fit.tools_on_demand(&system, &root),
+            tools_on_demand: root.tools_on_demand(&request, &fit),
             fit,
         })
     }

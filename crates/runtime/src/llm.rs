@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use cairn_core::disclosure::ToolGroup;
 use cairn_core::tool::{Tool, ToolContext, ToolError, ToolOutput};
 use cairn_protocol::{LLM_KEYS, LlmParams, LlmView, ToolCategory};
 use cairn_store::Store;
@@ -121,6 +122,11 @@ impl Tool for SetLlmParams {
                 "model": {"type": "string"}
             }
         })
+    }
+
+    /// Loaded when the user asks for a change of settings: rare in a turn.
+    fn group(&self) -> Option<ToolGroup> {
+        Some(ToolGroup::rare("llm"))
     }
 
     fn category(&self) -> ToolCategory {

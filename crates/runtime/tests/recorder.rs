@@ -42,6 +42,7 @@ fn request(thread: &str, message: &str, history: Vec<ChatMessage>) -> TurnReques
         instructions: None,
         agents: Default::default(),
         plans: None,
+        load_tools: Vec::new(),
     }
 }
 

@@ -295,17 +295,27 @@ async fn the_workspace_agents_md_guides_the_model() {
         "edit_file",
         "run_command",
         "web_fetch",
-        "memory_list",
-        "memory_read",
-        "memory_write",
-        "todo_write",
         "run_subtask",
+        "load_tools",
     ] {
         assert!(
             tools.contains(&name.to_owned()),
             "{name} missing from {tools:?}"
         );
     }
+    // The rarely needed ones wait until loaded, named where the model looks.
+    let load = model.requests()[0]
+        .tools
+        .iter()
+        .find(|t| t.name == "load_tools")
+        .unwrap()
+        .description
+        .clone();
+    assert_eq!(
+        load,
+        "Make more tools callable: llm (set_llm_params), memory (memory_list, memory_read, \
+         memory_write), plans (create_plan), todo (todo_write)."
+    );
 }
 
 #[tokio::test]

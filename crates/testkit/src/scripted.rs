@@ -212,6 +212,13 @@ impl ScriptedModel {
         }
     }
 
+    /// Records every request, for a test that checks them (a model made with
+    /// [`ScriptedModel::from_fn`] does not by default).
+    pub fn recording(mut self) -> Self {
+        self.record = true;
+        self
+    }
+
     /// Reports a context window of `tokens`, as a local server would.
     pub fn with_context_window(mut self, tokens: u32) -> Self {
         self.window = Some(ContextWindow::new(tokens, "the scripted model"));

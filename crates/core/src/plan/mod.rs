@@ -23,6 +23,9 @@ pub const SUBMIT_PLAN: &str = "submit_plan";
 /// The reviewer's tool: its arguments are the verdict and the notes.
 pub const SUBMIT_REVIEW: &str = "submit_review";
 
+/// The tool group `create_plan` waits in until loaded.
+pub const PLAN_TOOLS: &str = "plans";
+
 pub fn create_plan_spec() -> ToolSpec {
     ToolSpec {
         name: CREATE_PLAN.into(),

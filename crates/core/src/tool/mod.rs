@@ -8,6 +8,7 @@ use cairn_protocol::{ApprovalPreview, Image, ToolCategory, ToolSpec};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::disclosure::{ToolGroup, group_of};
 use crate::workspace::Workspace;
 
 mod args;
@@ -38,6 +39,13 @@ pub trait Tool: Send + Sync + 'static {
     /// Whether calls may run concurrently with other calls of the same model turn.
     fn parallel_safe(&self) -> bool {
         true
+    }
+
+    /// The group the tool waits in when tools are shown on demand (see
+    /// `disclosure`); `None` for a core tool, always shown. By default the group its
+    /// name gives (`mcp__github` for `mcp__github__create_issue`).
+    fn group(&self) -> Option<ToolGroup> {
+        group_of(self.name()).map(ToolGroup::shown)
     }
 
     /// A named lock held while the call runs, shared by every tool naming it across the

@@ -37,7 +37,8 @@ async fn an_unknown_tool_lists_the_real_ones() {
     let err = error_for(ScriptedTurn::call("delete_everything", json!({}))).await;
     assert_eq!(
         err,
-        "Error: there is no tool `delete_everything`. Available tools: probe, run_subtask, create_plan"
+        "Error: there is no tool `delete_everything`. Available tools (more with load_tools): \
+         probe, run_subtask, load_tools"
     );
 }
 

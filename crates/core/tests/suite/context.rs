@@ -84,8 +84,19 @@ async fn a_long_result_keeps_head_and_tail_and_the_rest_is_read_in_pages() {
     );
 }
 
+/// What a request is estimated to take, its tool schemas counted in.
+fn request_tokens(request: &cairn_providers::ChatRequest) -> u64 {
+    let tools = serde_json::to_string(&*request.tools).unwrap().len();
+    cairn_core::history::bytes_to_tokens(tools)
+        + request
+            .messages
+            .iter()
+            .map(cairn_core::history::estimate_tokens)
+            .sum::<u64>()
+}
+
 #[tokio::test]
-async fn a_small_window_cuts_results_to_a_quarter_of_it() {
+async fn a_small_window_sizes_a_result_to_the_room_the_request_leaves() {
     let model = ScriptedModel::new().with_context_window(4096);
     model.root([
         ScriptedTurn::new().tool_with_id("big", "probe", json!({})),
@@ -95,13 +106,17 @@ async fn a_small_window_cuts_results_to_a_quarter_of_it() {
         .tool(Probe::new("probe").output(numbered_lines(3000)))
         .run("go")
         .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
     let cut = tool_result(&run.outcome.messages, "big");
+    assert!(cut.contains("read_tool_result"), "{cut}");
+    let requests = model.requests();
+    let history_budget = 3072;
+    let next = request_tokens(&requests[1]);
+    assert!(next <= history_budget, "{next} tokens");
     assert!(
-        cut.len() <= 4096,
-        "a quarter of 4096 tokens: {} bytes",
-        cut.len()
+        next > history_budget * 3 / 4,
+        "the result takes the room there is, not a fixed share: {next} of {history_budget}"
     );
-    assert!(cut.len() > 3000, "and not much less: {} bytes", cut.len());
 }
 
 #[tokio::test]
@@ -173,26 +188,82 @@ async fn tool_schemas_that_would_crowd_a_small_window_are_shown_on_demand() {
                 .push(Arc::new(Wide(format!("mcp__big__tool{n}"))));
         }
         harness.run("go").await;
-        tool_names(&model.requests()[0])
+        let request = model.requests().remove(0);
+        (
+            tool_names(&request),
+            request.messages[0].content().to_owned(),
+        )
     };
-    let roomy = offered(ScriptedModel::new().with_context_window(32_768)).await;
+    let (roomy, system) = offered(ScriptedModel::new().with_context_window(32_768)).await;
     assert_eq!(
         roomy.len(),
         1 + 20 + 2,
-        "probe, the twenty, run_subtask, create_plan: {roomy:?}"
+        "probe, the twenty, run_subtask, load_tools (for the rare create_plan): {roomy:?}"
+    );
+    assert!(
+        system.contains("they run in parallel"),
+        "the full prompt: {system}"
     );
 
-    let small = offered(ScriptedModel::new().with_context_window(4096)).await;
+    let (small, system) = offered(ScriptedModel::new().with_context_window(4096)).await;
     assert_eq!(
         small,
-        [
-            "probe",
-            "run_subtask",
-            "create_plan",
-            "list_tool_groups",
-            "load_tools"
-        ],
+        ["probe", "run_subtask", "list_tool_groups", "load_tools"],
         "the server's tools wait in their group"
+    );
+    assert!(
+        system.contains("they run in parallel"),
+        "the full prompt: {system}"
+    );
+
+    let (smallest, _) = offered(ScriptedModel::new().with_context_window(1024)).await;
+    assert_eq!(
+        smallest,
+        ["probe", "list_tool_groups", "load_tools"],
+        "only the core tools, the rest in their groups"
+    );
+}
+
+#[tokio::test]
+async fn core_tools_too_large_for_the_window_get_the_compact_prompt_and_brief_schemas() {
+    let run = |window: u32| async move {
+        let model = ScriptedModel::new().with_context_window(window);
+        model.root([ScriptedTurn::text("ok")]);
+        let mut harness = Harness::new(&model);
+        for n in 0..4 {
+            harness.tools.push(Arc::new(Wide(format!("core_{n}"))));
+        }
+        harness.run("go").await;
+        model.requests().remove(0)
+    };
+    let roomy = run(8192).await;
+    assert!(roomy.messages[0].content().contains("in parallel"));
+    assert!(roomy.tools[0].parameters["properties"]["query"]["description"].is_string());
+
+    let small = run(2048).await;
+    let system = small.messages[0].content();
+    assert!(
+        !system.contains("in parallel"),
+        "the compact prompt: {system}"
+    );
+    assert!(
+        system.len() * 2 < roomy.messages[0].content().len(),
+        "{system}"
+    );
+    assert_eq!(
+        tool_names(&small),
+        ["core_0", "core_1", "core_2", "core_3", "load_tools"]
+    );
+    let first = &small.tools[0];
+    assert_eq!(
+        first.description,
+        "Does one of many things this server offers, described at the length MCP servers \
+         often use, with every option spelled out for the model to read."
+    );
+    assert_eq!(
+        first.parameters["properties"]["query"],
+        json!({"type": "string"}),
+        "arguments without their descriptions"
     );
 }
 
@@ -203,7 +274,7 @@ fn next_offset(content: &str) -> Option<usize> {
 }
 
 #[tokio::test]
-async fn a_4k_model_reading_a_40_kb_file_gets_a_quarter_of_its_context_and_pages_the_rest() {
+async fn a_4k_model_reading_a_40_kb_file_sees_its_cut_at_once_and_pages_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let text: String = (1..=800)
         .map(|n| format!("note {n:03}: the garden path runs past the old stone wall\n"))
@@ -222,6 +293,7 @@ async fn a_4k_model_reading_a_40_kb_file_gets_a_quarter_of_its_context_and_pages
         },
         _ => ScriptedTurn::new().tool_with_id("read", "read_file", json!({"path": "notes.md"})),
     })
+    .recording()
     .with_context_window(4096);
     let run = Harness::new(&model)
         .workspace(dir.path())
@@ -234,6 +306,45 @@ async fn a_4k_model_reading_a_40_kb_file_gets_a_quarter_of_its_context_and_pages
         run.outcome.error
     );
 
+    let requests = model.requests();
+    // The very next request holds the cut: head, tail and the way to the rest.
+    let ChatMessage::Tool { content: first, .. } = requests[1].messages.last().unwrap() else {
+        panic!("{:?}", requests[1].messages);
+    };
+    assert!(first.starts_with("note 001:"), "{first}");
+    assert!(first.ends_with("note 800: the garden path runs past the old stone wall\n"));
+    assert!(
+        first.contains("read_tool_result {\"tool_call_id\": \"read\""),
+        "{first}"
+    );
+    for (n, request) in requests.iter().enumerate() {
+        let tokens = request_tokens(request);
+        assert!(
+            tokens * 5 <= 4096 * 4,
+            "request {n}: {tokens} tokens of 4096"
+        );
+        // Every call in a request has its result.
+        let calls = request
+            .messages
+            .iter()
+            .flat_map(ChatMessage::tool_calls)
+            .count();
+        let results = request
+            .messages
+            .iter()
+            .filter(|m| matches!(m, ChatMessage::Tool { .. }))
+            .count();
+        assert_eq!(calls, results, "request {n}");
+    }
+    let reads = run
+        .outcome
+        .messages
+        .iter()
+        .flat_map(ChatMessage::tool_calls)
+        .filter(|call| call.name == "read_file")
+        .count();
+    assert_eq!(reads, 1, "read once, paged after");
+
     let results: Vec<&str> = run
         .outcome
         .messages
@@ -243,14 +354,8 @@ async fn a_4k_model_reading_a_40_kb_file_gets_a_quarter_of_its_context_and_pages
             _ => None,
         })
         .collect();
-    let first = results[0];
-    assert!(
-        (3000..=4096).contains(&first.len()),
-        "about a quarter of 4096 tokens: {} bytes",
-        first.len()
-    );
     assert!(results.len() >= 10, "paged in {} reads", results.len());
-    let mut read = text[..next_offset(first).unwrap()].to_owned();
+    let mut read = text[..next_offset(results[0]).unwrap()].to_owned();
     for page in &results[1..] {
         let body = page.split_once('\n').unwrap().1;
         read.push_str(body.split("\n[more: ").next().unwrap());

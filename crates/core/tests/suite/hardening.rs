@@ -130,18 +130,18 @@ fn many_tools(harness: Harness, groups: &[(&'static str, usize)]) -> Harness {
 }
 
 #[tokio::test]
-async fn a_large_toolbelt_is_disclosed_group_by_group() {
+async fn a_large_toolbelt_folds_its_largest_groups_until_the_rest_fits() {
     let model = ScriptedModel::new();
     model.root([
         ScriptedTurn::call("list_tool_groups", json!({})),
-        ScriptedTurn::call("load_tools", json!({"groups": ["mcp__github"]})),
-        ScriptedTurn::call("mcp__github__tool3", json!({})),
-        ScriptedTurn::call("mcp__jira__tool1", json!({})),
+        ScriptedTurn::call("load_tools", json!({"groups": ["mcp__jira"]})),
+        ScriptedTurn::call("mcp__jira__tool3", json!({})),
+        ScriptedTurn::call("mcp__slack__tool1", json!({})),
         ScriptedTurn::text("done"),
     ]);
     let harness = many_tools(
         Harness::new(&model).tool(Probe::new("core_tool")),
-        &[("mcp__github", 20), ("mcp__jira", 30)],
+        &[("mcp__github", 10), ("mcp__jira", 30), ("mcp__slack", 30)],
     );
     let run = harness.run("go").await;
     assert_eq!(run.outcome.status, TurnStatus::Completed);
@@ -153,37 +153,43 @@ async fn a_large_toolbelt_is_disclosed_group_by_group() {
             .map(|t| t.name.clone())
             .collect()
     };
-    assert_eq!(
-        shown(0),
-        [
-            "core_tool",
-            "run_subtask",
-            "create_plan",
-            "list_tool_groups",
-            "load_tools"
-        ]
+    // 72 tools: jira goes first (as large as slack, its name first), then slack, and
+    // the other 12 fit under 38.
+    let first = shown(0);
+    assert_eq!(first.len(), 1 + 10 + 1 + 2, "{first:?}");
+    assert!(
+        first.contains(&"mcp__github__tool9".to_owned()),
+        "{first:?}"
     );
-    assert_eq!(shown(2).len(), 5 + 20, "github loaded");
-    assert!(shown(2).contains(&"mcp__github__tool19".to_owned()));
+    assert_eq!(
+        first[first.len() - 3..],
+        ["run_subtask", "list_tool_groups", "load_tools"]
+    );
+    assert_eq!(shown(2).len(), 14 + 30, "jira loaded");
+    assert!(shown(2).contains(&"mcp__jira__tool29".to_owned()));
     assert_eq!(
         shown(4).len(),
-        5 + 20 + 30,
-        "calling a jira tool loaded its group"
+        14 + 30 + 30,
+        "calling a slack tool loaded its group"
     );
 
     let ends = run.tool_ends();
     let listing = ends[0].1.as_str().unwrap();
     assert!(
-        listing.contains("- mcp__github (20 tools): tool0, tool1"),
+        listing.contains("- mcp__jira (30 tools): tool0, tool1"),
         "{listing}"
     );
-    assert!(listing.contains("- mcp__jira (30 tools)"), "{listing}");
+    assert!(listing.contains("- mcp__slack (30 tools)"), "{listing}");
+    assert!(
+        listing.contains("- plans (1 tools): create_plan"),
+        "{listing}"
+    );
     assert!(
         ends[1]
             .1
             .as_str()
             .unwrap()
-            .starts_with("Loaded mcp__github. You can now call: mcp__github__tool0")
+            .starts_with("Loaded mcp__jira. You can now call: mcp__jira__tool0")
     );
     assert!(ends.iter().all(|(_, _, error)| !error), "{ends:?}");
     // The history stays valid for replay with the meta-tools in it.
@@ -207,7 +213,7 @@ async fn loading_an_unknown_group_lists_the_real_ones_and_small_toolbelts_show_e
         .await;
     assert_eq!(
         run.tool_ends()[0].1.as_str().unwrap(),
-        "Error: no tool group named mcp__nope; the groups are: mcp__a"
+        "Error: no tool group named mcp__nope; the groups are: mcp__a, plans"
     );
 
     let model = ScriptedModel::new();
@@ -215,11 +221,17 @@ async fn loading_an_unknown_group_lists_the_real_ones_and_small_toolbelts_show_e
     many_tools(Harness::new(&model), &[("mcp__a", 10)])
         .run("go")
         .await;
+    let names: Vec<String> = model.requests()[0]
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
     assert_eq!(
-        model.requests()[0].tools.len(),
+        names.len(),
         12,
-        "under the budget: all tools, no meta-tools"
+        "under the budget: every tool but the rare create_plan: {names:?}"
     );
+    assert_eq!(names[10..], ["run_subtask", "load_tools"]);
 }
 
 #[tokio::test]
@@ -268,4 +280,71 @@ async fn identical_calls_in_one_round_count_in_their_order() {
     );
     // Every call has its result, in order.
     super::support::assert_calls_paired(&run.outcome.messages);
+}
+
+#[tokio::test]
+async fn a_model_that_repeats_a_refused_call_is_stopped_with_its_answer_kept() {
+    let model = ScriptedModel::new();
+    let same = || ScriptedTurn::new().tool("probe", json!({"path": "notes.md"}));
+    model.root([
+        ScriptedTurn::new()
+            .say("Let me look.")
+            .tool("probe", json!({"path": "notes.md"})),
+        same(),
+        same(),
+        same(),
+        same(),
+        ScriptedTurn::text("never asked"),
+    ]);
+    let probe = Probe::new("probe").output("# Notes");
+    let run = Harness::new(&model).tool(probe.clone()).run("go").await;
+
+    assert_eq!(run.outcome.status, TurnStatus::Failed);
+    let error = run.outcome.error.clone().unwrap();
+    assert_eq!(error.kind, cairn_protocol::ErrorKind::Loop);
+    assert!(
+        error
+            .message
+            .starts_with(r#"the model kept repeating `probe {"path":"notes.md"}`"#),
+        "{}",
+        error.message
+    );
+    assert_eq!(probe.calls(), 2);
+    assert_eq!(
+        model.requests().len(),
+        4,
+        "stopped after the second refused repeat, not at the iteration limit"
+    );
+    let errors: Vec<bool> = run.tool_ends().iter().map(|(_, _, error)| *error).collect();
+    assert_eq!(errors, [false, false, true, true]);
+    assert_eq!(
+        run.outcome.text, "Let me look.",
+        "the answer so far is kept"
+    );
+    assert_eq!(run.of_type("error").len(), 1);
+    super::support::assert_calls_paired(&run.outcome.messages);
+}
+
+#[tokio::test]
+async fn a_window_too_small_to_work_in_is_said_before_any_model_call() {
+    let model = ScriptedModel::new().with_context_window(512);
+    model.root([ScriptedTurn::text("never asked")]);
+    let run = Harness::new(&model)
+        .tool(Probe::new("probe"))
+        .run("go")
+        .await;
+    assert_eq!(run.outcome.status, TurnStatus::Failed);
+    let error = run.outcome.error.clone().unwrap();
+    assert_eq!(error.kind, cairn_protocol::ErrorKind::Config);
+    for said in [
+        "512 tokens (the scripted model)",
+        "at least 1024",
+        "num_ctx",
+        "--ctx-size",
+        "--context-cap",
+    ] {
+        assert!(error.message.contains(said), "{said}: {}", error.message);
+    }
+    assert!(model.requests().is_empty());
+    assert!(run.of_type("budget_exceeded").is_empty());
 }

@@ -69,6 +69,7 @@ fn request(thread: &str, tools: Vec<Arc<dyn Tool>>) -> TurnRequest {
         instructions: None,
         agents: Default::default(),
         plans: None,
+        load_tools: Vec::new(),
     }
 }
 

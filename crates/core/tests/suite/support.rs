@@ -130,6 +130,7 @@ impl Harness {
             instructions: None,
             agents: self.agents.clone(),
             plans: self.plans.clone(),
+            load_tools: Vec::new(),
         }
     }
 

@@ -41,17 +41,16 @@ impl Tool for RunCommand {
     }
 
     fn description(&self) -> &str {
-        "Run a shell command in the workspace root and get its exit code and output \
-         (long output keeps its start and end). It ends after timeout_ms (default 120000), \
-         and anything it started in the background ends with it."
+        "Run a shell command (sh) in the workspace root: its exit code and output. It is \
+         stopped after timeout_ms (default 120000), with anything it started."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "command": {"type": "string", "description": "The command line, run by sh"},
-                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 600000, "description": "How long it may run"}
+                "command": {"type": "string"},
+                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 600000}
             },
             "required": ["command"]
         })

@@ -69,17 +69,17 @@ impl Tool for ReadFile {
     }
 
     fn description(&self) -> &str {
-        "Read a text file in the workspace. Large files come in pieces: pass offset \
-         (the 1-based line to start at) and limit (how many lines) to read more."
+        "Read a text file in the workspace. A large one comes in pieces: offset and limit \
+         read more."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "Path relative to the workspace root"},
-                "offset": {"type": "integer", "minimum": 1, "description": "First line to read, 1-based"},
-                "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read"}
+                "path": {"type": "string"},
+                "offset": {"type": "integer", "minimum": 1, "description": "First line, 1-based"},
+                "limit": {"type": "integer", "minimum": 1, "description": "Lines to read"}
             },
             "required": ["path"]
         })
@@ -156,7 +156,7 @@ impl Tool for ListDir {
         json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "Directory relative to the workspace root; \".\" for the root"}
+                "path": {"type": "string"}
             },
             "required": ["path"]
         })
@@ -222,8 +222,8 @@ impl Tool for WriteFile {
         json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "Path relative to the workspace root"},
-                "content": {"type": "string", "description": "The complete new content of the file"}
+                "path": {"type": "string"},
+                "content": {"type": "string", "description": "The whole new content"}
             },
             "required": ["path", "content"]
         })
@@ -310,16 +310,16 @@ impl Tool for SearchFiles {
     }
 
     fn description(&self) -> &str {
-        "Search the text of the workspace's files for a regular expression (plain text \
-         works too). Answers `path:line: text` for each match. Limit it to a folder with path."
+        "Search the workspace's files for a regular expression or plain text: \
+         `path:line: text` for each match."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "description": "A regular expression, or plain text"},
-                "path": {"type": "string", "description": "Folder to search, relative to the workspace root (default: all of it)"}
+                "pattern": {"type": "string"},
+                "path": {"type": "string", "description": "Only this folder"}
             },
             "required": ["pattern"]
         })
@@ -417,9 +417,9 @@ impl Tool for EditFile {
         json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "Path relative to the workspace root"},
-                "old_text": {"type": "string", "description": "The exact text to replace"},
-                "new_text": {"type": "string", "description": "What replaces it"}
+                "path": {"type": "string"},
+                "old_text": {"type": "string"},
+                "new_text": {"type": "string"}
             },
             "required": ["path", "old_text", "new_text"]
         })

@@ -8,8 +8,12 @@ use cairn_protocol::ToolCategory;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use cairn_core::disclosure::ToolGroup;
 use cairn_core::tool::parse_args;
 use cairn_core::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
+
+/// The group the memory tools wait in until loaded: most turns never need them.
+const MEMORY_TOOLS: &str = "memory";
 
 /// Where memory lives.
 #[async_trait]
@@ -77,6 +81,10 @@ impl Tool for MemoryList {
         json!({"type": "object", "properties": {}})
     }
 
+    fn group(&self) -> Option<ToolGroup> {
+        Some(ToolGroup::rare(MEMORY_TOOLS))
+    }
+
     fn category(&self) -> ToolCategory {
         ToolCategory::Read
     }
@@ -106,6 +114,10 @@ impl Tool for MemoryRead {
 
     fn parameters(&self) -> Value {
         json!({"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]})
+    }
+
+    fn group(&self) -> Option<ToolGroup> {
+        Some(ToolGroup::rare(MEMORY_TOOLS))
     }
 
     fn category(&self) -> ToolCategory {
@@ -149,6 +161,10 @@ impl Tool for MemoryWrite {
             "properties": {"key": {"type": "string"}, "value": {"type": "string"}},
             "required": ["key", "value"]
         })
+    }
+
+    fn group(&self) -> Option<ToolGroup> {
+        Some(ToolGroup::rare(MEMORY_TOOLS))
     }
 
     fn category(&self) -> ToolCategory {

@@ -5,6 +5,7 @@ use cairn_protocol::ToolCategory;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use cairn_core::disclosure::ToolGroup;
 use cairn_core::tool::parse_args;
 use cairn_core::tool::{Tool, ToolContext, ToolError, ToolOutput};
 
@@ -51,6 +52,11 @@ impl Tool for TodoWrite {
             },
             "required": ["items"]
         })
+    }
+
+    /// Loaded for long work; a question needs no list.
+    fn group(&self) -> Option<ToolGroup> {
+        Some(ToolGroup::rare("todo"))
     }
 
     fn category(&self) -> ToolCategory {

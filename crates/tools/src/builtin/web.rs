@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::builtin::html;
+use cairn_core::disclosure::ToolGroup;
 use cairn_core::tool::parse_args;
 use cairn_core::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
 
@@ -60,6 +61,10 @@ impl Tool for WebFetch {
             "properties": {"url": {"type": "string", "description": "The full address, http:// or https://"}},
             "required": ["url"]
         })
+    }
+
+    fn group(&self) -> Option<ToolGroup> {
+        Some(ToolGroup::shown("web"))
     }
 
     fn category(&self) -> ToolCategory {
