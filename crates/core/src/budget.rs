@@ -79,11 +79,12 @@ impl Budget {
         millis(self.started.elapsed())
     }
 
-    /// The history estimate that could not be pruned below the limit.
-    pub fn tokens_exceeded(&self, observed: u64) -> BudgetExceeded {
+    /// The request estimate that could not be brought within `limit` (the history
+    /// budget, less what the server's counts showed the estimate to miss).
+    pub fn tokens_exceeded(&self, limit: u64, observed: u64) -> BudgetExceeded {
         BudgetExceeded {
             reason: BudgetReason::Tokens,
-            limit: self.limits.max_history_tokens,
+            limit,
             observed,
         }
     }

@@ -34,6 +34,10 @@ pub struct ContextFit {
     /// the window, so that half of it is left to the conversation. `None` without a
     /// known window.
     pub fixed_tokens: Option<u64>,
+    /// The room kept for each answer, sent as its `max_tokens` when the user set none:
+    /// a model that does not stop on its own is stopped there, not at the end of the
+    /// window. `None` without a known window.
+    pub answer_tokens: Option<u32>,
 }
 
 /// What a level shows the model before the conversation: its system prompt and the
@@ -60,6 +64,7 @@ impl ContextFit {
                 window,
                 limits,
                 fixed_tokens: None,
+                answer_tokens: None,
             };
         };
         let tokens = u64::from(known.tokens);
@@ -72,6 +77,7 @@ impl ContextFit {
             window,
             limits: fitted,
             fixed_tokens: Some(tokens / 4),
+            answer_tokens: u32::try_from(answer_room).ok(),
         }
     }
 
@@ -111,7 +117,7 @@ impl ContextFit {
             let shown = shown(offers, disclosure.as_ref());
             let crowded = self
                 .fixed_tokens
-                .is_some_and(|room| system_tokens + disclosure::spec_tokens(&shown) > room);
+                .is_some_and(|room| system_tokens + crate::history::spec_tokens(&shown) > room);
             let fits = shown.len() <= max_visible && !crowded;
             match others.pop() {
                 Some((group, _)) if !fits => {
@@ -187,6 +193,7 @@ mod tests {
             "results are sized to the room each request leaves"
         );
         assert_eq!(small.fixed_tokens, Some(1024));
+        assert_eq!(small.answer_tokens, Some(1024), "each answer's max_tokens");
     }
 
     #[test]
@@ -211,6 +218,10 @@ mod tests {
         let unknown = ContextFit::new(Limits::default(), None, None);
         assert_eq!(unknown.limits, Limits::default());
         assert_eq!(unknown.fixed_tokens, None);
+        assert_eq!(
+            unknown.answer_tokens, None,
+            "answers as long as the server allows"
+        );
         assert!(unknown.describe().starts_with("context window unknown"));
     }
 }

@@ -261,12 +261,6 @@ fn short_names<'a>(group: &str, specs: &'a [ToolSpec]) -> Vec<&'a str> {
         .collect()
 }
 
-/// The estimated size of tool schemas as the model receives them.
-pub(crate) fn spec_tokens(specs: &[ToolSpec]) -> u64 {
-    let bytes = serde_json::to_string(specs).map_or(0, |text| text.len());
-    crate::history::bytes_to_tokens(bytes)
-}
-
 /// `spec` as a small window shows it: the first sentence of its description, and its
 /// arguments without theirs (their names say most of it).
 pub(crate) fn brief(spec: &ToolSpec) -> ToolSpec {

@@ -128,7 +128,7 @@ impl Scope {
                 }
             })
             .collect();
-        let spec_tokens = disclosure::spec_tokens(&specs);
+        let spec_tokens = history::spec_tokens(&specs);
         let scope = Self {
             depth,
             parent_id,
@@ -155,7 +155,7 @@ impl Scope {
             None => (Arc::clone(&self.specs), self.spec_tokens),
             Some(disclosure) => {
                 let visible = disclosure.visible();
-                let tokens = disclosure::spec_tokens(&visible);
+                let tokens = history::spec_tokens(&visible);
                 (visible, tokens)
             }
         }
@@ -332,17 +332,18 @@ impl Turn {
     /// returns those tools. A cut that makes the pager appear is fitted again with it.
     fn fit_request(&self, level: &mut Level) -> Result<(Arc<[ToolSpec]>, u64), LevelFailure> {
         let mut recut = |id: &str, content: &str, max: usize| self.kept.refit(id, content, max);
+        let budget = self.request_budget(&level.scope.model);
         loop {
             let had_pager = self.kept.any();
             let (visible, tokens) = self.offered(&level.scope);
             if let Err(observed) = history::fit(
                 &mut level.history,
-                self.limits.max_history_tokens,
+                budget,
                 tokens,
                 results::MIN_RESULT_BYTES,
                 &mut recut,
             ) {
-                self.trip(self.budget.tokens_exceeded(observed));
+                self.trip(self.budget.tokens_exceeded(budget, observed));
                 return Err(LevelFailure::Stopped);
             }
             if had_pager || !self.kept.any() {
@@ -360,9 +361,9 @@ impl Turn {
         let pager = if self.kept.any() {
             0
         } else {
-            disclosure::spec_tokens(&[results::read_tool_result_spec()])
+            history::spec_tokens(&[results::read_tool_result_spec()])
         };
-        let budget = self.limits.max_history_tokens;
+        let budget = self.request_budget(&level.scope.model);
         let fixed = tools + pager;
         let used = fixed
             + level
@@ -389,7 +390,7 @@ impl Turn {
             return (visible, tokens);
         }
         let reader = results::read_tool_result_spec();
-        let reader_tokens = disclosure::spec_tokens(std::slice::from_ref(&reader));
+        let reader_tokens = history::spec_tokens(std::slice::from_ref(&reader));
         let mut specs = visible.to_vec();
         specs.push(reader);
         (specs.into(), tokens + reader_tokens)
@@ -439,6 +440,7 @@ impl Turn {
         tool_tokens: u64,
     ) -> Result<Round, LevelFailure> {
         let mut sampling = level.scope.sampling;
+        sampling.max_tokens = sampling.max_tokens.or(self.fit.answer_tokens);
         if sampling.temperature.is_none() && !tools.is_empty() {
             // Small local models narrate calls instead of making them when they
             // sample; tool rounds decode greedily unless the user set a temperature.
@@ -516,6 +518,9 @@ impl Turn {
         prompt_estimate: u64,
     ) -> Result<Round, LevelFailure> {
         let usage = collected.usage(prompt_estimate);
+        if !usage.estimated {
+            self.learn_count(&level.scope.model, prompt_estimate, usage.prompt_tokens);
+        }
         self.add_usage(&usage);
         let depth = level.scope.depth;
         let error = match &collected.ending {

@@ -306,6 +306,13 @@ fn too_small(window: &crate::model::ContextWindow) -> ErrorEvent {
     }
 }
 
+/// How far a server's count is believed to stray from the estimate, in thousandths:
+/// a tokenizer with a large vocabulary counts fewer tokens (and the request may hold
+/// more), one with a small vocabulary more; a figure beyond these is more likely a
+/// server reporting something else.
+const MIN_COUNTED_PER_ESTIMATED: u64 = 500;
+const MAX_COUNTED_PER_ESTIMATED: u64 = 3000;
+
 /// State shared by every level of one turn.
 pub(crate) struct Turn {
     pub(crate) model: Arc<dyn ModelClient>,
@@ -318,6 +325,10 @@ pub(crate) struct Turn {
     pub(crate) fit: ContextFit,
     /// The whole of every result cut for the model, for `read_tool_result`.
     pub(crate) kept: KeptResults,
+    /// Tokens the server counted per token estimated, in thousandths, by model: the
+    /// estimate knows no tokenizer, so the budget a request is fitted to shrinks by
+    /// what the server's last count showed.
+    counted_per_estimated: Mutex<std::collections::HashMap<String, u64>>,
     pub(crate) budget: Budget,
     pub(crate) gate: Gate,
     pub(crate) grants: Arc<SessionGrants>,
@@ -362,6 +373,7 @@ impl Turn {
             limits: fit.limits,
             fit: fit.clone(),
             kept: KeptResults::default(),
+            counted_per_estimated: Mutex::default(),
             budget: Budget::start(fit.limits),
             gate: Gate::new(request.mode, Arc::clone(&request.rules)),
             grants: Arc::clone(&control.grants),
@@ -400,6 +412,34 @@ impl Turn {
     /// The model and sampling `agent`'s calls use.
     pub(crate) fn model_for(&self, agent: &Agent) -> (String, Sampling) {
         model_for(agent, &self.thread_model, self.thread_sampling)
+    }
+
+    /// What a request to `model` may hold, in estimated tokens: the history budget
+    /// as the server's last count showed its tokenizer to stand to the estimate.
+    pub(crate) fn request_budget(&self, model: &str) -> u64 {
+        let ratio = self
+            .counted_per_estimated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(model)
+            .copied()
+            .unwrap_or(1000);
+        self.limits.max_history_tokens * 1000 / ratio
+    }
+
+    /// Learns from a round whose prompt the server counted (`counted`) how its
+    /// tokenizer stands to the estimate (`estimated`) for `model`.
+    pub(crate) fn learn_count(&self, model: &str, estimated: u64, counted: u64) {
+        if estimated == 0 {
+            return;
+        }
+        let ratio =
+            (counted.saturating_mul(1000) / estimated).clamp(1000, MAX_COUNTED_PER_ESTIMATED);
+        tracing::debug!(model, estimated, counted, "prompt tokens");
+        self.counted_per_estimated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(model.to_owned(), ratio);
     }
 
     pub(crate) fn is_stopping(&self) -> bool {

@@ -14,7 +14,7 @@ pub mod ollama;
 pub mod openai;
 pub mod server;
 pub mod textcalls;
-mod windows;
+pub mod windows;
 
 // The model port is the engine's (it owns what it asks for); named here too because
 // every client implements it.

@@ -313,14 +313,15 @@ async fn a_loaded_model_keeps_the_context_it_was_loaded_with() {
     );
     collect(client.stream_chat(request("qwen3:8b", vec![ChatMessage::user("hi")]))).await;
     let requests = server.requests();
-    let routes: Vec<String> = requests.iter().map(Recorded::route).collect();
+    let mut routes: Vec<String> = requests.iter().map(Recorded::route).collect();
+    routes[..2].sort();
     assert_eq!(
         routes,
-        [PS, CHAT],
-        "asked once; no need to read the model's own length"
+        [PS, SHOW, CHAT],
+        "both asked at once, before the chat; the window asked once"
     );
     assert_eq!(
-        requests[1].json()["options"]["num_ctx"],
+        requests[2].json()["options"]["num_ctx"],
         json!(4096),
         "asking for another size would make Ollama load the model again"
     );

@@ -550,9 +550,15 @@ async fn models_are_listed_from_v1_models() {
 
 const MODELS: &str = "GET /v1/models";
 
+/// The routes asked, sorted: the ways of asking go out at once.
 fn routes(server: &FakeServer) -> Vec<String> {
-    server.requests().iter().map(Recorded::route).collect()
+    let mut routes: Vec<String> = server.requests().iter().map(Recorded::route).collect();
+    routes.sort();
+    routes
 }
+
+/// Every way of asking, as [`routes`] lists them.
+const ASKED: [&str; 3] = ["GET /api/v0/models", "GET /props", MODELS];
 
 #[tokio::test]
 async fn llama_cpp_says_its_context_in_the_model_list() {
@@ -560,6 +566,11 @@ async fn llama_cpp_says_its_context_in_the_model_list() {
     server.push(
         MODELS,
         Reply::json(200, fixture("openai/llamacpp_v1_models.json")),
+    );
+    // Asked at the same time; the model list comes first in the order of trust.
+    server.push(
+        "GET /props",
+        Reply::json(200, r#"{"default_generation_settings": {"n_ctx": 8192}}"#),
     );
     let window = client(&server)
         .context_window("unsloth/Qwen3.5-2B-GGUF")
@@ -570,7 +581,7 @@ async fn llama_cpp_says_its_context_in_the_model_list() {
         "the context it runs with, not n_ctx_train"
     );
     assert_eq!(window.source, "llama.cpp server's n_ctx");
-    assert_eq!(routes(&server), [MODELS]);
+    assert_eq!(routes(&server), ASKED);
 }
 
 #[tokio::test]
@@ -600,7 +611,7 @@ async fn vllm_says_its_context_as_max_model_len() {
 }
 
 #[tokio::test]
-async fn lm_studio_is_asked_on_its_own_api_after_the_others_say_nothing() {
+async fn lm_studio_is_asked_on_its_own_api_where_the_others_say_nothing() {
     let server = FakeServer::start().await;
     server.push(
         MODELS,
@@ -625,10 +636,7 @@ async fn lm_studio_is_asked_on_its_own_api_after_the_others_say_nothing() {
         (window.tokens, window.source.as_str()),
         (4096, "LM Studio, as loaded")
     );
-    assert_eq!(
-        routes(&server),
-        [MODELS, "GET /props", "GET /api/v0/models"]
-    );
+    assert_eq!(routes(&server), ASKED);
     // Remembered a while, across clients: the next turn does not ask again.
     OpenAiClient::new(config(&server))
         .unwrap()
@@ -650,7 +658,7 @@ async fn a_hosted_api_leaves_the_window_unknown() {
     assert_eq!(client(&server).context_window("gpt-x").await, None);
     assert_eq!(
         routes(&server),
-        [MODELS, "GET /props", "GET /api/v0/models"],
+        ASKED,
         "each way asked once, each answered nothing"
     );
 }

@@ -18,6 +18,7 @@ mod recorder;
 mod stored;
 mod thread;
 mod usage;
+mod windows;
 
 use cairn_core::{
     Claim, ContextFit, Engine, Handover, Limits, LiveTurn, RootView, SessionGrants, Sessions,
@@ -445,7 +446,8 @@ impl Runtime {
             })),
             load_tools,
         };
-        let engine = Engine::new(choice.client, self.limits);
+        let client = self.remembered(choice.client, &choice.base_url);
+        let engine = Engine::new(client, self.limits);
         let handover: Option<Arc<dyn Handover>> = routes.then(|| {
             Arc::new(agents::Handing::new(
                 self.store.clone(),
@@ -525,7 +527,10 @@ impl Runtime {
             .choose(&self.agent_id(thread.as_ref()).await?)
             .unwrap_or_else(|_| Arc::new(cairn_core::Agent::default()));
         let routes = agents::thread_routes(thread.as_ref(), &agent);
-        let window = choice.client.context_window(&choice.model).await;
+        let window = self
+            .remembered(Arc::clone(&choice.client), &choice.base_url)
+            .context_window(&choice.model)
+            .await;
         let fit = ContextFit::new(self.limits, window, choice.sampling.max_tokens);
         let instructions = workspace.as_ref().and_then(project_instructions);
         let request = TurnRequest {
@@ -555,6 +560,15 @@ impl Runtime {
             tools_on_demand: root.tools_on_demand(&request, &fit),
             fit,
         })
+    }
+
+    /// `client`, with what its server says of context windows kept in the store.
+    fn remembered(
+        &self,
+        client: Arc<dyn cairn_providers::ModelClient>,
+        server: &str,
+    ) -> Arc<dyn cairn_providers::ModelClient> {
+        windows::RememberedWindows::wrap(client, self.store.clone(), server)
     }
 
     fn grants(&self, thread_id: &str) -> Arc<SessionGrants> {

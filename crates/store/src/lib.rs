@@ -20,6 +20,7 @@ mod reader;
 mod search;
 mod settings;
 mod threads;
+mod windows;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub use messages::{AnswerSnapshot, Redo, TurnStart, title_from_prompt};
 pub use open::StoreOptions;
 pub use settings::StoredRule;
 pub use threads::{NewThread, Page};
+pub use windows::KnownWindow;
 
 /// The database. Cheap to clone.
 #[derive(Debug, Clone)]

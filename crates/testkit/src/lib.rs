@@ -7,9 +7,11 @@
 
 mod fixtures;
 pub mod mcp;
+pub mod ndjson;
 mod scripted;
 mod server;
 pub mod sse;
+pub mod wire;
 
 pub use fixtures::{fixture, fixture_dir, ndjson_from_pretty, openai_sse, sse_from_payload_lines};
 pub use scripted::{Lane, SERVER as SCRIPTED_SERVER, ScriptedModel, ScriptedTurn, server_error};

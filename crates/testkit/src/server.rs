@@ -131,9 +131,13 @@ impl Recorded {
     }
 }
 
+/// Works out a reply from the request, as a model server would.
+type Responder = Arc<dyn Fn(&Recorded) -> Reply + Send + Sync>;
+
 #[derive(Default)]
 struct Script {
     queued: HashMap<String, VecDeque<Reply>>,
+    responders: HashMap<String, Responder>,
     fallback: HashMap<String, Reply>,
     received: Vec<Recorded>,
     opened: std::collections::HashSet<String>,
@@ -213,6 +217,19 @@ impl FakeServer {
         self
     }
 
+    /// Answers `route` from each request once its queue is empty (before any
+    /// fallback): a scripted model that reads what it was sent.
+    pub fn respond(
+        &self,
+        route: &str,
+        respond: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+    ) -> &Self {
+        self.lock()
+            .responders
+            .insert(route.to_owned(), Arc::new(respond));
+        self
+    }
+
     /// The reply for `route` once its queue is empty.
     pub fn fallback(&self, route: &str, reply: Reply) -> &Self {
         self.lock().fallback.insert(route.to_owned(), reply);
@@ -270,15 +287,21 @@ async fn serve(mut socket: TcpStream, shared: Arc<Shared>) {
         return;
     };
     let route = format!("{} {}", request.method, request.path);
-    let reply = {
+    let (reply, responder) = {
         let mut script = shared.lock();
-        script.received.push(request);
-        script
-            .queued
-            .get_mut(&route)
-            .and_then(VecDeque::pop_front)
-            .or_else(|| script.fallback.get(&route).cloned())
+        script.received.push(request.clone());
+        let queued = script.queued.get_mut(&route).and_then(VecDeque::pop_front);
+        let responder = script.responders.get(&route).cloned();
+        let reply = queued.or_else(|| {
+            responder
+                .is_none()
+                .then(|| script.fallback.get(&route).cloned())
+                .flatten()
+        });
+        (reply, responder)
     };
+    // Outside the lock: a responder may take its time.
+    let reply = reply.or_else(|| responder.map(|respond| respond(&request)));
     let reply = reply.unwrap_or_else(|| {
         Reply::json(
             404,

@@ -7,3 +7,4 @@ mod runs;
 mod support;
 mod threads;
 mod transcript;
+mod windows;

@@ -86,13 +86,7 @@ async fn a_long_result_keeps_head_and_tail_and_the_rest_is_read_in_pages() {
 
 /// What a request is estimated to take, its tool schemas counted in.
 fn request_tokens(request: &cairn_providers::ChatRequest) -> u64 {
-    let tools = serde_json::to_string(&*request.tools).unwrap().len();
-    cairn_core::history::bytes_to_tokens(tools)
-        + request
-            .messages
-            .iter()
-            .map(cairn_core::history::estimate_tokens)
-            .sum::<u64>()
+    cairn_core::history::estimate_request(&request.messages, &request.tools)
 }
 
 #[tokio::test]
@@ -361,4 +355,63 @@ async fn a_4k_model_reading_a_40_kb_file_sees_its_cut_at_once_and_pages_the_rest
         read.push_str(body.split("\n[more: ").next().unwrap());
     }
     assert_eq!(read, text, "the head and the pages are the whole file");
+}
+
+#[tokio::test]
+async fn a_known_window_bounds_each_answer_unless_the_user_set_a_length() {
+    let max_tokens = |model: ScriptedModel, set: Option<u32>| async move {
+        model.root([ScriptedTurn::text("ok")]);
+        let mut harness = Harness::new(&model);
+        harness.sampling.max_tokens = set;
+        harness.run("go").await;
+        model.requests()[0].sampling.max_tokens
+    };
+    assert_eq!(
+        max_tokens(ScriptedModel::new().with_context_window(4096), None).await,
+        Some(1024),
+        "the answer's room, a quarter of the window"
+    );
+    assert_eq!(
+        max_tokens(ScriptedModel::new().with_context_window(4096), Some(300)).await,
+        Some(300),
+        "the user's length wins"
+    );
+    assert_eq!(max_tokens(ScriptedModel::new(), None).await, None);
+}
+
+#[tokio::test]
+async fn a_server_counting_more_tokens_than_estimated_shrinks_the_next_request() {
+    // A tokenizer that counts twice what the estimate says: the second request is
+    // fitted to half the budget, so that it fits the window the server counts in.
+    let model = ScriptedModel::from_fn(|request| {
+        let estimated = request_tokens(request);
+        let turn = match request.messages.last() {
+            Some(ChatMessage::Tool { .. }) => ScriptedTurn::text("done"),
+            _ => ScriptedTurn::new().tool_with_id("big", "probe", json!({})),
+        };
+        turn.usage(estimated * 2, 1)
+    })
+    .recording()
+    .with_context_window(8192);
+    let run = Harness::new(&model)
+        .tool(Probe::new("probe").output(numbered_lines(4000)))
+        .run("go")
+        .await;
+    assert_eq!(
+        run.outcome.status,
+        TurnStatus::Completed,
+        "{:?}",
+        run.outcome.error
+    );
+    let second = request_tokens(&model.requests()[1]);
+    let budget = 8192 - 2048;
+    assert!(
+        second * 2 <= budget,
+        "{second} estimated tokens, {} as the server counts them, of {budget}",
+        second * 2
+    );
+    assert!(
+        second * 2 > budget * 3 / 4,
+        "and the room is still used: {second}"
+    );
 }

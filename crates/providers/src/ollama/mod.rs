@@ -181,13 +181,15 @@ impl OllamaClient {
 
     /// The context the model runs with: as loaded when `GET /api/ps` lists it (so
     /// Cairn asks for what the server already holds instead of reloading it), else
-    /// its own length from `POST /api/show`, up to the cap. Asked again after a few
-    /// minutes (see `windows`).
+    /// its own length from `POST /api/show`, up to the cap. Both are asked at once;
+    /// asked again after a few minutes (see `windows`).
     pub async fn context_window(&self, model: &str) -> Option<ContextWindow> {
         windows::remembered(self.server(), model, async {
-            match self.loaded_context(model).await {
+            let (loaded, length) =
+                futures_util::join!(self.loaded_context(model), self.model_length(model));
+            match loaded {
                 Some(tokens) => Some(ContextWindow::new(tokens, "Ollama, as loaded")),
-                None => self.model_length(model).await.map(|length| {
+                None => length.map(|length| {
                     let cap = self.inner.context_cap;
                     if length > cap {
                         ContextWindow::new(cap, format!("Ollama, the model's {length} capped"))

@@ -3,8 +3,9 @@
 //!
 //! vLLM and llama.cpp's server: the model's entry in `GET /v1/models` (`max_model_len`,
 //! `meta.n_ctx`) → older llama.cpp builds: `n_ctx` in `GET /props` → LM Studio: the model in `GET /api/v0/models`
-//! (`loaded_context_length` when loaded, else `max_context_length`). The first that
-//! answers wins; a server that answers none of them (a hosted API) leaves it unknown.
+//! (`loaded_context_length` when loaded, else `max_context_length`). All are asked at
+//! once; the first in this order that answers wins; a server that answers none of them
+//! (a hosted API) leaves it unknown.
 
 use std::time::Duration;
 
@@ -22,7 +23,7 @@ pub(super) const PROBES: [(&str, Reader); 3] = [
     ("/api/v0/models", lm_studio),
 ];
 
-type Reader = fn(&Value, &str) -> Option<ContextWindow>;
+pub(super) type Reader = fn(&Value, &str) -> Option<ContextWindow>;
 
 /// vLLM lists `max_model_len` with each model it serves; llama.cpp's server lists
 /// the context it runs with as `meta.n_ctx`.

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::Stream;
+use futures_util::future::join_all;
 use serde::Deserialize;
 
 use crate::adapt;
@@ -157,30 +158,25 @@ impl OpenAiClient {
         windows::remembered(self.server(), model, self.probe_context(model)).await
     }
 
-    /// Asks each way in [`context::PROBES`] until one answers.
+    /// Asks every way in [`context::PROBES`] at once (each is a round trip the first
+    /// answer waits for); the first in their order that answers wins.
     async fn probe_context(&self, model: &str) -> Option<ContextWindow> {
-        for (path, read) in context::PROBES {
-            let url = format!("{}{path}", self.server());
-            let request = self.inner.http.get(&url).timeout(context::PROBE_TIMEOUT);
-            let response = self.authorized(request).send().await;
-            let response = match http::check(&self.inner.peer, response).await {
-                Ok(response) => response,
-                // This server has no such route: ask the next way.
-                Err(failure) if matches!(failure.error, ProviderError::Http { .. }) => continue,
-                // Unreachable or hanging: the chat request will say so better.
-                Err(_) => return None,
-            };
-            let Ok(body) = response.bytes().await else {
-                continue;
-            };
-            let found = serde_json::from_slice::<serde_json::Value>(&body)
-                .ok()
-                .and_then(|answer| read(&answer, model));
-            if found.is_some() {
-                return found;
-            }
-        }
-        None
+        let answers = context::PROBES
+            .iter()
+            .map(|(path, read)| self.probe(path, *read, model));
+        join_all(answers).await.into_iter().flatten().next()
+    }
+
+    /// One way of asking: `None` when this server has no such route or its answer
+    /// does not say.
+    async fn probe(&self, path: &str, read: context::Reader, model: &str) -> Option<ContextWindow> {
+        let url = format!("{}{path}", self.server());
+        let request = self.inner.http.get(&url).timeout(context::PROBE_TIMEOUT);
+        let response = self.authorized(request).send().await;
+        let response = http::check(&self.inner.peer, response).await.ok()?;
+        let body = response.bytes().await.ok()?;
+        let answer = serde_json::from_slice::<serde_json::Value>(&body).ok()?;
+        read(&answer, model)
     }
 
     fn authorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {

@@ -1,0 +1,371 @@
+//! Small context windows as a user meets them: `cairn run` against scripted servers
+//! that report 2k and 4k windows (or none), read through the bytes Cairn sends.
+
+use cairn_testkit::ndjson;
+use cairn_testkit::wire::{estimated_tokens, fixed_prompt_chars};
+use serde_json::Value;
+
+use super::support::*;
+
+const OLLAMA_CHAT: &str = "POST /api/chat";
+
+/// An Ollama server whose model is not loaded and says its length (`window`), or,
+/// with `None`, says nothing about it.
+async fn ollama(window: Option<u32>) -> FakeServer {
+    let server = FakeServer::start().await;
+    server.fallback("GET /api/ps", Reply::json(200, r#"{"models": []}"#));
+    let show = match window {
+        Some(tokens) => json!({"model_info": {"llama.context_length": tokens}}),
+        None => json!({"details": {}}),
+    };
+    server.fallback("POST /api/show", Reply::json(200, show.to_string()));
+    server
+}
+
+/// An OpenAI-compatible server that says nothing of its window, like a hosted API.
+async fn openai_without_a_window() -> FakeServer {
+    let server = FakeServer::start().await;
+    server.fallback(
+        "GET /v1/models",
+        Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"small","object":"model"}]}"#,
+        ),
+    );
+    server
+}
+
+fn tool_calls_made(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolCallUpdate(update) if update.status == ToolCallStatus::Start => {
+                Some(update.name.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_4k_model_reading_a_40_kb_file_sees_the_cut_in_its_next_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (1..=800)
+        .map(|n| format!("note {n:03}: the garden path runs past the old stone wall\n"))
+        .collect();
+    assert!(text.len() > 40_000);
+    std::fs::write(dir.path().join("notes.md"), &text).unwrap();
+    let server = ollama(Some(4096)).await;
+    server.push(
+        OLLAMA_CHAT,
+        Reply::ndjson(ndjson::tool_calls(&[(
+            "read_file",
+            json!({"path": "notes.md"}),
+        )])),
+    );
+    server.push(
+        OLLAMA_CHAT,
+        Reply::ndjson(ndjson::text(&["The notes run from 001 to 800."])),
+    );
+    let url = server.url();
+    let workspace = dir.path().to_str().unwrap();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--dialect",
+        "ollama",
+        "--model",
+        "small",
+        "--workspace",
+        workspace,
+        "--json",
+        "What does notes.md say?",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events = out.events();
+    assert_eq!(tool_calls_made(&events), ["read_file"], "read once");
+
+    let chats = server.requests_to(OLLAMA_CHAT);
+    assert_eq!(chats.len(), 2);
+    let next = chats[1].json();
+    let result = next["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(result["role"], "tool");
+    let cut = result["content"].as_str().unwrap();
+    assert!(cut.starts_with("note 001:"), "the head: {cut}");
+    assert!(
+        cut.ends_with("note 800: the garden path runs past the old stone wall\n"),
+        "the tail: {cut}"
+    );
+    assert!(
+        cut.contains("Read them with read_tool_result {\"tool_call_id\": "),
+        "{cut}"
+    );
+    for (n, chat) in chats.iter().enumerate() {
+        let body = chat.json();
+        assert_eq!(body["options"]["num_ctx"], 4096);
+        let tokens = estimated_tokens(&body);
+        assert!(
+            tokens * 5 <= 4096 * 4,
+            "request {n}: {tokens} of 4096 tokens"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_2k_model_answers_from_a_file_with_one_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("notes.md"),
+        "# Launch\n\nThe launch is on 3 March at 10:00, in the main hall.\nBring the slides.\n",
+    )
+    .unwrap();
+    let server = ollama(Some(2048)).await;
+    server.push(
+        OLLAMA_CHAT,
+        Reply::ndjson(ndjson::tool_calls(&[(
+            "read_file",
+            json!({"path": "notes.md"}),
+        )])),
+    );
+    server.push(
+        OLLAMA_CHAT,
+        Reply::ndjson(ndjson::text(&["The launch is on 3 March at 10:00."])),
+    );
+    let url = server.url();
+    let workspace = dir.path().to_str().unwrap();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--dialect",
+        "ollama",
+        "--model",
+        "small",
+        "--workspace",
+        workspace,
+        "--json",
+        "When is the launch? It is in notes.md.",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events = out.events();
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::BudgetExceeded(_))),
+        "{events:?}"
+    );
+    assert_eq!(tool_calls_made(&events), ["read_file"]);
+    assert_eq!(done(&events).status, TurnStatus::Completed);
+
+    let chats = server.requests_to(OLLAMA_CHAT);
+    let first = chats[0].json();
+    let fixed = fixed_prompt_chars(&first);
+    assert!(fixed <= 4096, "the fixed prompt is {fixed} characters");
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    for core in [
+        "read_file",
+        "list_dir",
+        "search_files",
+        "write_file",
+        "edit_file",
+        "run_command",
+    ] {
+        assert!(names.contains(&core), "{core} in {names:?}");
+    }
+    assert!(
+        names.contains(&"load_tools") && !names.contains(&"run_subtask"),
+        "{names:?}"
+    );
+    let read = chats[1].json();
+    let result = read["messages"].as_array().unwrap().last().unwrap();
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .contains("3 March at 10:00"),
+        "the whole file: {result}"
+    );
+    for chat in &chats {
+        assert!(estimated_tokens(&chat.json()) <= 2048 - 512);
+    }
+}
+
+/// The server's chat route and a three-round script for it in each dialect: a read,
+/// a listing, an answer.
+async fn three_rounds(dialect: &str) -> (FakeServer, &'static str) {
+    match dialect {
+        "ollama" => {
+            let server = ollama(None).await;
+            for reply in [
+                ndjson::tool_calls(&[("read_file", json!({"path": "notes.md"}))]),
+                ndjson::tool_calls(&[("list_dir", json!({"path": "."}))]),
+                ndjson::text(&["Done."]),
+            ] {
+                server.push(OLLAMA_CHAT, Reply::ndjson(reply));
+            }
+            (server, OLLAMA_CHAT)
+        }
+        _ => {
+            let server = openai_without_a_window().await;
+            for reply in [
+                sse::tool_calls(&[("c1", "read_file", json!({"path": "notes.md"}))]),
+                sse::tool_calls(&[("c2", "list_dir", json!({"path": "."}))]),
+                sse::text(&["Done."]),
+            ] {
+                server.push(CHAT, Reply::sse(reply));
+            }
+            (server, CHAT)
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_default_turns_fixed_prompt_is_small_and_the_same_every_round_in_both_dialects() {
+    for dialect in ["ollama", "openai"] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.md"), "notes\n").unwrap();
+        let (server, route) = three_rounds(dialect).await;
+        let url = server.url();
+        let workspace = dir.path().to_str().unwrap();
+        let out = output(cairn(&[
+            "run",
+            "--base-url",
+            &url,
+            "--dialect",
+            dialect,
+            "--model",
+            "small",
+            "--workspace",
+            workspace,
+            "--json",
+            "What is in notes.md?",
+        ]))
+        .await;
+        assert_eq!(out.code, 0, "{dialect}: {}", out.stderr);
+        let chats: Vec<Value> = server
+            .requests_to(route)
+            .iter()
+            .map(Recorded::json)
+            .collect();
+        assert_eq!(chats.len(), 3, "{dialect}");
+        let fixed = fixed_prompt_chars(&chats[0]);
+        assert!(
+            fixed <= 6200,
+            "{dialect}: the fixed prompt is {fixed} characters"
+        );
+        for pair in chats.windows(2) {
+            assert_eq!(
+                pair[0]["tools"], pair[1]["tools"],
+                "{dialect}: the same tools"
+            );
+            let (before, after) = (
+                pair[0]["messages"].as_array().unwrap(),
+                pair[1]["messages"].as_array().unwrap(),
+            );
+            assert_eq!(
+                before[..],
+                after[..before.len()],
+                "{dialect}: a prefix of the next"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_second_run_asks_the_server_nothing_before_its_first_model_call() {
+    let db = scratch_db();
+    let server = ollama(Some(8192)).await;
+    server.fallback(OLLAMA_CHAT, Reply::ndjson(ndjson::text(&["Hi."])));
+    let url = server.url();
+    let run = || {
+        let mut command = cairn(&[
+            "run",
+            "--base-url",
+            &url,
+            "--dialect",
+            "ollama",
+            "--model",
+            "small",
+            "hi",
+        ]);
+        command.env("CAIRN_DB", &db);
+        output(command)
+    };
+    let first = run().await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let mut asked: Vec<String> = server.requests().iter().map(Recorded::route).collect();
+    asked[..2].sort();
+    assert_eq!(
+        asked,
+        ["GET /api/ps", "POST /api/show", OLLAMA_CHAT],
+        "both questions at once, before the first call"
+    );
+
+    let second = run().await;
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    let asked: Vec<String> = server.requests()[3..].iter().map(Recorded::route).collect();
+    assert_eq!(asked, [OLLAMA_CHAT], "the window came from the database");
+    assert_eq!(
+        server.requests_to(OLLAMA_CHAT)[1].json()["options"]["num_ctx"],
+        8192,
+        "and still reaches the server"
+    );
+}
+
+#[tokio::test]
+async fn a_request_refused_for_its_size_makes_the_next_run_ask_again() {
+    let db = scratch_db();
+    let server = FakeServer::start().await;
+    server.fallback(
+        "GET /v1/models",
+        Reply::json(200, r#"{"data":[{"id":"small","meta":{"n_ctx":4096}}]}"#),
+    );
+    server.push(
+        CHAT,
+        Reply::json(
+            400,
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#,
+        ),
+    );
+    server.fallback(CHAT, Reply::sse(sse::text(&["Hi."])));
+    let url = server.url();
+    let run = || {
+        let mut command = cairn(&[
+            "run",
+            "--base-url",
+            &url,
+            "--dialect",
+            "openai",
+            "--model",
+            "small",
+            "hi",
+        ]);
+        command.env("CAIRN_DB", &db);
+        output(command)
+    };
+    let refused = run().await;
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("exceeds the available context size"),
+        "{}",
+        refused.stderr
+    );
+    let asked = server.requests_to("GET /v1/models").len();
+    assert_eq!(asked, 1);
+
+    let again = run().await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(
+        server.requests_to("GET /v1/models").len(),
+        2,
+        "the window the server refused was forgotten and asked again"
+    );
+}

@@ -1,0 +1,118 @@
+//! What model servers say about their models' context windows, kept in the store
+//! across runs: a run that finds a fresh answer there asks the server nothing before
+//! its first model call (each question is a round trip, and every `cairn run` is a new
+//! process). A request the server refuses as too large for the model's context makes
+//! the answer stale at once: the next turn asks again.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cairn_providers::{ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelStream};
+use cairn_store::Store;
+use futures_util::StreamExt;
+
+/// How long an answer is trusted. A model loaded again at a larger size is used at
+/// that size within the hour; at a smaller one, the server's refusal says so at once.
+pub const KEPT_FOR: Duration = Duration::from_secs(60 * 60);
+
+/// A model client whose context windows are remembered in the store.
+pub(crate) struct RememberedWindows {
+    inner: Arc<dyn ModelClient>,
+    store: Store,
+    /// The server's address, as the client names it.
+    server: String,
+}
+
+impl RememberedWindows {
+    pub fn wrap(inner: Arc<dyn ModelClient>, store: Store, server: &str) -> Arc<dyn ModelClient> {
+        Arc::new(Self {
+            inner,
+            store,
+            server: server.to_owned(),
+        })
+    }
+
+    /// The window the store holds for `model`, when it was asked recently enough.
+    async fn stored(&self, model: &str) -> Option<Option<ContextWindow>> {
+        let known = match self.store.context_window(&self.server, model).await {
+            Ok(known) => known?,
+            Err(err) => {
+                // Asking the server instead costs a round trip, not the turn.
+                tracing::debug!(error = %err, "the stored context window cannot be read");
+                return None;
+            }
+        };
+        let age = Duration::from_millis(
+            u64::try_from(now_ms().saturating_sub(known.asked_at)).unwrap_or(0),
+        );
+        if age >= KEPT_FOR {
+            return None;
+        }
+        let window = known
+            .window
+            .map(|(tokens, source)| ContextWindow::new(tokens, source));
+        // The client reads it too (Ollama sends it back as num_ctx).
+        cairn_providers::windows::remember(&self.server, model, window.clone(), age);
+        Some(window)
+    }
+}
+
+impl ModelClient for RememberedWindows {
+    fn stream_chat(&self, request: ChatRequest) -> ModelStream {
+        let model = request.model.clone();
+        let store = self.store.clone();
+        let server = self.server.clone();
+        let stream = self.inner.stream_chat(request);
+        // Forgotten before the error goes on, so a run that ends on it has forgotten.
+        Box::pin(stream.then(move |item| {
+            let stale = match &item {
+                Err(err) if err.is_context_overflow() => {
+                    Some((store.clone(), server.clone(), model.clone()))
+                }
+                _ => None,
+            };
+            async move {
+                if let Some((store, server, model)) = stale {
+                    tracing::info!(%server, %model, "the server refused a request as too large; its window is asked again");
+                    cairn_providers::windows::forget(&server, &model);
+                    if let Err(err) = store.forget_context_window(&server, &model).await {
+                        tracing::warn!(error = %err, "a stale context window could not be forgotten");
+                    }
+                }
+                item
+            }
+        }))
+    }
+
+    fn context_window<'a>(&'a self, model: &'a str) -> ContextFuture<'a> {
+        Box::pin(async move {
+            if let Some(window) = self.stored(model).await {
+                return window;
+            }
+            let window = self.inner.context_window(model).await;
+            let said = window
+                .as_ref()
+                .map(|window| (window.tokens, window.source.as_str()));
+            if let Err(err) = self
+                .store
+                .set_context_window(&self.server, model, said)
+                .await
+            {
+                tracing::debug!(error = %err, "the context window cannot be kept");
+            }
+            window
+        })
+    }
+
+    fn can_call_tools(&self, model: &str) -> bool {
+        self.inner.can_call_tools(model)
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+        })
+}
