@@ -775,6 +775,7 @@ async fn the_model_picker_learns_the_context_and_whether_tools_wait_in_groups() 
             tokens: Some(4096),
             source: Some("llama.cpp server's n_ctx".into()),
             tools_on_demand: false,
+            on_demand: ["memory", "plans", "todo"].map(String::from).to_vec(),
         }
     );
 
@@ -795,6 +796,11 @@ async fn the_model_picker_learns_the_context_and_whether_tools_wait_in_groups() 
     let small = s.desk.model_context(ask("small-model")).await.unwrap();
     assert_eq!(small.tokens, Some(1024));
     assert!(small.tools_on_demand, "{small:?}");
+    assert!(
+        small.on_demand.contains(&"mcp__fixture".to_owned())
+            && small.on_demand.contains(&"web".to_owned()),
+        "{small:?}"
+    );
     s.server.push(
         "GET /v1/models",
         models_with_context("large-model", 131_072),

@@ -63,8 +63,12 @@ impl Desk {
     ) -> Result<Arc<Self>, DeskError> {
         let mut settings: Settings = store.setting(SETTINGS_KEY).await?.unwrap_or_default();
         overrides.apply(&mut settings)?;
+        let runtime = Runtime::new(store, limits);
+        // The window asks each server afresh when it opens (the model picker does, in
+        // the background), and keeps what it learns while it runs.
+        runtime.trust_stored_windows_for(std::time::Duration::ZERO);
         Ok(Arc::new(Self {
-            runtime: Runtime::new(store, limits),
+            runtime,
             settings: RwLock::new(settings),
             overrides: overrides.clone(),
             secrets,

@@ -89,7 +89,8 @@ impl Desk {
         Ok(ContextInfo {
             tokens: window.as_ref().map(|window| window.tokens),
             source: window.map(|window| window.source),
-            tools_on_demand: report.tools_on_demand,
+            tools_on_demand: report.tools.on_demand,
+            on_demand: report.tools.groups,
         })
     }
 

@@ -462,7 +462,8 @@ impl App {
 
     /// The last answer as a reader goes through it: each level's text (`depth text
     /// …`) and cards (`depth card LABEL`) in the order shown, open cards' insides
-    /// under them.
+    /// under them. Labels are read as text, not as laid out: a finished answer's cards
+    /// out of view are not laid out at all (`content-visibility: auto`).
     pub async fn outline(&self) -> Vec<String> {
         let lines = self
             .js(
@@ -470,7 +471,7 @@ impl App {
                  const walk = (el, depth) => { for (const child of el.children) { \
                    if (child.matches('.md')) { out.push(depth + ' text ' + child.innerText.trim()); } \
                    else if (child.matches('.card')) { \
-                     out.push(depth + ' card ' + child.querySelector(':scope > .card-head .card-label').innerText.trim()); \
+                     out.push(depth + ' card ' + child.querySelector(':scope > .card-head .card-label').textContent.trim()); \
                      const body = child.querySelector(':scope > .card-body'); \
                      if (body) { walk(body, depth + 1); } } } }; \
                  const turns = document.querySelectorAll('.message.assistant .turn'); \

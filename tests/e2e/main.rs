@@ -2532,6 +2532,125 @@ async fn the_model_picker_says_how_much_context_the_model_has_and_when_tools_wai
     app.quit().await;
 }
 
+/// The call and offset the last "read the rest" note in a result names.
+fn next_page(content: &str) -> Option<(String, usize)> {
+    let at = content.rfind("{\"tool_call_id\": \"")?;
+    let rest = &content[at + 18..];
+    let (id, rest) = rest.split_once("\", \"offset\": ")?;
+    let offset = rest.split('}').next()?.parse().ok()?;
+    Some((id.to_owned(), offset))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_4k_model_pages_a_long_file_back_and_answers_from_it() {
+    let server = FakeServer::start().await;
+    server.fallback(
+        "GET /v1/models",
+        Reply::json(
+            200,
+            json!({"object": "list", "data": [
+                {"id": "test-model", "object": "model", "meta": {"n_ctx": 4096}}
+            ]})
+            .to_string(),
+        ),
+    );
+    // A model that reads the file, follows each "read the rest" note to its end, and
+    // answers from the last page.
+    server.respond(CHAT, |request: &cairn_testkit::Recorded| {
+        let body = request.json();
+        let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+        Reply::sse(if last["role"] == "tool" {
+            match next_page(last["content"].as_str().unwrap()) {
+                Some((id, offset)) => sse::tool_calls(&[(
+                    &format!("p{offset}"),
+                    "read_tool_result",
+                    json!({"tool_call_id": id, "offset": offset}),
+                )]),
+                None => sse::text(&["The last note, 800, says the path ends at the gate."]),
+            }
+        } else {
+            sse::tool_calls(&[("r1", "read_file", json!({"path": "notes.md"}))])
+        })
+    });
+    let home = Home::new();
+    let workspace = home.workspace();
+    let notes: String = (1..=800)
+        .map(|n| match n {
+            800 => "note 800: the path ends at the gate\n".to_owned(),
+            _ => format!("note {n:03}: the garden path runs past the old stone wall\n"),
+        })
+        .collect();
+    std::fs::write(workspace.join("notes.md"), &notes).unwrap();
+    let app = App::launch(&home, &server.url()).await;
+    app.choose_workspace(&workspace).await;
+    // In a folder, the whole toolbelt crowds 4k: the picker says so, and what waits.
+    let hint = app
+        .wait_for_text(".context-hint", "4k context · tools on demand")
+        .await;
+    let title = hint.attr("title").await.unwrap().unwrap_or_default();
+    assert!(
+        title.ends_with("loads the rest as it needs them: memory, plans, subtasks, todo, web."),
+        "{title}"
+    );
+    app.screenshot("4k-tools-on-demand").await;
+
+    app.send("What does the last note in notes.md say?").await;
+    app.wait_for_text(".message.assistant .md", "the path ends at the gate")
+        .await;
+    let chats: Vec<serde_json::Value> = server
+        .requests_to(CHAT)
+        .iter()
+        .map(cairn_testkit::Recorded::json)
+        .collect();
+    assert!(chats.len() >= 5, "paged in {} requests", chats.len());
+    for (n, chat) in chats.iter().enumerate() {
+        let tokens = cairn_testkit::wire::estimated_tokens(chat);
+        assert!(
+            tokens * 5 <= 4096 * 4,
+            "request {n}: {tokens} of 4096 tokens"
+        );
+        assert!(chat["max_tokens"].as_u64().is_some_and(|max| max <= 1024));
+    }
+    // The first result the model read: the head, the tail, and the way to the rest.
+    let first = chats[1]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(first.starts_with("note 001:"), "{first}");
+    assert!(
+        first.ends_with("note 800: the path ends at the gate\n"),
+        "{first}"
+    );
+    assert!(next_page(&first).is_some(), "{first}");
+    // One card a call: the read, then each page.
+    let outline = app.outline().await;
+    let cards = outline
+        .iter()
+        .filter(|line| line.contains(" card "))
+        .count();
+    assert_eq!(cards, chats.len() - 1, "{outline:?}");
+    assert_eq!(outline[0], "0 card read_file", "{outline:?}");
+    assert!(
+        outline[1..cards]
+            .iter()
+            .all(|line| line == "0 card read_tool_result"),
+        "{outline:?}"
+    );
+    app.screenshot("4k-paged-answer").await;
+
+    // After a restart the chat reads as it did.
+    let live = app.outline().await;
+    app.quit().await;
+    let app = App::launch(&home, &server.url()).await;
+    app.open_chat("What does the last note in notes.md say?")
+        .await;
+    app.wait_for_text(".message.assistant .md", "the path ends at the gate")
+        .await;
+    assert_eq!(app.outline().await, live);
+    app.quit().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_long_result_is_cut_for_the_model_and_shown_whole_in_its_card() {

@@ -250,11 +250,16 @@ pub fn context_hint(info: &ContextInfo) -> String {
         "This model takes {tokens} tokens at once ({source}). Cairn fits the conversation \
          and each tool result to it."
     );
+    let groups = info.on_demand.join(", ");
     if info.tools_on_demand {
-        hint.push_str(
-            " Its tools would take more than half of that, so the model sees a few and \
-             loads the rest as it needs them.",
-        );
+        hint.push_str(&format!(
+            " Its tools would crowd that, so the model sees the core ones and loads the \
+             rest as it needs them: {groups}."
+        ));
+    } else if !groups.is_empty() {
+        hint.push_str(&format!(
+            " Tools most chats never need load when the model asks for them: {groups}."
+        ));
     }
     hint
 }
@@ -453,14 +458,24 @@ mod tests {
         assert_eq!(context_size(131_072), "128k");
         assert_eq!(context_size(40_960), "40k");
         assert_eq!(context_size(512), "512");
-        let info = ContextInfo {
+        let mut info = ContextInfo {
             tokens: Some(4096),
             source: Some("Ollama, as loaded".into()),
             tools_on_demand: true,
+            on_demand: vec!["memory".into(), "web".into()],
         };
         let hint = context_hint(&info);
         assert!(hint.starts_with("This model takes 4096 tokens at once (Ollama, as loaded)."));
-        assert!(hint.contains("loads the rest as it needs them"));
+        assert!(
+            hint.ends_with("loads the rest as it needs them: memory, web."),
+            "{hint}"
+        );
+        info.tools_on_demand = false;
+        assert!(
+            context_hint(&info).ends_with("load when the model asks for them: memory, web."),
+            "{}",
+            context_hint(&info)
+        );
     }
 
     #[test]

@@ -133,6 +133,11 @@ impl Disclosure {
         })
     }
 
+    /// The groups folded at the start, by name.
+    pub fn group_names(&self) -> Vec<String> {
+        self.groups.keys().cloned().collect()
+    }
+
     /// What the model sees this round.
     pub fn visible(&self) -> Arc<[ToolSpec]> {
         let mut loaded = self.lock();

@@ -12,10 +12,9 @@ use cairn_protocol::{ChatMessage, ToolSpec};
 
 /// A rough token count: three bytes a token, plus a few tokens of framing per
 /// message. Measured against a real tokenizer (SmolLM2's, through llama.cpp), prompts
-/// of English, JSON schemas, file text and search results came to 0.95–1.07 of this;
-/// tokenizers with larger vocabularies count fewer. The turn corrects it by each
-/// server's own count (see `Turn::learn_count`); this only has to bound the first
-/// request.
+/// of English, JSON schemas, file text and search results came to 0.97–1.11 of this;
+/// tokenizers with larger vocabularies count fewer. A turn corrects it upwards by each
+/// server's own count (see `Turn::learn_count`).
 pub fn estimate_tokens(message: &ChatMessage) -> u64 {
     let bytes = message.content().len()
         + message
@@ -388,7 +387,10 @@ mod tests {
             ChatMessage::user("u".repeat(400)),
         ];
         let observed = fit(&mut history, 50, 0, 16, &mut head).unwrap_err();
-        assert_eq!(observed, 2 * (400_u64.div_ceil(BYTES_PER_TOKEN) + MESSAGE_FRAMING));
+        assert_eq!(
+            observed,
+            2 * (400_u64.div_ceil(BYTES_PER_TOKEN) + MESSAGE_FRAMING)
+        );
         assert_eq!(history.len(), 2);
     }
 

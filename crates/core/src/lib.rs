@@ -56,4 +56,4 @@ pub use session::{
     TurnPersistence,
 };
 pub use toolbelt::{Toolbelt, ToolbeltError};
-pub use turn::{Engine, RootView, TurnControl, TurnOutcome, TurnRequest};
+pub use turn::{Engine, RootView, ToolsShown, TurnControl, TurnOutcome, TurnRequest};

@@ -22,6 +22,7 @@ use crate::agent::{Agent, AgentSetup, AgentSwitch};
 use crate::approvals::Approvals;
 use crate::budget::Budget;
 use crate::context::ContextFit;
+use crate::disclosure::Disclosure;
 use crate::events::{Emitter, EventSink, Journal};
 use crate::gate::{Gate, SessionGrants};
 use crate::level::{Level, LevelFailure, LevelPlan, Scope};
@@ -272,20 +273,36 @@ impl RootView {
     }
 }
 
+/// What a root shows the model at first, for a front end to say before a turn runs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolsShown {
+    /// Tools usually shown wait in their groups: the window is small, or they are
+    /// too many.
+    pub on_demand: bool,
+    /// The groups the model loads when it needs them, by name.
+    pub groups: Vec<String>,
+}
+
 impl RootView {
-    /// Whether, fitted as `fit` says, the root shows some of its usual tools only on
-    /// demand (for a front end to say so before the turn runs).
-    pub fn tools_on_demand(&self, request: &TurnRequest, fit: &ContextFit) -> bool {
+    /// How, fitted as `fit` says, the root shows its tools.
+    pub fn tools_shown(&self, request: &TurnRequest, fit: &ContextFit) -> ToolsShown {
         let offers = crate::level::engine_offers(
             &self.tools,
             self.can_spawn,
             self.can_plan,
             self.switch.clone(),
         );
-        fit.lay_out(&offers, fit.limits.max_visible_tools, |compact| {
+        let layout = fit.lay_out(&offers, fit.limits.max_visible_tools, |compact| {
             self.system_prompt(request, compact)
-        })
-        .on_demand
+        });
+        ToolsShown {
+            on_demand: layout.on_demand,
+            groups: layout
+                .disclosure
+                .as_ref()
+                .map(Disclosure::group_names)
+                .unwrap_or_default(),
+        }
     }
 }
 
@@ -306,11 +323,10 @@ fn too_small(window: &crate::model::ContextWindow) -> ErrorEvent {
     }
 }
 
-/// How far a server's count is believed to stray from the estimate, in thousandths:
-/// a tokenizer with a large vocabulary counts fewer tokens (and the request may hold
-/// more), one with a small vocabulary more; a figure beyond these is more likely a
-/// server reporting something else.
-const MIN_COUNTED_PER_ESTIMATED: u64 = 500;
+/// The most a server's count is believed to exceed the estimate by, in thousandths:
+/// a figure beyond it is more likely a server reporting something else. A count under
+/// the estimate never grows the budget: Ollama, for one, counts only the tokens it had
+/// to read, not those its cache held.
 const MAX_COUNTED_PER_ESTIMATED: u64 = 3000;
 
 /// State shared by every level of one turn.
@@ -415,7 +431,7 @@ impl Turn {
     }
 
     /// What a request to `model` may hold, in estimated tokens: the history budget
-    /// as the server's last count showed its tokenizer to stand to the estimate.
+    /// less what the server's last count showed the estimate to miss.
     pub(crate) fn request_budget(&self, model: &str) -> u64 {
         let ratio = self
             .counted_per_estimated
@@ -427,8 +443,8 @@ impl Turn {
         self.limits.max_history_tokens * 1000 / ratio
     }
 
-    /// Learns from a round whose prompt the server counted (`counted`) how its
-    /// tokenizer stands to the estimate (`estimated`) for `model`.
+    /// Learns from a round whose prompt the server counted (`counted`) what the
+    /// estimate (`estimated`) misses for `model`.
     pub(crate) fn learn_count(&self, model: &str, estimated: u64, counted: u64) {
         if estimated == 0 {
             return;

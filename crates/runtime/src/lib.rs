@@ -22,7 +22,7 @@ mod windows;
 
 use cairn_core::{
     Claim, ContextFit, Engine, Handover, Limits, LiveTurn, RootView, SessionGrants, Sessions,
-    Toolbelt, TurnRequest,
+    Toolbelt, ToolsShown, TurnRequest,
 };
 use cairn_protocol::{ChatMessage, PermissionMode, ThreadInfo};
 use cairn_store::{NewThread, Store, title_from_prompt};
@@ -68,6 +68,8 @@ pub struct Runtime {
     mcp: Mutex<McpState>,
     /// The user's folder of agent profiles.
     agents_dir: Option<std::path::PathBuf>,
+    /// How old a context window kept in the store may be and still be used, in ms.
+    windows_trusted_for: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -80,8 +82,8 @@ struct McpState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextReport {
     pub fit: ContextFit,
-    /// The tools would not all fit beside the prompt: they are shown on demand.
-    pub tools_on_demand: bool,
+    /// How the tools are shown: some on demand, and which groups.
+    pub tools: ToolsShown,
 }
 
 /// How one configured MCP server stands.
@@ -135,7 +137,17 @@ impl Runtime {
             extra_tools: Mutex::default(),
             mcp: Mutex::default(),
             agents_dir,
+            windows_trusted_for: std::sync::atomic::AtomicU64::new(millis(windows::KEPT_FOR)),
         })
+    }
+
+    /// How old a context window the store keeps may be and still be used instead of
+    /// asking the server. A front end that lives long asks afresh when it starts (zero)
+    /// and keeps what it learns in memory a few minutes; each `cairn run` is a new
+    /// process, and would otherwise ask before every first call.
+    pub fn trust_stored_windows_for(&self, age: std::time::Duration) {
+        self.windows_trusted_for
+            .store(millis(age), std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Adds tools every later turn offers (the tools of started MCP servers).
@@ -557,7 +569,7 @@ impl Runtime {
             choice.client.can_call_tools(&choice.model),
         );
         Ok(ContextReport {
-            tools_on_demand: root.tools_on_demand(&request, &fit),
+            tools: root.tools_shown(&request, &fit),
             fit,
         })
     }
@@ -568,7 +580,11 @@ impl Runtime {
         client: Arc<dyn cairn_providers::ModelClient>,
         server: &str,
     ) -> Arc<dyn cairn_providers::ModelClient> {
-        windows::RememberedWindows::wrap(client, self.store.clone(), server)
+        let trusted_for = std::time::Duration::from_millis(
+            self.windows_trusted_for
+                .load(std::sync::atomic::Ordering::Relaxed),
+        );
+        windows::RememberedWindows::wrap(client, self.store.clone(), server, trusted_for)
     }
 
     fn grants(&self, thread_id: &str) -> Arc<SessionGrants> {
@@ -590,4 +606,8 @@ enum Opening<'a> {
     Ask(&'a str),
     /// The last question again (retried, regenerated or edited).
     Redo(Redo<'a>),
+}
+
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

@@ -11,9 +11,10 @@ use cairn_providers::{ChatRequest, ContextFuture, ContextWindow, ModelClient, Mo
 use cairn_store::Store;
 use futures_util::StreamExt;
 
-/// How long an answer is trusted. A model loaded again at a larger size is used at
-/// that size within the hour; at a smaller one, the server's refusal says so at once.
-pub const KEPT_FOR: Duration = Duration::from_secs(60 * 60);
+/// How long an answer is trusted unless the front end says otherwise: long enough
+/// for a script's runs, short enough that a server started again at a larger size is
+/// soon used at it (at a smaller one, its refusal says so at once).
+pub const KEPT_FOR: Duration = Duration::from_secs(10 * 60);
 
 /// A model client whose context windows are remembered in the store.
 pub(crate) struct RememberedWindows {
@@ -21,14 +22,22 @@ pub(crate) struct RememberedWindows {
     store: Store,
     /// The server's address, as the client names it.
     server: String,
+    /// How old a stored answer may be and still be used.
+    trusted_for: Duration,
 }
 
 impl RememberedWindows {
-    pub fn wrap(inner: Arc<dyn ModelClient>, store: Store, server: &str) -> Arc<dyn ModelClient> {
+    pub fn wrap(
+        inner: Arc<dyn ModelClient>,
+        store: Store,
+        server: &str,
+        trusted_for: Duration,
+    ) -> Arc<dyn ModelClient> {
         Arc::new(Self {
             inner,
             store,
             server: server.to_owned(),
+            trusted_for,
         })
     }
 
@@ -45,7 +54,7 @@ impl RememberedWindows {
         let age = Duration::from_millis(
             u64::try_from(now_ms().saturating_sub(known.asked_at)).unwrap_or(0),
         );
-        if age >= KEPT_FOR {
+        if age >= self.trusted_for {
             return None;
         }
         let window = known

@@ -122,6 +122,10 @@ pub struct ContextInfo {
     pub source: Option<String>,
     /// The tools would crowd the window: the model sees them on demand.
     pub tools_on_demand: bool,
+    /// The tool groups the model loads when it needs them (`web`, `memory`, an MCP
+    /// server's `mcp__github`, …).
+    #[serde(default)]
+    pub on_demand: Vec<String>,
 }
 
 /// Whether a server answers, as Settings shows it.
