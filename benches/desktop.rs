@@ -530,6 +530,7 @@ async fn answer(store: &Store, thread: &str, prompt: &str, text: &str, cards: us
         error: None,
         budget: None,
         switch: None,
+        cut: None,
     };
     cairn_runtime::commit_turn(store, thread, &start.assistant_id, &outcome)
         .await

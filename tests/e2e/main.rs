@@ -2532,6 +2532,62 @@ async fn the_model_picker_says_how_much_context_the_model_has_and_when_tools_wai
     app.quit().await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn an_answer_the_server_cut_at_its_length_says_so_and_keeps_its_text() {
+    let server = FakeServer::start().await;
+    server.fallback(
+        "GET /v1/models",
+        Reply::json(
+            200,
+            json!({"object": "list", "data": [
+                {"id": "test-model", "object": "model", "meta": {"n_ctx": 4096}}
+            ]})
+            .to_string(),
+        ),
+    );
+    server.push(
+        CHAT,
+        Reply::sse(sse::text_ending(
+            &["The code word is", " the code word is", " the"],
+            "length",
+        )),
+    );
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.send("What is the code word?").await;
+    let notice = ".message.assistant .notice.cut";
+    app.wait_for_text(notice, "The model stopped at its length limit")
+        .await;
+    app.wait_for_text(
+        ".message.assistant .md",
+        "The code word is the code word is the",
+    )
+    .await;
+    assert_eq!(
+        app.count(".message.assistant .notice.error").await,
+        0,
+        "not a failure"
+    );
+    assert!(
+        first_chat_request(&server)["max_tokens"]
+            .as_u64()
+            .is_some_and(|max| max <= 1024),
+        "the answer's room"
+    );
+    app.screenshot("cut-at-length").await;
+    let live = app.thread_lines().await;
+    app.quit().await;
+
+    let app = App::launch(&home, &server.url()).await;
+    app.open_chat("What is the code word?").await;
+    app.wait_for_text(notice, "The model stopped at its length limit")
+        .await;
+    assert_eq!(app.thread_lines().await, live);
+    assert_eq!(app.count(".message.assistant .notice.error").await, 0);
+    app.quit().await;
+}
+
 /// The call and offset the last "read the rest" note in a result names.
 fn next_page(content: &str) -> Option<(String, usize)> {
     let at = content.rfind("{\"tool_call_id\": \"")?;

@@ -56,10 +56,15 @@ pub fn entries(messages: &[MessageView]) -> Vec<Entry> {
                 }
                 view.thread_id = Some(message.thread_id.clone());
                 view.message_id = Some(message.id.clone());
-                view.error = message.error.as_ref().map(|error| ErrorEvent {
-                    message: error.clone(),
-                    kind: ErrorKind::Provider,
-                });
+                // A cut answer's note is said by its own notice, not as a failure.
+                view.error = message
+                    .error
+                    .as_ref()
+                    .filter(|_| view.cut.is_none())
+                    .map(|error| ErrorEvent {
+                        message: error.clone(),
+                        kind: ErrorKind::Provider,
+                    });
                 Entry::Assistant {
                     id: message.id.clone(),
                     view: Box::new(view),

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_protocol::{
-    AgentStateKind, BudgetExceeded, ErrorEvent, Event, ExecutionMode, ExecutionTree, Image,
+    AgentStateKind, BudgetExceeded, Cut, ErrorEvent, Event, ExecutionMode, ExecutionTree, Image,
     MessageStatus, Piece, PlanStep, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TreePlan,
     TurnStatus, pieces, tree::preview,
 };
@@ -164,6 +164,8 @@ pub struct TurnView {
     /// The answer's text is streaming at the root right now (then it shows itself:
     /// no "Thinking…" beside it).
     pub writing: bool,
+    /// Why the answer was cut before the model finished it, if it was.
+    pub cut: Option<Cut>,
 }
 
 impl TurnView {
@@ -192,8 +194,11 @@ impl TurnView {
             .and_then(|tree| tree.plans.last())
             .filter(|plan| plan.created.execution_mode == ExecutionMode::DraftOnly)
             .map(|plan| plan.created.plan_id.clone());
+        view.cut = tree.and_then(|tree| tree.cut);
         view.finished = Some(match status {
             MessageStatus::Complete => TurnStatus::Completed,
+            // A cut answer's turn completed; only its answer is partial.
+            MessageStatus::Partial if view.cut.is_some() => TurnStatus::Completed,
             MessageStatus::Partial => TurnStatus::BudgetExceeded,
             MessageStatus::Cancelled => TurnStatus::Cancelled,
             MessageStatus::Failed => TurnStatus::Failed,
@@ -330,6 +335,7 @@ impl TurnView {
             Event::Done(done) => {
                 self.drop_unmade_calls();
                 self.finished = Some(done.status);
+                self.cut = done.cut;
                 self.thread_id = Some(done.thread_id.clone());
                 self.message_id = Some(done.message_id.clone());
             }
@@ -611,6 +617,7 @@ mod tests {
                 message_id: "m".into(),
                 usage: Usage::default(),
                 status: TurnStatus::Completed,
+                cut: None,
             }),
             50.0,
         );
@@ -872,6 +879,7 @@ mod tests {
                 message_id: "m".into(),
                 usage: Usage::default(),
                 status: TurnStatus::BudgetExceeded,
+                cut: None,
             }),
         ];
         let mut live = TurnView::new();
@@ -882,6 +890,37 @@ mod tests {
         assert_eq!(live.cards["c1"].state, CardState::Failed);
         assert_eq!(live.finished, Some(TurnStatus::BudgetExceeded));
         assert!(live.budget.is_some());
+    }
+
+    #[test]
+    fn a_cut_answer_says_so_live_and_stored() {
+        let mut live = TurnView::new();
+        live.apply(&chunk("The code word is", None, 0), 1.0);
+        live.apply(
+            &Event::Done(Done {
+                thread_id: "t".into(),
+                message_id: "m".into(),
+                usage: Usage::default(),
+                status: TurnStatus::Completed,
+                cut: Some(Cut::Length),
+            }),
+            2.0,
+        );
+        assert_eq!(live.cut, Some(Cut::Length));
+        assert_eq!(live.finished, Some(TurnStatus::Completed));
+        let tree = ExecutionTree {
+            cut: Some(Cut::Length),
+            ..ExecutionTree::default()
+        };
+        let stored = TurnView::from_stored("The code word is", Some(&tree), MessageStatus::Partial);
+        assert_eq!(stored.cut, Some(Cut::Length));
+        assert_eq!(
+            stored.finished,
+            Some(TurnStatus::Completed),
+            "a cut answer is not a budget that ran out"
+        );
+        let budget = TurnView::from_stored("so far", None, MessageStatus::Partial);
+        assert_eq!(budget.finished, Some(TurnStatus::BudgetExceeded));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use cairn_core::EventSink;
-use cairn_protocol::{Event, ToolCallStatus, ToolCallUpdate, describe};
+use cairn_protocol::{Done, Event, ToolCallStatus, ToolCallUpdate, describe};
 use serde_json::Value;
 
 use crate::preview;
@@ -244,6 +244,9 @@ impl EventSink for Transcript {
                     exceeded.limit
                 ),
             ),
+            Event::Done(Done { cut: Some(cut), .. }) => {
+                self.paint("33", &format!("! {}", cut.said()))
+            }
             Event::AgentSwitched(switched) => {
                 let reason = switched
                     .reason

@@ -50,6 +50,7 @@ fn clarify(json: bool, thread: Option<&str>) -> Exit {
             message_id: String::new(),
             usage: Usage::default(),
             status: TurnStatus::Completed,
+            cut: None,
         }));
     } else {
         println!("{question}");

@@ -83,7 +83,7 @@ impl<'a> Callee<'a> {
             FINISH_SUBTASK => Err(format!(
                 "{FINISH_SUBTASK} only ends a subtask; at the top level, just answer"
             )),
-            LIST_TOOL_GROUPS | LOAD_TOOLS if scope.disclosure.is_some() => Ok(Self::Disclosure {
+            LIST_TOOL_GROUPS | LOAD_TOOLS if scope.disclosure().is_some() => Ok(Self::Disclosure {
                 load: name == LOAD_TOOLS,
             }),
             READ_TOOL_RESULT => Ok(Self::ReadToolResult),
@@ -93,7 +93,7 @@ impl<'a> Callee<'a> {
                  conversation started with the router; do the work yourself"
             )),
             _ => scope.tools.get(name).map(Self::Tool).ok_or_else(|| {
-                let more = if scope.disclosure.is_some() {
+                let more = if scope.disclosure().is_some() {
                     " (more with load_tools)"
                 } else {
                     ""

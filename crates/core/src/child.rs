@@ -176,7 +176,11 @@ impl Turn {
         ];
         let mut level = Level::new(child_scope, history);
         match self.run_level(&mut level).await {
-            Ok(LevelEnd::Answer(text)) => Ok(Success::text(text)),
+            Ok(LevelEnd::Answer(text)) => Ok(Success::text(match level.cut {
+                // The parent reads the result as the subtask's whole answer otherwise.
+                Some(cut) => format!("{text}\n[cut: {}]", cut.said()),
+                None => text,
+            })),
             Ok(LevelEnd::Structured(value)) => {
                 let text = value_text(&value);
                 Ok(Success {

@@ -9,9 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use cairn_protocol::ToolSpec;
-
-use crate::disclosure::{self, Disclosure, Offer};
+use crate::disclosure::{self, Offer, Offered};
 use crate::limits::Limits;
 use crate::model::ContextWindow;
 
@@ -45,7 +43,7 @@ pub struct ContextFit {
 #[derive(Debug)]
 pub(crate) struct Layout {
     pub system: String,
-    pub disclosure: Option<Disclosure>,
+    pub offered: Offered,
     /// The window is small: the compact prompt, brief schemas, only the core tools.
     pub compact: bool,
     /// Tools usually shown wait in their groups (the window is small, or they are
@@ -94,51 +92,53 @@ impl ContextFit {
     /// the compact prompt (`prompt(true)`) with brief schemas.
     pub(crate) fn lay_out(
         &self,
-        offers: &[Offer],
+        offers: Vec<Offer>,
         max_visible: usize,
         prompt: impl Fn(bool) -> String,
     ) -> Layout {
         let system = prompt(false);
         let system_tokens = crate::history::bytes_to_tokens(system.len());
         let mut fold: BTreeSet<String> = BTreeSet::new();
-        let mut others: Vec<(&str, usize)> = Vec::new();
-        for (group, size) in disclosure::group_sizes(offers) {
+        let mut others: Vec<(String, usize)> = Vec::new();
+        for (group, size) in disclosure::group_sizes(&offers) {
             if group.rare {
                 fold.insert(group.name.clone());
             } else {
-                others.push((&group.name, size));
+                others.push((group.name.clone(), size));
             }
         }
         // Popped from the end: the largest group first, then by name.
-        others.sort_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)));
+        others.sort_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)));
         let rare = fold.len();
-        loop {
-            let disclosure = Disclosure::new(offers, &fold, Clone::clone);
-            let shown = shown(offers, disclosure.as_ref());
+        let crowded = loop {
+            let (count, tokens) =
+                disclosure::shown_size(&offers, &fold, self.fixed_tokens.is_some());
             let crowded = self
                 .fixed_tokens
-                .is_some_and(|room| system_tokens + crate::history::spec_tokens(&shown) > room);
-            let fits = shown.len() <= max_visible && !crowded;
-            match others.pop() {
-                Some((group, _)) if !fits => {
-                    fold.insert(group.to_owned());
-                }
-                _ if !crowded => {
-                    return Layout {
-                        system,
-                        disclosure,
-                        compact: false,
-                        on_demand: fold.len() > rare,
-                    };
-                }
-                _ => break,
+                .is_some_and(|room| system_tokens + tokens > room);
+            if count <= max_visible && !crowded {
+                break false;
             }
+            match others.pop() {
+                Some((group, _)) => {
+                    fold.insert(group);
+                }
+                None => break crowded,
+            }
+        };
+        if crowded {
+            return Layout {
+                system: prompt(true),
+                offered: Offered::new(offers, &fold, disclosure::brief),
+                compact: true,
+                on_demand: true,
+            };
         }
         Layout {
-            system: prompt(true),
-            disclosure: Disclosure::new(offers, &fold, disclosure::brief),
-            compact: true,
-            on_demand: true,
+            system,
+            on_demand: fold.len() > rare,
+            offered: Offered::new(offers, &fold, |spec| spec),
+            compact: false,
         }
     }
 
@@ -157,14 +157,6 @@ impl ContextFit {
                 self.limits.max_tool_result_bytes
             ),
         }
-    }
-}
-
-/// The specs a level shows at first: all of them when nothing is folded.
-fn shown(offers: &[Offer], disclosure: Option<&Disclosure>) -> Vec<ToolSpec> {
-    match disclosure {
-        Some(disclosure) => disclosure.visible().to_vec(),
-        None => offers.iter().map(|offer| offer.spec.clone()).collect(),
     }
 }
 

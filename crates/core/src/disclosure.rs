@@ -79,6 +79,98 @@ impl Offer {
     }
 }
 
+/// What a level offers the model: every tool at once, or some shown and the rest on
+/// demand.
+#[derive(Debug)]
+pub(crate) enum Offered {
+    All {
+        specs: Arc<[ToolSpec]>,
+        /// Their size in tokens, as sent.
+        tokens: u64,
+    },
+    OnDemand(Disclosure),
+}
+
+impl Offered {
+    /// `offers` with the groups `fold` names folded (none: everything shown), each
+    /// spec as `shape` makes it.
+    pub fn new(
+        offers: Vec<Offer>,
+        fold: &BTreeSet<String>,
+        shape: impl Fn(ToolSpec) -> ToolSpec,
+    ) -> Self {
+        let mut base = Vec::new();
+        let mut groups: BTreeMap<String, Vec<ToolSpec>> = BTreeMap::new();
+        for offer in offers {
+            let spec = shape(offer.spec);
+            match offer.group {
+                Some(group) if fold.contains(&group.name) => {
+                    groups.entry(group.name).or_default().push(spec);
+                }
+                _ => base.push(spec),
+            }
+        }
+        if groups.is_empty() {
+            let tokens = crate::history::spec_tokens(&base);
+            return Self::All {
+                specs: base.into(),
+                tokens,
+            };
+        }
+        let names = group_names(&groups);
+        base.extend(meta_specs(&names).into_iter().map(&shape));
+        Self::OnDemand(Disclosure {
+            base,
+            groups,
+            loaded: Mutex::default(),
+        })
+    }
+
+    /// What the model sees this round, and its size in tokens.
+    pub fn visible(&self) -> (Arc<[ToolSpec]>, u64) {
+        match self {
+            Self::All { specs, tokens } => (Arc::clone(specs), *tokens),
+            Self::OnDemand(disclosure) => disclosure.visible(),
+        }
+    }
+
+    /// The groups, when some tools wait in them.
+    pub fn disclosure(&self) -> Option<&Disclosure> {
+        match self {
+            Self::All { .. } => None,
+            Self::OnDemand(disclosure) => Some(disclosure),
+        }
+    }
+}
+
+/// How many tools `offers` would show with the groups `fold` names folded, and (when
+/// `measure`) their size in tokens, without building them.
+pub(crate) fn shown_size(offers: &[Offer], fold: &BTreeSet<String>, measure: bool) -> (usize, u64) {
+    let folded = |offer: &&Offer| offer.group.as_ref().is_some_and(|g| fold.contains(&g.name));
+    let shown = offers.iter().filter(|offer| !folded(offer));
+    let mut groups: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for offer in offers.iter().filter(folded) {
+        if let Some(group) = &offer.group {
+            groups
+                .entry(group.name.as_str())
+                .or_default()
+                .push(offer.spec.name.as_str());
+        }
+    }
+    let meta = if groups.is_empty() {
+        Vec::new()
+    } else {
+        meta_specs(&groups)
+    };
+    let count = shown.clone().count() + meta.len();
+    let tokens = if measure {
+        crate::history::spec_tokens(shown.map(|offer| &offer.spec).chain(&meta))
+    } else {
+        0
+    };
+    (count, tokens)
+}
+
 /// The disclosure state of one level.
 #[derive(Debug)]
 pub(crate) struct Disclosure {
@@ -91,8 +183,9 @@ pub(crate) struct Disclosure {
 #[derive(Debug, Default)]
 struct Loaded {
     groups: BTreeSet<String>,
-    /// The specs for the current set, rebuilt only when it changes.
-    visible: Option<Arc<[ToolSpec]>>,
+    /// The specs for the current set and their size in tokens, worked out again only
+    /// when it changes.
+    visible: Option<(Arc<[ToolSpec]>, u64)>,
 }
 
 #[derive(Deserialize)]
@@ -101,56 +194,25 @@ pub(crate) struct LoadToolsArgs {
 }
 
 impl Disclosure {
-    /// Folds the groups `fold` names (the rest of `offers` is shown), each spec as
-    /// `shape` makes it; `None` when nothing is folded.
-    pub fn new(
-        offers: &[Offer],
-        fold: &BTreeSet<String>,
-        shape: impl Fn(&ToolSpec) -> ToolSpec,
-    ) -> Option<Self> {
-        let mut base = Vec::new();
-        let mut groups: BTreeMap<String, Vec<ToolSpec>> = BTreeMap::new();
-        for offer in offers {
-            let spec = shape(&offer.spec);
-            match &offer.group {
-                Some(group) if fold.contains(&group.name) => {
-                    groups.entry(group.name.clone()).or_default().push(spec);
-                }
-                _ => base.push(spec),
-            }
-        }
-        if groups.is_empty() {
-            return None;
-        }
-        if groups.values().any(|specs| specs.len() > NAMED_IN_FULL) {
-            base.push(shape(&list_tool_groups_spec()));
-        }
-        base.push(shape(&load_tools_spec(&groups)));
-        Some(Self {
-            base,
-            groups,
-            loaded: Mutex::default(),
-        })
-    }
-
     /// The groups folded at the start, by name.
     pub fn group_names(&self) -> Vec<String> {
         self.groups.keys().cloned().collect()
     }
 
-    /// What the model sees this round.
-    pub fn visible(&self) -> Arc<[ToolSpec]> {
+    /// What the model sees this round, and its size in tokens.
+    pub fn visible(&self) -> (Arc<[ToolSpec]>, u64) {
         let mut loaded = self.lock();
-        if let Some(visible) = &loaded.visible {
-            return Arc::clone(visible);
+        if let Some((visible, tokens)) = &loaded.visible {
+            return (Arc::clone(visible), *tokens);
         }
         let mut specs = self.base.clone();
         for group in &loaded.groups {
             specs.extend(self.groups[group].iter().cloned());
         }
+        let tokens = crate::history::spec_tokens(&specs);
         let visible: Arc<[ToolSpec]> = specs.into();
-        loaded.visible = Some(Arc::clone(&visible));
-        visible
+        loaded.visible = Some((Arc::clone(&visible), tokens));
+        (visible, tokens)
     }
 
     /// Loads the groups named (those this level has) before the first round.
@@ -187,7 +249,11 @@ impl Disclosure {
             out.push_str(&format!(
                 "- {group} ({} tools){state}: {}\n",
                 specs.len(),
-                short_names(group, specs).join(", ")
+                specs
+                    .iter()
+                    .map(|spec| short_name(group, &spec.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
         out
@@ -252,32 +318,25 @@ impl Ord for ToolGroup {
     }
 }
 
-/// A group's tools without the group's own prefix where their names carry it
+/// A tool's name without its group's prefix where the name carries it
 /// (`create_issue` for `mcp__github__create_issue`).
-fn short_names<'a>(group: &str, specs: &'a [ToolSpec]) -> Vec<&'a str> {
-    specs
-        .iter()
-        .map(|spec| {
-            spec.name
-                .strip_prefix(group)
-                .and_then(|rest| rest.strip_prefix("__"))
-                .unwrap_or(&spec.name)
-        })
-        .collect()
+fn short_name<'a>(group: &str, tool: &'a str) -> &'a str {
+    tool.strip_prefix(group)
+        .and_then(|rest| rest.strip_prefix("__"))
+        .unwrap_or(tool)
 }
 
 /// `spec` as a small window shows it: the first sentence of its description, and its
 /// arguments without theirs (their names say most of it).
-pub(crate) fn brief(spec: &ToolSpec) -> ToolSpec {
-    let mut parameters = spec.parameters.clone();
-    if let Some(properties) = parameters.get_mut("properties") {
+pub(crate) fn brief(mut spec: ToolSpec) -> ToolSpec {
+    if let Some(properties) = spec.parameters.get_mut("properties") {
         strip_descriptions(properties);
     }
-    ToolSpec {
-        name: spec.name.clone(),
-        description: first_sentence(&spec.description).to_owned(),
-        parameters,
-    }
+    let first = first_sentence(&spec.description).len();
+    let start = spec.description.len() - spec.description.trim_start().len();
+    spec.description.truncate(start + first);
+    spec.description.drain(..start);
+    spec
 }
 
 /// Drops `description` from every argument schema in a `properties` map, however
@@ -312,6 +371,28 @@ fn first_sentence(text: &str) -> &str {
     &text[..end]
 }
 
+/// Each folded group by name, with the names of its tools.
+fn group_names(groups: &BTreeMap<String, Vec<ToolSpec>>) -> BTreeMap<&str, Vec<&str>> {
+    groups
+        .iter()
+        .map(|(group, specs)| {
+            let names = specs.iter().map(|spec| spec.name.as_str()).collect();
+            (group.as_str(), names)
+        })
+        .collect()
+}
+
+/// The tools that reach folded `groups`: `load_tools`, and `list_tool_groups` when a
+/// group is too large to name its tools in `load_tools`' description.
+fn meta_specs(groups: &BTreeMap<&str, Vec<&str>>) -> Vec<ToolSpec> {
+    let mut specs = Vec::with_capacity(2);
+    if groups.values().any(|names| names.len() > NAMED_IN_FULL) {
+        specs.push(list_tool_groups_spec());
+    }
+    specs.push(load_tools_spec(groups));
+    specs
+}
+
 fn list_tool_groups_spec() -> ToolSpec {
     ToolSpec {
         name: LIST_TOOL_GROUPS.into(),
@@ -322,18 +403,19 @@ fn list_tool_groups_spec() -> ToolSpec {
 
 /// `load_tools`, its description naming each group it loads (a small group with its
 /// tools), so that a model can load what it needs without asking first.
-fn load_tools_spec(groups: &BTreeMap<String, Vec<ToolSpec>>) -> ToolSpec {
+fn load_tools_spec(groups: &BTreeMap<&str, Vec<&str>>) -> ToolSpec {
     let named: Vec<String> = groups
         .iter()
-        .map(|(group, specs)| {
-            if specs.len() > NAMED_IN_FULL {
-                format!("{group} ({} tools)", specs.len())
+        .map(|(group, tools)| {
+            if tools.len() > NAMED_IN_FULL {
+                format!("{group} ({} tools)", tools.len())
             } else {
-                format!("{group} ({})", short_names(group, specs).join(", "))
+                let tools: Vec<&str> = tools.iter().map(|tool| short_name(group, tool)).collect();
+                format!("{group} ({})", tools.join(", "))
             }
         })
         .collect();
-    let names: Vec<&str> = groups.keys().map(String::as_str).collect();
+    let names: Vec<&str> = groups.keys().copied().collect();
     ToolSpec {
         name: LOAD_TOOLS.into(),
         description: format!("Make more tools callable: {}.", named.join(", ")),
@@ -370,6 +452,14 @@ mod tests {
         groups.iter().map(|group| (*group).to_owned()).collect()
     }
 
+    /// `offers` with the groups named folded.
+    fn folded(offers: Vec<Offer>, groups: &[&str]) -> Disclosure {
+        match Offered::new(offers, &fold(groups), |spec| spec) {
+            Offered::OnDemand(disclosure) => disclosure,
+            Offered::All { .. } => panic!("nothing was folded"),
+        }
+    }
+
     fn offers() -> Vec<Offer> {
         let mut offers = vec![
             Offer::core(spec("read_file")),
@@ -388,10 +478,11 @@ mod tests {
 
     #[test]
     fn folded_groups_wait_behind_load_tools_which_names_them() {
-        let offers = offers();
-        assert!(Disclosure::new(&offers, &fold(&[]), Clone::clone).is_none());
-        let folded = Disclosure::new(&offers, &fold(&["memory"]), Clone::clone).unwrap();
-        let visible = folded.visible();
+        let all = Offered::new(offers(), &fold(&[]), |spec| spec);
+        assert!(all.disclosure().is_none());
+        assert_eq!(all.visible().0.len(), offers().len());
+        let folded = folded(offers(), &["memory"]);
+        let (visible, _) = folded.visible();
         assert_eq!(names(&visible)[..2], ["read_file", "web_fetch"]);
         assert_eq!(names(&visible).last(), Some(&LOAD_TOOLS));
         let load = visible.last().unwrap();
@@ -411,13 +502,8 @@ mod tests {
 
     #[test]
     fn a_large_group_is_counted_and_listed_on_request() {
-        let folded = Disclosure::new(
-            &offers(),
-            &fold(&["memory", "mcp__gh", "web"]),
-            Clone::clone,
-        )
-        .unwrap();
-        let visible = folded.visible();
+        let folded = folded(offers(), &["memory", "mcp__gh", "web"]);
+        let (visible, _) = folded.visible();
         assert_eq!(names(&visible), ["read_file", LIST_TOOL_GROUPS, LOAD_TOOLS]);
         assert_eq!(
             visible[2].description,
@@ -433,7 +519,7 @@ mod tests {
 
     #[test]
     fn a_group_loads_when_asked_or_when_one_of_its_tools_is_called() {
-        let folded = Disclosure::new(&offers(), &fold(&["memory", "web"]), Clone::clone).unwrap();
+        let folded = folded(offers(), &["memory", "web"]);
         assert!(
             folded
                 .load(&["nope".into()])
@@ -441,14 +527,18 @@ mod tests {
                 .contains("memory, web")
         );
         folded.load(&["web".into()]).unwrap();
-        assert!(names(&folded.visible()).contains(&"web_fetch"));
+        assert!(names(&folded.visible().0).contains(&"web_fetch"));
         folded.note_call("memory_write");
-        assert!(names(&folded.visible()).ends_with(&["memory_read", "memory_write", "web_fetch"]));
+        assert!(names(&folded.visible().0).ends_with(&[
+            "memory_read",
+            "memory_write",
+            "web_fetch"
+        ]));
     }
 
     #[test]
     fn a_brief_spec_keeps_a_sentence_and_the_argument_names() {
-        let short = brief(&spec("read_file"));
+        let short = brief(spec("read_file"));
         assert_eq!(short.description, "Does it.");
         assert_eq!(
             short.parameters,
@@ -463,6 +553,16 @@ mod tests {
         );
         assert_eq!(first_sentence("One line\nand more"), "One line");
         assert_eq!(first_sentence("No stop"), "No stop");
+    }
+
+    #[test]
+    fn what_would_be_shown_is_sized_as_it_would_be_built() {
+        for groups in [&[][..], &["memory"], &["memory", "mcp__gh", "web"]] {
+            let (count, tokens) = shown_size(&offers(), &fold(groups), true);
+            let (visible, built) = Offered::new(offers(), &fold(groups), |spec| spec).visible();
+            assert_eq!((count, tokens), (visible.len(), built), "{groups:?}");
+            assert_eq!(built, crate::history::spec_tokens(visible.iter()));
+        }
     }
 
     #[test]

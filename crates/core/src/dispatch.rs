@@ -251,7 +251,7 @@ impl Turn {
         });
         let args = args?;
         let callee = Callee::resolve(scope, &call.name, self.limits.max_depth)?;
-        if let Some(disclosure) = &scope.disclosure {
+        if let Some(disclosure) = scope.disclosure() {
             disclosure.note_call(&call.name);
         }
         self.pass_gate(scope, call, callee.tool(), &args, waited)
@@ -414,7 +414,7 @@ impl Turn {
 /// `list_tool_groups` and (`load`) `load_tools`.
 fn disclose(scope: &Scope, load: bool, args: Value) -> Result<Success, String> {
     // Resolved only where the level has a disclosure.
-    let Some(disclosure) = &scope.disclosure else {
+    let Some(disclosure) = scope.disclosure() else {
         return Err("tool groups are not in use here".into());
     };
     if !load {

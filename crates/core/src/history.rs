@@ -28,12 +28,32 @@ pub fn estimate_tokens(message: &ChatMessage) -> u64 {
 /// What both dialects wrap each tool's schema in on the wire.
 const SPEC_WRAPPER: &str = r#"{"type":"function","function":}"#;
 
-/// The estimated size of tool schemas as the model receives them, each in the
-/// wrapper the request puts it in.
-pub fn spec_tokens(specs: &[ToolSpec]) -> u64 {
-    let bytes = serde_json::to_string(specs).map_or(0, |text| text.len())
-        + specs.len() * SPEC_WRAPPER.len();
-    bytes_to_tokens(bytes)
+/// The estimated size of tool schemas as the model receives them (a JSON list), each
+/// in the wrapper the request puts it in. Counted as written, never held.
+pub fn spec_tokens<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> u64 {
+    let mut written = Counted(0);
+    let mut count: usize = 0;
+    for spec in specs {
+        // Writing to a counter cannot fail, and a spec always serializes.
+        let _ = serde_json::to_writer(&mut written, spec);
+        count += 1;
+    }
+    let list = 2 + count.saturating_sub(1);
+    bytes_to_tokens(written.0 + list + count * SPEC_WRAPPER.len())
+}
+
+/// A writer that only counts what it is given.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A whole request, estimated: its messages and the tool schemas it offers.
@@ -392,6 +412,19 @@ mod tests {
             2 * (400_u64.div_ceil(BYTES_PER_TOKEN) + MESSAGE_FRAMING)
         );
         assert_eq!(history.len(), 2);
+    }
+
+    #[test]
+    fn schemas_are_counted_as_a_json_list_of_wrapped_specs() {
+        let spec = |name: &str| ToolSpec {
+            name: name.into(),
+            description: "does it".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        };
+        let specs = [spec("a"), spec("bb")];
+        let written = serde_json::to_string(&specs).unwrap().len() + 2 * SPEC_WRAPPER.len();
+        assert_eq!(spec_tokens(&specs), bytes_to_tokens(written));
+        assert_eq!(spec_tokens(&[]), bytes_to_tokens(2));
     }
 
     #[test]

@@ -10,14 +10,14 @@ use std::sync::Arc;
 use crate::agent::Agent;
 use crate::model::{ChatRequest, RequestOrigin, Sampling};
 use cairn_protocol::{
-    ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, ModelCall, Reasoning, ToolCall,
+    ChatMessage, Chunk, Cut, ErrorEvent, ErrorKind, Event, ModelCall, Reasoning, ToolCall,
     ToolCallStatus, ToolCallUpdate, ToolSpec,
 };
 use serde_json::Value;
 
 use crate::budget::millis;
 use crate::context::ContextFit;
-use crate::disclosure::{self, Disclosure, Offer, ToolGroup};
+use crate::disclosure::{Disclosure, Offer, Offered, ToolGroup};
 use crate::events::{Activity, Journal};
 use crate::history;
 use crate::repeats::Repeats;
@@ -71,11 +71,9 @@ pub(crate) struct Scope {
     /// How a child hands its result back; `None` at the root.
     pub finish: Option<Finish>,
     pub operation: &'static str,
-    /// What the model may call: the tools plus the engine's own.
-    pub specs: Arc<[ToolSpec]>,
-    spec_tokens: u64,
-    /// Set when there are too many tools to show at once.
-    pub disclosure: Option<Disclosure>,
+    /// What the model may call (the tools plus the engine's own), shown at once or
+    /// partly on demand.
+    offered: Offered,
 }
 
 impl Scope {
@@ -93,7 +91,8 @@ impl Scope {
                 .as_ref()
                 .map(|finish| Offer::core(finish.spec())),
         );
-        let layout = fit.lay_out(&offers, fit.limits.max_visible_tools, |compact| {
+        let offered_count = offers.len();
+        let layout = fit.lay_out(offers, fit.limits.max_visible_tools, |compact| {
             prompt(&plan, compact)
         });
         let LevelPlan {
@@ -113,22 +112,11 @@ impl Scope {
         if layout.on_demand {
             tracing::info!(
                 depth,
-                tools = offers.len(),
+                tools = offered_count,
                 compact = layout.compact,
                 "the tools would crowd the model's context; some are shown on demand"
             );
         }
-        let specs: Vec<ToolSpec> = offers
-            .iter()
-            .map(|offer| {
-                if layout.compact {
-                    disclosure::brief(&offer.spec)
-                } else {
-                    offer.spec.clone()
-                }
-            })
-            .collect();
-        let spec_tokens = history::spec_tokens(&specs);
         let scope = Self {
             depth,
             parent_id,
@@ -142,23 +130,19 @@ impl Scope {
             can_switch,
             finish,
             operation,
-            specs: specs.into(),
-            spec_tokens,
-            disclosure: layout.disclosure,
+            offered: layout.offered,
         };
         (scope, layout.system)
     }
 
     /// The tools shown to the model this round, and their size in tokens.
     pub fn visible(&self) -> (Arc<[ToolSpec]>, u64) {
-        match &self.disclosure {
-            None => (Arc::clone(&self.specs), self.spec_tokens),
-            Some(disclosure) => {
-                let visible = disclosure.visible();
-                let tokens = history::spec_tokens(&visible);
-                (visible, tokens)
-            }
-        }
+        self.offered.visible()
+    }
+
+    /// The tool groups, when some tools wait in them.
+    pub fn disclosure(&self) -> Option<&Disclosure> {
+        self.offered.disclosure()
     }
 
     /// Names the model sees here, for "unknown tool" errors.
@@ -215,6 +199,8 @@ pub(crate) struct Level {
     pub journal: Option<Arc<dyn Journal>>,
     /// The calls it keeps repeating.
     repeats: Repeats,
+    /// Why its last answer was cut before the model finished it, if it was.
+    pub cut: Option<Cut>,
 }
 
 #[derive(Debug)]
@@ -245,6 +231,7 @@ impl Level {
             reasoning: String::new(),
             journal: None,
             repeats: Repeats::default(),
+            cut: None,
         }
     }
 
@@ -296,6 +283,7 @@ impl Turn {
 
                 let round = self.model_round(level, visible, visible_tokens).await?;
                 if round.calls.is_empty() {
+                    level.cut = round.cut;
                     level.push(assistant(round.text.clone(), round.reasoning, Vec::new()));
                     match self.settle(level, round.text) {
                         Some(end) => return Ok(end),
@@ -304,7 +292,7 @@ impl Turn {
                 }
                 level.push(assistant(round.text, round.reasoning, round.calls.clone()));
                 let verdicts = level.repeats.judge(&round.calls);
-                let room = self.result_room(level, round.calls.len());
+                let room = self.result_room(level, visible_tokens, round.calls.len());
                 let dispatched = self
                     .dispatch(&level.scope, &round.calls, &verdicts, room)
                     .await;
@@ -322,7 +310,7 @@ impl Turn {
                     return Ok(LevelEnd::Switched);
                 }
                 if let Some(call) = level.repeats.stuck() {
-                    return Err(LevelFailure::Loop(call.to_owned()));
+                    return Err(LevelFailure::Loop(call));
                 }
             }
         })
@@ -352,16 +340,16 @@ impl Turn {
         }
     }
 
-    /// The most one result of a round of `calls` calls may take, in bytes: an equal
+    /// The most one result of a round of `calls` calls, offered tools of `tools`
+    /// tokens, may take, in bytes: an equal
     /// share of the room the history leaves, and at least half of what it could
     /// leave once older rounds are pruned (the next request prunes them), within the
     /// configured limit and never below a useful head and tail.
-    fn result_room(&self, level: &Level, calls: usize) -> usize {
-        let (_, tools) = self.offered(&level.scope);
+    fn result_room(&self, level: &Level, tools: u64, calls: usize) -> usize {
         let pager = if self.kept.any() {
             0
         } else {
-            history::spec_tokens(&[results::read_tool_result_spec()])
+            results::read_tool_result_tokens()
         };
         let budget = self.request_budget(&level.scope.model);
         let fixed = tools + pager;
@@ -389,11 +377,9 @@ impl Turn {
         if !self.kept.any() {
             return (visible, tokens);
         }
-        let reader = results::read_tool_result_spec();
-        let reader_tokens = history::spec_tokens(std::slice::from_ref(&reader));
         let mut specs = visible.to_vec();
-        specs.push(reader);
-        (specs.into(), tokens + reader_tokens)
+        specs.push(results::read_tool_result_spec());
+        (specs.into(), tokens + results::read_tool_result_tokens())
     }
 
     fn guard<T>(

@@ -30,6 +30,7 @@ mod pending;
 pub mod plan;
 pub mod prompt;
 mod repeats;
+mod repetition;
 mod results;
 mod round;
 pub mod rules;

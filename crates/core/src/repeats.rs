@@ -25,8 +25,6 @@ pub(crate) struct Repeats {
     in_a_row: u32,
     /// The first line of what the streak's last call that ran returned.
     returned: Option<String>,
-    /// The streak's call as the user would read it (`read_file {"path":"a.md"}`).
-    shown: Option<String>,
     /// Rounds in which the streak's call was refused.
     refused_rounds: u32,
 }
@@ -62,7 +60,6 @@ impl Repeats {
                     self.in_a_row += 1;
                 } else {
                     self.last = Some(signature);
-                    self.shown = Some(shown(call));
                     self.in_a_row = 1;
                     self.returned = None;
                     self.refused_rounds = 0;
@@ -89,9 +86,9 @@ impl Repeats {
     /// The call the model is stuck on: refused in [`REFUSED_ROUNDS`] rounds in a
     /// row, so it was told and made it again. The level should stop rather than
     /// spend its remaining rounds on it.
-    pub fn stuck(&self) -> Option<&str> {
+    pub fn stuck(&self) -> Option<String> {
         (self.refused_rounds >= REFUSED_ROUNDS)
-            .then_some(self.shown.as_deref())
+            .then(|| self.last.as_deref().map(shown))
             .flatten()
     }
 
@@ -134,16 +131,15 @@ pub(crate) fn first_line(content: &str) -> String {
     quote
 }
 
-/// A call as a person reads it: its tool and its arguments, compact and cut short.
-fn shown(call: &ToolCall) -> String {
-    let arguments = serde_json::from_str::<Value>(&call.arguments)
-        .map(|value| value.to_string())
-        .unwrap_or_else(|_| call.arguments.trim().to_owned());
+/// A call as a person reads it, from its signature: its tool and its arguments,
+/// compact and cut short (`read_file {"path":"a.md"}`).
+fn shown(signature: &str) -> String {
+    let (name, arguments) = signature.split_once('\u{0}').unwrap_or((signature, ""));
     let mut quoted: String = arguments.chars().take(MAX_ARGUMENTS_CHARS).collect();
     if arguments.chars().count() > MAX_ARGUMENTS_CHARS {
         quoted.push('…');
     }
-    format!("{} {quoted}", call.name)
+    format!("{name} {quoted}")
 }
 
 /// A call's tool and arguments, the same however the arguments were spaced or their
@@ -208,7 +204,10 @@ mod tests {
             assert_eq!(repeats.stuck(), expected);
         }
         repeats.judge(std::slice::from_ref(&read));
-        assert_eq!(repeats.stuck(), Some(r#"read_file {"path":"a.md"}"#));
+        assert_eq!(
+            repeats.stuck().as_deref(),
+            Some(r#"read_file {"path":"a.md"}"#)
+        );
         // Repeats in one round were not yet told: the next round's decides.
         let mut repeats = Repeats::default();
         repeats.judge(&[read.clone(), read.clone(), read.clone(), read.clone()]);

@@ -218,6 +218,13 @@ fn ceil_boundary(text: &str, mut at: usize) -> usize {
     at
 }
 
+/// The size of [`read_tool_result_spec`] in tokens, worked out once.
+pub(crate) fn read_tool_result_tokens() -> u64 {
+    static TOKENS: std::sync::LazyLock<u64> =
+        std::sync::LazyLock::new(|| crate::history::spec_tokens(&[read_tool_result_spec()]));
+    *TOKENS
+}
+
 pub(crate) fn read_tool_result_spec() -> ToolSpec {
     ToolSpec {
         name: READ_TOOL_RESULT.into(),

@@ -1,17 +1,19 @@
 //! One model answer read from its stream: text, reasoning and whole tool calls
-//! gathered, usage summed, how it ended. It knows nothing of levels or events: what
+//! gathered, usage summed, how it ended (an answer that degenerates into repetition
+//! ends there, cut). It knows nothing of levels or events: what
 //! it sees on the way is handed to the caller, which shows it.
 
 use std::time::Duration;
 
-use crate::model::{ModelEvent, ModelStream, ProviderError, TokenUsage};
-use cairn_protocol::{ToolCall, Usage};
+use crate::model::{FinishReason, ModelEvent, ModelStream, ProviderError, TokenUsage};
+use cairn_protocol::{Cut, ToolCall, Usage};
 use futures_util::StreamExt;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use crate::history;
 use crate::pending::{Pending, PendingCalls};
+use crate::repetition::Repetition;
 
 /// What the model said in one round.
 #[derive(Debug, Default)]
@@ -19,6 +21,8 @@ pub(crate) struct Round {
     pub text: String,
     pub reasoning: String,
     pub calls: Vec<ToolCall>,
+    /// Why the answer ended before the model finished it, if it did.
+    pub cut: Option<Cut>,
 }
 
 /// Something seen on the way, for the caller to show as it arrives.
@@ -72,6 +76,8 @@ pub(crate) async fn collect(
     let mut pending = PendingCalls::default();
     let mut reported: Option<TokenUsage> = None;
     let mut first_token = None;
+    // Dropping the stream on a loop ends the request: the server stops generating.
+    let (mut text_loop, mut reasoning_loop) = (Repetition::default(), Repetition::default());
     let ending = loop {
         let due = pending.next_due();
         let next = tokio::select! {
@@ -104,10 +110,18 @@ pub(crate) async fn collect(
             ModelEvent::Text(delta) => {
                 seen(Seen::Text(&delta));
                 round.text.push_str(&delta);
+                if text_loop.degenerate(&round.text) {
+                    round.cut = Some(Cut::Repetition);
+                    break Ending::Complete;
+                }
             }
             ModelEvent::Reasoning(delta) => {
                 seen(Seen::Reasoning(&delta));
                 round.reasoning.push_str(&delta);
+                if reasoning_loop.degenerate(&round.reasoning) {
+                    round.cut = Some(Cut::Repetition);
+                    break Ending::Complete;
+                }
             }
             ModelEvent::ToolCallDraft {
                 slot,
@@ -126,6 +140,7 @@ pub(crate) async fn collect(
                 total.prompt_tokens += usage.prompt_tokens;
                 total.completion_tokens += usage.completion_tokens;
             }
+            ModelEvent::Finished(FinishReason::Length) => round.cut = Some(Cut::Length),
             ModelEvent::Finished(_) => {}
             ModelEvent::Reconnecting {
                 attempt,

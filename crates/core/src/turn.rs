@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use crate::model::{ModelClient, Sampling};
 use crate::workspace::Workspace;
 use cairn_protocol::{
-    BudgetExceeded, ChatMessage, Done, ErrorEvent, ErrorKind, Event, ExecutionTree, ModelCall,
+    BudgetExceeded, ChatMessage, Cut, Done, ErrorEvent, ErrorKind, Event, ExecutionTree, ModelCall,
     PermissionMode, PlanReady, TurnStatus, Usage,
 };
 use tokio::sync::{Semaphore, SemaphorePermit};
@@ -125,6 +125,8 @@ pub struct TurnOutcome {
     pub budget: Option<BudgetExceeded>,
     /// Set when the turn ended by handing the thread to another profile.
     pub switch: Option<AgentSwitch>,
+    /// Why the answer was cut before the model finished it, if it was.
+    pub cut: Option<Cut>,
 }
 
 impl TurnOutcome {
@@ -135,6 +137,7 @@ impl TurnOutcome {
             message_id: self.message_id.clone(),
             usage: self.usage,
             status: self.status,
+            cut: self.cut,
         })
     }
 }
@@ -192,7 +195,7 @@ impl Engine {
             &fit,
             |_, compact| root.system_prompt(&request, compact),
         );
-        if let Some(disclosure) = &scope.disclosure {
+        if let Some(disclosure) = scope.disclosure() {
             disclosure.preload(&request.load_tools);
         }
         let mut history = Vec::with_capacity(request.history.len() + 1);
@@ -292,14 +295,14 @@ impl RootView {
             self.can_plan,
             self.switch.clone(),
         );
-        let layout = fit.lay_out(&offers, fit.limits.max_visible_tools, |compact| {
+        let layout = fit.lay_out(offers, fit.limits.max_visible_tools, |compact| {
             self.system_prompt(request, compact)
         });
         ToolsShown {
             on_demand: layout.on_demand,
             groups: layout
-                .disclosure
-                .as_ref()
+                .offered
+                .disclosure()
                 .map(Disclosure::group_names)
                 .unwrap_or_default(),
         }
@@ -542,6 +545,7 @@ impl Turn {
         if let Some(error) = &error {
             self.emitter.emit(Event::Error(error.clone()));
         }
+        let cut = root.cut.filter(|_| status == TurnStatus::Completed);
         let (text, reasoning, messages) = root.into_parts();
         let draft = self
             .draft
@@ -585,7 +589,10 @@ impl Turn {
             text,
             reasoning,
             messages,
-            tree: self.emitter.tree(),
+            tree: ExecutionTree {
+                cut,
+                ..self.emitter.tree()
+            },
             usage,
             calls: std::mem::take(&mut *self.calls.lock().unwrap_or_else(PoisonError::into_inner)),
             error,
@@ -594,6 +601,7 @@ impl Turn {
                 TurnStatus::Completed => self.switch.get().cloned(),
                 _ => None,
             },
+            cut,
         }
     }
 }

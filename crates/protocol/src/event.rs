@@ -326,6 +326,32 @@ pub struct Done {
     pub usage: Usage,
     #[serde(default)]
     pub status: TurnStatus,
+    /// Set when the answer was cut before the model finished it; the text so far is
+    /// kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<Cut>,
+}
+
+/// Why an answer ended before the model finished it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cut {
+    /// The server stopped it at its length limit (`max_tokens`, or the context's end).
+    Length,
+    /// It repeated the same words over and over, and was stopped.
+    Repetition,
+}
+
+impl Cut {
+    /// What the user is told.
+    pub fn said(self) -> &'static str {
+        match self {
+            Self::Length => "The model stopped at its length limit: the answer is cut short.",
+            Self::Repetition => {
+                "The model kept repeating itself, so Cairn stopped it: the answer is cut short."
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -29,7 +29,7 @@ pub use client::{ApprovalResponse, ClientMessage};
 pub use dialect::Dialect;
 pub use event::{
     AgentState, AgentStateKind, AgentSwitched, ApprovalPreview, BudgetExceeded, BudgetReason,
-    Chunk, Done, ErrorEvent, ErrorKind, Event, PlanReady, RUN_SUBTASK, Reasoning,
+    Chunk, Cut, Done, ErrorEvent, ErrorKind, Event, PlanReady, RUN_SUBTASK, Reasoning,
     ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TurnStatus, Usage,
 };
 pub use llm::{LLM_KEYS, LlmParams, LlmSource, LlmView};

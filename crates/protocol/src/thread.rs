@@ -59,7 +59,8 @@ impl Role {
 #[serde(rename_all = "snake_case")]
 pub enum MessageStatus {
     Complete,
-    /// Still streaming, cut off by a crash, or ended by a budget.
+    /// Still streaming, cut off by a crash, ended by a budget, or cut before the model
+    /// finished it (its length limit, repetition).
     Partial,
     Cancelled,
     Failed,

@@ -26,6 +26,9 @@ pub struct ExecutionTree {
     /// stored plan shows its checklist as it did live.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plans: Vec<TreePlan>,
+    /// Why the answer was cut before the model finished it, if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<crate::Cut>,
 }
 
 /// A plan as its answer keeps it: the `create_plan` card's checklist.
@@ -113,6 +116,7 @@ impl ExecutionTree {
             nodes,
             timeline: Vec::new(),
             plans: Vec::new(),
+            cut: None,
         }
     }
 

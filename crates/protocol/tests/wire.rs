@@ -208,11 +208,27 @@ fn budget_state_done_and_error() {
                 estimated: false,
             },
             status: TurnStatus::Completed,
+            cut: None,
         }),
         json!({"type": "done", "thread_id": "t", "message_id": "m",
                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "llm_calls": 2, "tool_calls": 1},
                "status": "completed"}),
     );
+    // An answer the server cut at its length limit: completed, and said so.
+    for (cut, word) in [(Cut::Length, "length"), (Cut::Repetition, "repetition")] {
+        round_trip(
+            Event::Done(Done {
+                thread_id: "t".into(),
+                message_id: "m".into(),
+                usage: Usage::default(),
+                status: TurnStatus::Completed,
+                cut: Some(cut),
+            }),
+            json!({"type": "done", "thread_id": "t", "message_id": "m",
+                   "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0, "tool_calls": 0},
+                   "status": "completed", "cut": word}),
+        );
+    }
     round_trip(
         Event::PlanReady(PlanReady {
             thread_id: "t".into(),

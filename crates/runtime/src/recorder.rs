@@ -203,7 +203,10 @@ pub async fn commit_turn(
     outcome: &TurnOutcome,
 ) -> Result<(), StoreError> {
     let (status, error) = match outcome.status {
-        TurnStatus::Completed => (MessageStatus::Complete, None),
+        TurnStatus::Completed => match outcome.cut {
+            Some(cut) => (MessageStatus::Partial, Some(cut.said().to_owned())),
+            None => (MessageStatus::Complete, None),
+        },
         TurnStatus::Cancelled => (MessageStatus::Cancelled, None),
         TurnStatus::BudgetExceeded => (
             MessageStatus::Partial,

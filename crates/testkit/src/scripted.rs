@@ -65,6 +65,8 @@ enum Step {
 #[derive(Debug, Clone, Default)]
 pub struct ScriptedTurn {
     steps: Vec<Step>,
+    /// Ends as the server stopped it at its length limit.
+    cut: bool,
 }
 
 impl ScriptedTurn {
@@ -163,6 +165,12 @@ impl ScriptedTurn {
     /// Never finishes: the stream stays open until the request is dropped.
     pub fn hang(mut self) -> Self {
         self.steps.push(Step::Hang);
+        self
+    }
+
+    /// Ends as a server ends an answer it stopped at its length limit.
+    pub fn cut_at_length(mut self) -> Self {
+        self.cut = true;
         self
     }
 
@@ -295,7 +303,9 @@ impl ModelClient for ScriptedModel {
             Ok(turn) => turn,
             Err(err) => return Box::pin(stream::iter([Err(err)])),
         };
-        let finish = if turn.has_calls() {
+        let finish = if turn.cut {
+            FinishReason::Length
+        } else if turn.has_calls() {
             FinishReason::ToolCalls
         } else {
             FinishReason::Stop

@@ -32,6 +32,12 @@ fn close(out: &mut Vec<u8>, finish: &str, completion_tokens: u64) {
 
 /// A streamed answer made of these text deltas.
 pub fn text(pieces: &[&str]) -> Vec<u8> {
+    text_ending(pieces, "stop")
+}
+
+/// A streamed answer made of these text deltas, ended with this `finish_reason`
+/// (`length`: the server stopped it at its limit).
+pub fn text_ending(pieces: &[&str], finish: &str) -> Vec<u8> {
     let mut out = Vec::new();
     event(
         &mut out,
@@ -40,7 +46,7 @@ pub fn text(pieces: &[&str]) -> Vec<u8> {
     for piece in pieces {
         event(&mut out, &chunk(json!({"content": piece}), None));
     }
-    close(&mut out, "stop", pieces.len() as u64);
+    close(&mut out, finish, pieces.len() as u64);
     out
 }
 

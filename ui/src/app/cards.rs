@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use cairn_protocol::describe::Headline;
 use cairn_protocol::{
-    ApprovalDecision, ApprovalPreview, Image, PermissionMode, ToolApprovalRequest, TurnStatus,
+    ApprovalDecision, ApprovalPreview, Cut, Image, PermissionMode, ToolApprovalRequest, TurnStatus,
     Verdict,
 };
 use leptos::prelude::*;
@@ -559,6 +559,8 @@ struct Ending {
     chip: Option<&'static str>,
     finished: Option<TurnStatus>,
     budget: Option<String>,
+    /// The answer was cut before the model finished it: what the user is told.
+    cut: Option<&'static str>,
     error: Option<String>,
     plan: bool,
     /// A `create_plan` draft of this answer, by its id.
@@ -582,6 +584,7 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
             },
             finished: view.finished,
             budget: view.budget.as_ref().map(format::budget),
+            cut: view.cut.map(Cut::said),
             error: view.error.as_ref().map(|error| error.message.clone()),
             plan: view.plan.is_some(),
             draft: view.draft.clone(),
@@ -603,6 +606,7 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
         view! {
             {ending.chip.map(|chip| view! { <div class="chip" role="status"><span class="spinner"></span>{chip}</div> })}
             {ending.budget.map(|text| view! { <div class="notice budget">{text}</div> })}
+            {ending.cut.map(|text| view! { <div class="notice cut" role="status">{text}</div> })}
             {(ending.finished == Some(TurnStatus::Cancelled)).then(|| view! { <div class="notice muted">"Stopped."</div> })}
             {ending.error.map(|message| view! {
                 <div class="notice error" role="alert">

@@ -1,5 +1,6 @@
 //! Small context windows as a user meets them: `cairn run` against scripted servers
-//! that report 2k and 4k windows (or none), read through the bytes Cairn sends.
+//! that report 2k and 4k windows (or none), read through the bytes Cairn sends; and
+//! answers bounded by their room, cut answers kept and said.
 
 use cairn_testkit::ndjson;
 use cairn_testkit::wire::{estimated_tokens, fixed_prompt_chars};
@@ -35,6 +36,45 @@ async fn openai_without_a_window() -> FakeServer {
     server
 }
 
+/// `cairn run QUESTION` in default mode in a folder whose `notes.md` holds `notes`,
+/// against a scripted Ollama model with a `window`-token context that reads the file
+/// once and then answers `answer`.
+async fn read_notes_then_answer(
+    window: u32,
+    notes: &str,
+    question: &str,
+    answer: &str,
+) -> (Output, FakeServer) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), notes).unwrap();
+    let server = ollama(Some(window)).await;
+    server.push(
+        OLLAMA_CHAT,
+        Reply::ndjson(ndjson::tool_calls(&[(
+            "read_file",
+            json!({"path": "notes.md"}),
+        )])),
+    );
+    server.push(OLLAMA_CHAT, Reply::ndjson(ndjson::text(&[answer])));
+    let url = server.url();
+    let workspace = dir.path().to_str().unwrap();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--dialect",
+        "ollama",
+        "--model",
+        "small",
+        "--workspace",
+        workspace,
+        "--json",
+        question,
+    ]))
+    .await;
+    (out, server)
+}
+
 fn tool_calls_made(events: &[Event]) -> Vec<String> {
     events
         .iter()
@@ -49,39 +89,16 @@ fn tool_calls_made(events: &[Event]) -> Vec<String> {
 
 #[tokio::test]
 async fn a_4k_model_reading_a_40_kb_file_sees_the_cut_in_its_next_request() {
-    let dir = tempfile::tempdir().unwrap();
     let text: String = (1..=800)
         .map(|n| format!("note {n:03}: the garden path runs past the old stone wall\n"))
         .collect();
     assert!(text.len() > 40_000);
-    std::fs::write(dir.path().join("notes.md"), &text).unwrap();
-    let server = ollama(Some(4096)).await;
-    server.push(
-        OLLAMA_CHAT,
-        Reply::ndjson(ndjson::tool_calls(&[(
-            "read_file",
-            json!({"path": "notes.md"}),
-        )])),
-    );
-    server.push(
-        OLLAMA_CHAT,
-        Reply::ndjson(ndjson::text(&["The notes run from 001 to 800."])),
-    );
-    let url = server.url();
-    let workspace = dir.path().to_str().unwrap();
-    let out = output(cairn(&[
-        "run",
-        "--base-url",
-        &url,
-        "--dialect",
-        "ollama",
-        "--model",
-        "small",
-        "--workspace",
-        workspace,
-        "--json",
+    let (out, server) = read_notes_then_answer(
+        4096,
+        &text,
         "What does notes.md say?",
-    ]))
+        "The notes run from 001 to 800.",
+    )
     .await;
     assert_eq!(out.code, 0, "{}", out.stderr);
     let events = out.events();
@@ -115,39 +132,12 @@ async fn a_4k_model_reading_a_40_kb_file_sees_the_cut_in_its_next_request() {
 
 #[tokio::test]
 async fn a_2k_model_answers_from_a_file_with_one_read() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("notes.md"),
+    let (out, server) = read_notes_then_answer(
+        2048,
         "# Launch\n\nThe launch is on 3 March at 10:00, in the main hall.\nBring the slides.\n",
-    )
-    .unwrap();
-    let server = ollama(Some(2048)).await;
-    server.push(
-        OLLAMA_CHAT,
-        Reply::ndjson(ndjson::tool_calls(&[(
-            "read_file",
-            json!({"path": "notes.md"}),
-        )])),
-    );
-    server.push(
-        OLLAMA_CHAT,
-        Reply::ndjson(ndjson::text(&["The launch is on 3 March at 10:00."])),
-    );
-    let url = server.url();
-    let workspace = dir.path().to_str().unwrap();
-    let out = output(cairn(&[
-        "run",
-        "--base-url",
-        &url,
-        "--dialect",
-        "ollama",
-        "--model",
-        "small",
-        "--workspace",
-        workspace,
-        "--json",
         "When is the launch? It is in notes.md.",
-    ]))
+        "The launch is on 3 March at 10:00.",
+    )
     .await;
     assert_eq!(out.code, 0, "{}", out.stderr);
     let events = out.events();
@@ -367,5 +357,145 @@ async fn a_request_refused_for_its_size_makes_the_next_run_ask_again() {
         server.requests_to("GET /v1/models").len(),
         2,
         "the window the server refused was forgotten and asked again"
+    );
+}
+
+#[tokio::test]
+async fn each_answer_is_bounded_by_its_room_and_a_cut_one_is_kept_and_said() {
+    let db = scratch_db();
+    // llama.cpp's server: its model list says the context it runs with.
+    let server = FakeServer::start().await;
+    server.fallback(
+        "GET /v1/models",
+        Reply::json(200, r#"{"data":[{"id":"small","meta":{"n_ctx":4096}}]}"#),
+    );
+    // A recorded answer the server stopped at its length limit.
+    server.push(
+        CHAT,
+        Reply::sse(fixture("openai/finish_length_max_tokens.sse")),
+    );
+    let url = server.url();
+    let mut command = cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--dialect",
+        "openai",
+        "--model",
+        "small",
+        "--json",
+        "Name three birds.",
+    ]);
+    command.env("CAIRN_DB", &db);
+    let out = output(command).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let request = server.requests_to(CHAT)[0].json();
+    let max_tokens = request["max_tokens"].as_u64().unwrap();
+    assert!(max_tokens <= 2048, "{max_tokens}");
+    let events = out.events();
+    let done = done(&events);
+    assert_eq!(done.status, TurnStatus::Completed);
+    assert_eq!(done.cut, Some(cairn_protocol::Cut::Length));
+    let text: String = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Chunk(chunk) => Some(chunk.content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "{\"");
+
+    // Stored as cut, with its text and the reason.
+    let mut show = cairn(&["threads", "show", &done.thread_id, "--json"]);
+    show.env("CAIRN_DB", &db);
+    let shown: Value = serde_json::from_str(&output(show).await.stdout).unwrap();
+    let answer = shown["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(answer["content"], "{\"");
+    assert_eq!(answer["status"], "partial");
+    assert_eq!(answer["execution_tree"]["cut"], "length");
+    assert!(
+        answer["error"].as_str().unwrap().contains("length limit"),
+        "{answer}"
+    );
+
+    // The transcript says it too, in Ollama's words for the same thing.
+    let server = ollama(Some(8192)).await;
+    server.push(
+        OLLAMA_CHAT,
+        Reply::ndjson(fixture("ollama/chat_stream_done_reason_length.ndjson")),
+    );
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--dialect",
+        "ollama",
+        "--model",
+        "small",
+        "Write about the theory of everything.",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("! The model stopped at its length limit"),
+        "{}",
+        out.stdout
+    );
+    let options = &server.requests_to(OLLAMA_CHAT)[0].json()["options"];
+    assert_eq!(options["num_predict"], 2048, "a quarter of 8192");
+}
+
+#[tokio::test]
+async fn a_real_small_models_runaway_answer_is_stopped_and_said() {
+    let server = FakeServer::start().await;
+    server.fallback(
+        "GET /v1/models",
+        Reply::json(200, r#"{"data":[{"id":"smollm2","meta":{"n_ctx":4096}}]}"#),
+    );
+    // SmolLM2-135M through llama.cpp, recorded: "# \n" over and over.
+    let recorded = fixture("openai/llamacpp_smollm2_runaway.sse");
+    server.push(CHAT, Reply::sse(recorded.clone()));
+    let url = server.url();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--dialect",
+        "openai",
+        "--model",
+        "smollm2",
+        "--json",
+        "What is in small.txt?",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events = out.events();
+    assert_eq!(done(&events).cut, Some(cairn_protocol::Cut::Repetition));
+    let text: String = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Chunk(chunk) => Some(chunk.content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        text.starts_with("In small.txt, the following is in the file:"),
+        "{text}"
+    );
+    assert!(
+        text.len() < 1000,
+        "stopped before the length limit: {} bytes",
+        text.len()
+    );
+    assert!(
+        text.contains(&"# \n".repeat(100)),
+        "the text so far is kept: {text}"
     );
 }

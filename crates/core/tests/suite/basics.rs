@@ -51,6 +51,7 @@ async fn a_model_that_calls_no_tool_gives_one_answer_and_no_nested_events() {
             message_id: "msg-1".into(),
             usage: run.outcome.usage,
             status: TurnStatus::Completed,
+            cut: None,
         })
     );
 }

@@ -415,3 +415,58 @@ async fn a_server_counting_more_tokens_than_estimated_shrinks_the_next_request()
         "and the room is still used: {second}"
     );
 }
+
+#[tokio::test]
+async fn an_answer_the_server_cut_at_its_length_is_kept_and_said() {
+    let model = ScriptedModel::new().with_context_window(4096);
+    model.root([ScriptedTurn::text("The code word is the code word is the").cut_at_length()]);
+    let run = Harness::new(&model).run("What is the code word?").await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    assert_eq!(run.outcome.cut, Some(cairn_protocol::Cut::Length));
+    assert_eq!(run.outcome.text, "The code word is the code word is the");
+    assert_eq!(
+        run.outcome.tree.cut,
+        Some(cairn_protocol::Cut::Length),
+        "kept with the answer"
+    );
+    let Some(cairn_protocol::Event::Done(done)) = Some(run.outcome.done_event()) else {
+        unreachable!()
+    };
+    assert_eq!(done.cut, Some(cairn_protocol::Cut::Length));
+
+    // An answer that ends as the model meant it says nothing of the kind.
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("PELICAN.")]);
+    let run = Harness::new(&model).run("What is the code word?").await;
+    assert_eq!(run.outcome.cut, None);
+    assert_eq!(run.outcome.tree.cut, None);
+}
+
+#[tokio::test]
+async fn a_subtask_cut_at_its_length_tells_its_parent() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call(
+            "run_subtask",
+            json!({"title": "Summarise", "instructions": "Summarise the notes"}),
+        ),
+        ScriptedTurn::text("done"),
+    ]);
+    model.subtask(
+        "Summarise",
+        [ScriptedTurn::text("The notes say").cut_at_length()],
+    );
+    let run = Harness::new(&model)
+        .tool(Probe::new("probe"))
+        .run("go")
+        .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    let ends = run.tool_ends();
+    assert_eq!(ends[0].0, "run_subtask");
+    let result = ends[0].1.as_str().unwrap();
+    assert!(
+        result.starts_with("The notes say\n[cut: The model stopped at its length limit"),
+        "{result}"
+    );
+    assert_eq!(run.outcome.cut, None, "the answer itself was not cut");
+}
