@@ -68,6 +68,7 @@ registered! {
     list_models => ListModels,
     check_server => CheckServer,
     model_context => ModelContext,
+    warm_prompt => WarmPrompt,
     pull_model => PullModel,
     set_api_key => SetApiKey,
     delete_api_key => DeleteApiKey,
@@ -485,6 +486,15 @@ async fn model_context(
     args: ModelContext,
 ) -> Reply<<ModelContext as Command>::Reply> {
     desk(&state)?.model_context(args).await.map_err(fail)
+}
+
+/// Has a local server read the next turn's prompt ahead of the question.
+#[tauri::command]
+async fn warm_prompt(
+    state: State<'_, AppState>,
+    args: WarmPrompt,
+) -> Reply<<WarmPrompt as Command>::Reply> {
+    desk(&state)?.warm_prompt(args).await.map_err(fail)
 }
 
 /// Downloads a model; progress arrives on `on_progress`, the last step says how

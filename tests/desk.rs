@@ -775,7 +775,11 @@ async fn the_model_picker_learns_the_context_and_whether_tools_wait_in_groups() 
             tokens: Some(4096),
             source: Some("llama.cpp server's n_ctx".into()),
             tools_on_demand: false,
-            on_demand: ["memory", "plans", "todo"].map(String::from).to_vec(),
+            // A new chat's first turn has its own parameters' tool (llm) waiting too.
+            on_demand: ["llm", "memory", "plans", "todo"]
+                .map(String::from)
+                .to_vec(),
+            tools_in_text: false,
         }
     );
 

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use cairn_protocol::ThreadInfo;
-use cairn_protocol::desktop::commands::ModelContext;
+use cairn_protocol::desktop::commands::{ModelContext, WarmPrompt};
 use cairn_protocol::desktop::{
     CommandError, ContextInfo, DetectedServer, ProviderPreset, PullPhase, PullStep, ServerCheck,
 };
@@ -91,7 +91,26 @@ impl Desk {
             source: window.map(|window| window.source),
             tools_on_demand: report.tools.on_demand,
             on_demand: report.tools.groups,
+            tools_in_text: report.tools_in_text,
         })
+    }
+
+    /// Has the server of the model a turn would use read that turn's prompt ahead of
+    /// its question (a local server only; see [`cairn_runtime::Runtime::warm`]).
+    pub async fn warm_prompt(&self, args: WarmPrompt) -> Result<(), DeskError> {
+        let thread = match &args.thread_id {
+            Some(id) => Some(self.store().thread(id).await?),
+            None => None,
+        };
+        let choice = self.model_choice(thread.as_ref(), args.model).await?;
+        self.runtime()
+            .warm(
+                args.thread_id.as_deref(),
+                (args.mode, args.workspace.as_deref()),
+                &choice,
+            )
+            .await?;
+        Ok(())
     }
 
     /// An endpoint with its key from the keychain (OpenAI-compatible servers only).

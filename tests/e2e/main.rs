@@ -2066,12 +2066,34 @@ fn gated(parts: Vec<Vec<u8>>, stretches: &[(Option<&str>, usize)]) -> Reply {
 }
 
 /// The first chat request the app made (it also lists the server's models at start-up).
+/// llama.cpp's model list: `test-model`, with the context it was started with.
+fn llama_cpp_models(n_ctx: u32) -> Reply {
+    Reply::json(
+        200,
+        json!({"object": "list", "data": [
+            {"id": "test-model", "object": "model", "meta": {"n_ctx": n_ctx}}
+        ]})
+        .to_string(),
+    )
+}
+
+/// The first request that asked the model a question (not one that read the prompt
+/// ahead of it).
 fn first_chat_request(server: &FakeServer) -> serde_json::Value {
-    let requests = server.requests();
-    let chat = requests
+    questions(server)
+        .into_iter()
+        .next()
+        .expect("the app asked the model")
+}
+
+/// The chat requests that asked the model something, in order: warm-ups left out.
+fn questions(server: &FakeServer) -> Vec<serde_json::Value> {
+    server
+        .requests_to(CHAT)
         .iter()
-        .find(|request| request.path == "/v1/chat/completions");
-    chat.expect("the app asked the model").json()
+        .map(cairn_testkit::Recorded::json)
+        .filter(|body| !cairn_testkit::wire::is_warm_up(body))
+        .collect()
 }
 
 /// Waits until no app runs (it quit).
@@ -2486,16 +2508,7 @@ async fn a_search_lists_each_chat_once_in_plain_words_with_the_hit_marked() {
 async fn the_model_picker_says_how_much_context_the_model_has_and_when_tools_wait() {
     let server = FakeServer::start().await;
     // llama.cpp's model list says the context the model was started with.
-    let models = |n_ctx: u32| {
-        Reply::json(
-            200,
-            json!({"object": "list", "data": [
-                {"id": "test-model", "object": "model", "meta": {"n_ctx": n_ctx}}
-            ]})
-            .to_string(),
-        )
-    };
-    server.fallback("GET /v1/models", models(4096));
+    server.fallback("GET /v1/models", llama_cpp_models(4096));
     let home = Home::new();
     let app = App::launch(&home, &server.url()).await;
     let hint = app.wait_for_text(".context-hint", "4k context").await;
@@ -2519,7 +2532,7 @@ async fn the_model_picker_says_how_much_context_the_model_has_and_when_tools_wai
     let runtime = cairn_runtime::Runtime::new(store, cairn_core::Limits::default());
     runtime.allow_mcp_server("fixture", true).await.unwrap();
     drop(runtime);
-    server.fallback("GET /v1/models", models(1024));
+    server.fallback("GET /v1/models", llama_cpp_models(1024));
     let app = App::launch(&home, &server.url()).await;
     app.wait_for_text(".context-hint", "1k context · tools on demand")
         .await;
@@ -2536,23 +2549,15 @@ async fn the_model_picker_says_how_much_context_the_model_has_and_when_tools_wai
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn an_answer_the_server_cut_at_its_length_says_so_and_keeps_its_text() {
     let server = FakeServer::start().await;
-    server.fallback(
-        "GET /v1/models",
-        Reply::json(
-            200,
-            json!({"object": "list", "data": [
-                {"id": "test-model", "object": "model", "meta": {"n_ctx": 4096}}
-            ]})
-            .to_string(),
-        ),
-    );
-    server.push(
-        CHAT,
-        Reply::sse(sse::text_ending(
-            &["The code word is", " the code word is", " the"],
-            "length",
-        )),
-    );
+    server.fallback("GET /v1/models", llama_cpp_models(4096));
+    // A server that says its window is sent the prompt ahead: a dot answers that.
+    server.respond(CHAT, |request: &cairn_testkit::Recorded| {
+        Reply::sse(if cairn_testkit::wire::is_warm_up(&request.json()) {
+            sse::text(&["."])
+        } else {
+            sse::text_ending(&["The code word is", " the code word is", " the"], "length")
+        })
+    });
     let home = Home::new();
     let app = App::launch(&home, &server.url()).await;
     app.send("What is the code word?").await;
@@ -2588,6 +2593,95 @@ async fn an_answer_the_server_cut_at_its_length_says_so_and_keeps_its_text() {
     app.quit().await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_local_server_reads_the_prompt_while_the_question_is_written() {
+    let server = FakeServer::start().await;
+    server.fallback("GET /v1/models", llama_cpp_models(8192));
+    server.respond(CHAT, |request: &cairn_testkit::Recorded| {
+        Reply::sse(if cairn_testkit::wire::is_warm_up(&request.json()) {
+            sse::text(&["."])
+        } else {
+            sse::text(&["Hello."])
+        })
+    });
+    let home = Home::new();
+    let workspace = home.workspace();
+    let app = App::launch(&home, &server.url()).await;
+    app.choose_workspace(&workspace).await;
+    app.click(".composer-input").await;
+    // Before a word is typed, the server has read what the question will follow.
+    let start = std::time::Instant::now();
+    let ahead = loop {
+        let warm_ups: Vec<_> = server
+            .requests_to(CHAT)
+            .iter()
+            .map(cairn_testkit::Recorded::json)
+            .filter(cairn_testkit::wire::is_warm_up)
+            .collect();
+        // The folder's prompt: the one read once the folder was chosen.
+        if let Some(last) = warm_ups.last()
+            && last["messages"][0]["content"]
+                .as_str()
+                .is_some_and(|system| system.contains(workspace.to_str().unwrap()))
+        {
+            break last.clone();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no warm-up for the folder: {warm_ups:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    app.send("Say hello.").await;
+    app.wait_for_text(".message.assistant .md", "Hello.").await;
+    let asked = first_chat_request(&server);
+    let sent = asked["messages"].as_array().unwrap();
+    assert_eq!(
+        ahead["messages"].as_array().unwrap().as_slice(),
+        &sent[..sent.len() - 1],
+        "the question added only itself"
+    );
+    assert_eq!(ahead["tools"], asked["tools"]);
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus, tauri-driver and the real model server: run scripts/test"]
+async fn a_real_small_model_answers_in_the_window() {
+    let server = std::env::var("CAIRN_REAL_MODEL_URL")
+        .expect("CAIRN_REAL_MODEL_URL is not set: run under scripts/real-model with");
+    let home = Home::new();
+    // The harness names the model `test-model`; this server serves `smollm2`.
+    let app = App::launch_with(&home, &server, &[("CAIRN_MODEL", "smollm2")]).await;
+    // The picker reads the window from the server, and that SmolLM2's own template
+    // takes no tools, so they reach the model through its prompt.
+    app.wait_for_text(".context-hint", "4k context").await;
+    app.wait_for_text(".context-hint", "tools through text")
+        .await;
+    app.send("What colour is the sky on a clear day? Answer in one sentence.")
+        .await;
+    // A real answer: some words, the turn over (no running chip, no Stop), no error.
+    app.wait_for_js(
+        "const md = document.querySelector('.message.assistant .md'); \
+         return md && md.innerText.trim().split(/\\s+/).length >= 3 \
+           && !document.querySelector('.message.assistant .chip') \
+           && !document.querySelector('.running-chip') \
+           && !document.querySelector('.stop');",
+    )
+    .await;
+    assert_eq!(app.count(".message.assistant .notice.error").await, 0);
+    let live = text_of(&app.wait_for(".message.assistant .md").await).await;
+    app.screenshot("real-model-answer").await;
+    app.quit().await;
+    // What was stored reads as it was shown.
+    let app = App::launch_with(&home, &server, &[("CAIRN_MODEL", "smollm2")]).await;
+    app.open_chat("What colour is the sky").await;
+    let stored = text_of(&app.wait_for(".message.assistant .md").await).await;
+    assert_eq!(stored, live);
+    app.quit().await;
+}
+
 /// The call and offset the last "read the rest" note in a result names.
 fn next_page(content: &str) -> Option<(String, usize)> {
     let at = content.rfind("{\"tool_call_id\": \"")?;
@@ -2601,16 +2695,7 @@ fn next_page(content: &str) -> Option<(String, usize)> {
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_4k_model_pages_a_long_file_back_and_answers_from_it() {
     let server = FakeServer::start().await;
-    server.fallback(
-        "GET /v1/models",
-        Reply::json(
-            200,
-            json!({"object": "list", "data": [
-                {"id": "test-model", "object": "model", "meta": {"n_ctx": 4096}}
-            ]})
-            .to_string(),
-        ),
-    );
+    server.fallback("GET /v1/models", llama_cpp_models(4096));
     // A model that reads the file, follows each "read the rest" note to its end, and
     // answers from the last page.
     server.respond(CHAT, |request: &cairn_testkit::Recorded| {
@@ -2646,7 +2731,8 @@ async fn a_4k_model_pages_a_long_file_back_and_answers_from_it() {
         .await;
     let title = hint.attr("title").await.unwrap().unwrap_or_default();
     assert!(
-        title.ends_with("loads the rest as it needs them: memory, plans, subtasks, todo, web."),
+        title
+            .ends_with("loads the rest as it needs them: llm, memory, plans, subtasks, todo, web."),
         "{title}"
     );
     app.screenshot("4k-tools-on-demand").await;
@@ -2654,11 +2740,7 @@ async fn a_4k_model_pages_a_long_file_back_and_answers_from_it() {
     app.send("What does the last note in notes.md say?").await;
     app.wait_for_text(".message.assistant .md", "the path ends at the gate")
         .await;
-    let chats: Vec<serde_json::Value> = server
-        .requests_to(CHAT)
-        .iter()
-        .map(cairn_testkit::Recorded::json)
-        .collect();
+    let chats = questions(&server);
     assert!(chats.len() >= 5, "paged in {} requests", chats.len());
     for (n, chat) in chats.iter().enumerate() {
         let tokens = cairn_testkit::wire::estimated_tokens(chat);

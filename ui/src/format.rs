@@ -261,7 +261,26 @@ pub fn context_hint(info: &ContextInfo) -> String {
             " Tools most chats never need load when the model asks for them: {groups}."
         ));
     }
+    if info.tools_in_text {
+        hint.push_str(
+            " Its chat template takes no tools, so Cairn describes them in its prompt and \
+             reads its calls from what it writes.",
+        );
+    }
     hint
+}
+
+/// What the model picker says beside the model: its window, and how its tools reach
+/// it when not the usual way.
+pub fn context_label(info: &ContextInfo) -> Option<String> {
+    let mut parts = vec![format!("{} context", context_size(info.tokens?))];
+    if info.tools_on_demand {
+        parts.push("tools on demand".to_owned());
+    }
+    if info.tools_in_text {
+        parts.push("tools through text".to_owned());
+    }
+    Some(parts.join(" · "))
 }
 
 /// A value as a card shows it: strings as they are, anything else as pretty JSON,
@@ -463,7 +482,12 @@ mod tests {
             source: Some("Ollama, as loaded".into()),
             tools_on_demand: true,
             on_demand: vec!["memory".into(), "web".into()],
+            tools_in_text: false,
         };
+        assert_eq!(
+            context_label(&info).as_deref(),
+            Some("4k context · tools on demand")
+        );
         let hint = context_hint(&info);
         assert!(hint.starts_with("This model takes 4096 tokens at once (Ollama, as loaded)."));
         assert!(
@@ -475,6 +499,18 @@ mod tests {
             context_hint(&info).ends_with("load when the model asks for them: memory, web."),
             "{}",
             context_hint(&info)
+        );
+        info.tools_in_text = true;
+        assert_eq!(
+            context_label(&info).as_deref(),
+            Some("4k context · tools through text")
+        );
+        assert!(context_hint(&info).ends_with("reads its calls from what it writes."));
+        info.tokens = None;
+        assert_eq!(
+            context_label(&info),
+            None,
+            "nothing to say without a window"
         );
     }
 

@@ -4,8 +4,9 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use cairn_providers::ollama::{OllamaClient, OllamaConfig};
-use cairn_providers::{PRESETS, detect};
+use cairn_providers::{Endpoint, PRESETS, Said, Server, detect};
 use futures_util::StreamExt;
+use futures_util::future::join_all;
 use serde_json::json;
 
 use crate::args::{ModelsArgs, PullArgs};
@@ -13,6 +14,16 @@ use crate::exit::{Exit, Failure};
 
 /// How long detection waits for each preset.
 const DETECT_TIMEOUT: Duration = Duration::from_millis(800);
+
+/// How long `cairn models` waits for what a server says of one of its models.
+const FACTS_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// One server's models, with what it says of each.
+struct Listed {
+    url: String,
+    name: &'static str,
+    models: Vec<(String, Said)>,
+}
 
 pub async fn models(args: ModelsArgs) -> Exit {
     if args.server.given() {
@@ -22,7 +33,12 @@ pub async fn models(args: ModelsArgs) -> Exit {
         };
         return match server.list_models().await {
             Ok(models) => {
-                print_models(args.json, &[(server.server().to_owned(), "", models)]);
+                let listed = Listed {
+                    url: server.server().to_owned(),
+                    name: "",
+                    models: facts(&server, models).await,
+                };
+                print_models(args.json, &[listed]);
                 Exit::OK
             }
             Err(err) => Failure::from_provider(err).report(),
@@ -44,12 +60,49 @@ pub async fn models(args: ModelsArgs) -> Exit {
         );
         return Exit::PROVIDER;
     }
-    let rows: Vec<_> = found
-        .into_iter()
-        .map(|d| (d.base_url, d.preset.name, d.models))
-        .collect();
-    print_models(args.json, &rows);
+    let rows = found.into_iter().map(|detected| async move {
+        let server = Server::connect(&Endpoint::new(detected.preset.dialect, &detected.base_url));
+        let models = match server {
+            Ok(server) => facts(&server, detected.models).await,
+            Err(_) => detected
+                .models
+                .into_iter()
+                .map(|m| (m, Said::default()))
+                .collect(),
+        };
+        Listed {
+            url: detected.base_url,
+            name: detected.preset.name,
+            models,
+        }
+    });
+    print_models(args.json, &join_all(rows).await);
     Exit::OK
+}
+
+/// Each model with what the server says of it, asked all at once; a server slow to
+/// say is taken to say nothing.
+async fn facts(server: &Server, models: Vec<String>) -> Vec<(String, Said)> {
+    let asked = models.iter().map(|model| async move {
+        tokio::time::timeout(FACTS_TIMEOUT, server.said(model))
+            .await
+            .unwrap_or_default()
+    });
+    let said = join_all(asked).await;
+    models.into_iter().zip(said).collect()
+}
+
+/// What a model's entry adds to its name: its window, and how tools reach it when not
+/// the usual way ("4k context · tools through text").
+fn described(said: &Said) -> String {
+    let mut parts = Vec::new();
+    if let Some(window) = &said.window {
+        parts.push(format!("{}k context", (window.tokens + 512) / 1024));
+    }
+    if said.tools_in_text {
+        parts.push("tools through text".to_owned());
+    }
+    parts.join(" · ")
 }
 
 /// A preset's address, moved by `CAIRN_<ID>_URL` (`CAIRN_OLLAMA_URL`, …) for servers
@@ -61,26 +114,44 @@ fn preset_url(preset: &cairn_providers::Preset) -> String {
         .unwrap_or_else(|| preset.base_url.to_owned())
 }
 
-fn print_models(as_json: bool, servers: &[(String, &str, Vec<String>)]) {
+fn print_models(as_json: bool, servers: &[Listed]) {
     if as_json {
         let value: Vec<_> = servers
             .iter()
-            .map(|(url, name, models)| json!({"server": url, "name": name, "models": models}))
+            .map(|listed| {
+                let names: Vec<&str> = listed.models.iter().map(|(m, _)| m.as_str()).collect();
+                let details: Vec<_> = listed
+                    .models
+                    .iter()
+                    .map(|(model, said)| {
+                        json!({
+                            "model": model,
+                            "context_tokens": said.window.as_ref().map(|w| w.tokens),
+                            "context_source": said.window.as_ref().map(|w| w.source.as_str()),
+                            "tools_in_text": said.tools_in_text,
+                        })
+                    })
+                    .collect();
+                json!({"server": listed.url, "name": listed.name, "models": names, "details": details})
+            })
             .collect();
         println!("{}", serde_json::Value::Array(value));
         return;
     }
-    for (url, name, models) in servers {
-        let label = if name.is_empty() {
-            url.clone()
+    for listed in servers {
+        let label = if listed.name.is_empty() {
+            listed.url.clone()
         } else {
-            format!("{name} ({url})")
+            format!("{} ({})", listed.name, listed.url)
         };
-        if models.is_empty() {
+        if listed.models.is_empty() {
             println!("{label}: no models yet (pull one with `cairn pull MODEL`)");
         }
-        for model in models {
-            println!("{label}\t{model}");
+        for (model, said) in &listed.models {
+            match described(said) {
+                about if about.is_empty() => println!("{label}\t{model}"),
+                about => println!("{label}\t{model}\t{about}"),
+            }
         }
     }
 }

@@ -417,6 +417,31 @@ impl Turn {
         None
     }
 
+    /// The request for the level's next round, as its history and `tools` stand.
+    fn chat_request(&self, level: &Level, tools: Arc<[ToolSpec]>) -> ChatRequest {
+        let mut sampling = level.scope.sampling;
+        sampling.max_tokens = sampling.max_tokens.or(self.fit.answer_tokens);
+        if sampling.temperature.is_none() && !tools.is_empty() {
+            // Small local models narrate calls instead of making them when they
+            // sample; tool rounds decode greedily unless the user set a temperature.
+            sampling.temperature = Some(0.0);
+        }
+        ChatRequest {
+            model: level.scope.model.clone(),
+            messages: level.history.clone(),
+            tools,
+            sampling,
+            origin: level.origin(),
+        }
+    }
+
+    /// The level's first request, fitted as its first round would fit it; `None` when
+    /// it cannot fit at all.
+    pub(crate) fn first_request(&self, level: &mut Level) -> Option<ChatRequest> {
+        let (tools, _) = self.fit_request(level).ok()?;
+        Some(self.chat_request(level, tools))
+    }
+
     /// Streams one model answer, forwarding deltas as they arrive, then records it.
     /// On a stop the partial text is kept in the level's history before returning.
     async fn model_round(
@@ -425,20 +450,7 @@ impl Turn {
         tools: Arc<[ToolSpec]>,
         tool_tokens: u64,
     ) -> Result<Round, LevelFailure> {
-        let mut sampling = level.scope.sampling;
-        sampling.max_tokens = sampling.max_tokens.or(self.fit.answer_tokens);
-        if sampling.temperature.is_none() && !tools.is_empty() {
-            // Small local models narrate calls instead of making them when they
-            // sample; tool rounds decode greedily unless the user set a temperature.
-            sampling.temperature = Some(0.0);
-        }
-        let request = ChatRequest {
-            model: level.scope.model.clone(),
-            messages: level.history.clone(),
-            tools,
-            sampling,
-            origin: level.origin(),
-        };
+        let request = self.chat_request(level, tools);
         let prompt_estimate = tool_tokens
             + level
                 .history

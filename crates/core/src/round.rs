@@ -139,6 +139,7 @@ pub(crate) async fn collect(
                 let total = reported.get_or_insert_with(TokenUsage::default);
                 total.prompt_tokens += usage.prompt_tokens;
                 total.completion_tokens += usage.completion_tokens;
+                total.cached_prompt_tokens += usage.cached_prompt_tokens;
             }
             ModelEvent::Finished(FinishReason::Length) => round.cut = Some(Cut::Length),
             ModelEvent::Finished(_) => {}
@@ -186,6 +187,7 @@ impl Collected {
             llm_calls: 1,
             tool_calls: 0,
             estimated,
+            cached_prompt_tokens: self.reported.map_or(0, |usage| usage.cached_prompt_tokens),
         }
     }
 }
@@ -214,10 +216,12 @@ mod tests {
             Ok(ModelEvent::Usage(TokenUsage {
                 prompt_tokens: 10,
                 completion_tokens: 2,
+                cached_prompt_tokens: 8,
             })),
             Ok(ModelEvent::Usage(TokenUsage {
                 prompt_tokens: 5,
                 completion_tokens: 1,
+                cached_prompt_tokens: 0,
             })),
             Ok(ModelEvent::Finished(FinishReason::Stop)),
         ];

@@ -76,6 +76,14 @@ pub struct TurnRequest {
     pub load_tools: Vec<String>,
 }
 
+impl TurnRequest {
+    /// The model the root level asks and how it samples: the profile's where it
+    /// names them, else the thread's.
+    fn model_for_root(&self) -> (String, Sampling) {
+        model_for(&self.agents.current, &self.model, self.sampling)
+    }
+}
+
 /// How the outside world steers a running turn.
 #[derive(Debug, Clone)]
 pub struct TurnControl {
@@ -166,44 +174,16 @@ impl Engine {
         control: TurnControl,
         sink: Arc<dyn EventSink>,
     ) -> TurnOutcome {
-        let agent = Arc::clone(&request.agents.current);
-        let agent_is_router = agent.id == crate::agent::ROUTER;
-        let (model, sampling) = model_for(&agent, &request.model, request.sampling);
+        let model = request.model_for_root().0;
         let window = tokio::select! {
             biased;
             () = control.cancel.cancelled() => None,
             window = self.model.context_window(&model) => window,
         };
         let fit = ContextFit::new(self.limits, window, request.sampling.max_tokens);
-        tracing::info!(%model, agent = %agent.id, "{}", fit.describe());
         let turn = Turn::new(self, &fit, &request, &control, sink);
-        let root = RootView::new(&request, self.limits, self.model.can_call_tools(&model));
-        let (scope, system) = Scope::lay_out(
-            LevelPlan {
-                depth: 0,
-                parent_id: None,
-                title: None,
-                agent,
-                model,
-                sampling,
-                tools: root.tools.clone(),
-                can_spawn: root.can_spawn,
-                switch: root.switch.clone(),
-                finish: None,
-                operation: if agent_is_router { "router" } else { "turn" },
-            },
-            &fit,
-            |_, compact| root.system_prompt(&request, compact),
-        );
-        if let Some(disclosure) = scope.disclosure() {
-            disclosure.preload(&request.load_tools);
-        }
-        let mut history = Vec::with_capacity(request.history.len() + 1);
-        history.push(ChatMessage::system(system));
-        history.extend(request.history);
-        let mut root = Level::new(scope, history);
+        let mut root = self.open_root(&fit, request);
         root.journal = control.journal.clone();
-
         if let Some(window) = fit.too_small() {
             turn.fail(too_small(window));
         }
@@ -223,6 +203,63 @@ impl Engine {
             }
         };
         turn.finish(root, result)
+    }
+
+    /// Has the server read the prompt a turn of `request` would open with, so that the
+    /// question, once asked, is all it has left to read: `request.history` is the
+    /// thread so far, without the question. Only where the client says the server
+    /// keeps a prompt's prefix at no cost; errors are the client's to log.
+    pub async fn warm(&self, request: TurnRequest) {
+        let model = request.model_for_root().0;
+        // Asked first: what the server says of its window is what says it is local.
+        let window = self.model.context_window(&model).await;
+        if !self.model.keeps_prefix(&model) {
+            return;
+        }
+        let fit = ContextFit::new(self.limits, window, request.sampling.max_tokens);
+        if fit.too_small().is_some() {
+            return;
+        }
+        let quiet: Arc<dyn EventSink> = Arc::new(|_: Event| {});
+        let turn = Turn::new(self, &fit, &request, &TurnControl::default(), quiet);
+        let mut root = self.open_root(&fit, request);
+        if let Some(first) = turn.first_request(&mut root) {
+            self.model.warm(first).await;
+        }
+    }
+
+    /// The root level of `request` as a turn opens it: its scope laid out for the
+    /// window, its history the system prompt and then the thread's.
+    fn open_root(&self, fit: &ContextFit, request: TurnRequest) -> Level {
+        let agent = Arc::clone(&request.agents.current);
+        let agent_is_router = agent.id == crate::agent::ROUTER;
+        let (model, sampling) = request.model_for_root();
+        tracing::info!(%model, agent = %agent.id, "{}", fit.describe());
+        let root = RootView::new(&request, self.limits, self.model.can_call_tools(&model));
+        let (scope, system) = Scope::lay_out(
+            LevelPlan {
+                depth: 0,
+                parent_id: None,
+                title: None,
+                agent,
+                model,
+                sampling,
+                tools: root.tools.clone(),
+                can_spawn: root.can_spawn,
+                switch: root.switch.clone(),
+                finish: None,
+                operation: if agent_is_router { "router" } else { "turn" },
+            },
+            fit,
+            |_, compact| root.system_prompt(&request, compact),
+        );
+        if let Some(disclosure) = scope.disclosure() {
+            disclosure.preload(&request.load_tools);
+        }
+        let mut history = Vec::with_capacity(request.history.len() + 1);
+        history.push(ChatMessage::system(system));
+        history.extend(request.history);
+        Level::new(scope, history)
     }
 }
 

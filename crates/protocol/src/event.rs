@@ -263,6 +263,14 @@ pub struct Usage {
     /// True when some token counts were estimated because a server reported none.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub estimated: bool,
+    /// Of `prompt_tokens`, those the server had cached from an earlier request and
+    /// did not read again (as OpenAI-compatible servers report them; 0 when not said).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_prompt_tokens: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 impl Usage {
@@ -276,6 +284,7 @@ impl Usage {
         self.llm_calls += other.llm_calls;
         self.tool_calls += other.tool_calls;
         self.estimated |= other.estimated;
+        self.cached_prompt_tokens += other.cached_prompt_tokens;
     }
 }
 

@@ -206,6 +206,7 @@ fn budget_state_done_and_error() {
                 llm_calls: 2,
                 tool_calls: 1,
                 estimated: false,
+                cached_prompt_tokens: 0,
             },
             status: TurnStatus::Completed,
             cut: None,

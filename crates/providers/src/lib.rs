@@ -12,14 +12,17 @@ pub mod http;
 mod images;
 pub mod ollama;
 pub mod openai;
+mod prompt_tools;
 pub mod server;
 pub mod textcalls;
+mod warm;
 pub mod windows;
 
 // The model port is the engine's (it owns what it asks for); named here too because
 // every client implements it.
 pub use cairn_core::model::{
     ChatRequest, ContextFuture, ContextWindow, FinishReason, ModelClient, ModelEvent, ModelStream,
-    ProviderError, RequestOrigin, Sampling, TokenUsage,
+    ProviderError, RequestOrigin, Sampling, TokenUsage, WarmFuture,
 };
 pub use server::{Detected, Dialect, Endpoint, PRESETS, Preset, Server, detect};
+pub use windows::Said;

@@ -203,6 +203,15 @@ impl Server {
         }
     }
 
+    /// What the server says of `model` (its window, whether its template takes
+    /// tools), kept a few minutes.
+    pub async fn said(&self, model: &str) -> crate::Said {
+        match self {
+            Self::Ollama(client) => client.said(model).await,
+            Self::OpenAi(client) => client.said(model).await,
+        }
+    }
+
     pub fn model_client(&self) -> Arc<dyn ModelClient> {
         match self {
             Self::Ollama(client) => Arc::new(client.clone()),

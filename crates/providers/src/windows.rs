@@ -1,4 +1,5 @@
-//! Context windows found, shared by every client in the process. Front ends make a
+//! What servers said about their models (the context window, whether the chat
+//! template takes tools), shared by every client in the process. Front ends make a
 //! client per turn, and a server that says nothing (a hosted API) would otherwise be
 //! asked its questions again before every turn, each a round trip the user waits for.
 //! Kept a few minutes: a local model can be loaded again at another size. A front end
@@ -14,33 +15,46 @@ use cairn_core::model::ContextWindow;
 
 const KEPT_FOR: Duration = Duration::from_secs(300);
 
-type Found = HashMap<(String, String), (Instant, Option<ContextWindow>)>;
+/// What a server says about one of its models before any chat with it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Said {
+    /// How much context it takes, when the server says.
+    pub window: Option<ContextWindow>,
+    /// Its chat template takes no tools: they are described in its prompt instead, and
+    /// its calls read back from its text.
+    pub tools_in_text: bool,
+}
+
+type Found = HashMap<(String, String), (Instant, Said)>;
 
 static FOUND: LazyLock<Mutex<Found>> = LazyLock::new(Mutex::default);
 
 /// What `server` said about `model` in the last few minutes, else what `ask` finds
 /// out now (then kept).
-pub(crate) async fn remembered(
-    server: &str,
-    model: &str,
-    ask: impl Future<Output = Option<ContextWindow>>,
-) -> Option<ContextWindow> {
+pub(crate) async fn remembered(server: &str, model: &str, ask: impl Future<Output = Said>) -> Said {
     let key = (server.to_owned(), model.to_owned());
-    if let Some((at, window)) = lock().get(&key)
+    if let Some((at, said)) = lock().get(&key)
         && at.elapsed() < KEPT_FOR
     {
-        return window.clone();
+        return said.clone();
     }
-    let window = ask.await;
-    tracing::debug!(server, model, ?window, "context window");
-    lock().insert(key, (Instant::now(), window.clone()));
-    window
+    let said = ask.await;
+    tracing::debug!(server, model, ?said, "what the server says of the model");
+    lock().insert(key, (Instant::now(), said.clone()));
+    said
+}
+
+/// What `server` last said about `model`, however long ago; `None` if never asked.
+pub fn said(server: &str, model: &str) -> Option<Said> {
+    lock()
+        .get(&(server.to_owned(), model.to_owned()))
+        .map(|(_, said)| said.clone())
 }
 
 /// Keeps what `server` said about `model` `age` ago, as if it had just been asked then.
-pub fn remember(server: &str, model: &str, window: Option<ContextWindow>, age: Duration) {
+pub fn remember(server: &str, model: &str, said: Said, age: Duration) {
     let at = Instant::now().checked_sub(age).unwrap_or_else(Instant::now);
-    lock().insert((server.to_owned(), model.to_owned()), (at, window));
+    lock().insert((server.to_owned(), model.to_owned()), (at, said));
 }
 
 /// Forgets what `server` said about `model`: the next turn asks again.

@@ -89,6 +89,7 @@ fn usage(prompt_tokens: u64, completion_tokens: u64) -> Option<TokenUsage> {
     Some(TokenUsage {
         prompt_tokens,
         completion_tokens,
+        cached_prompt_tokens: 0,
     })
 }
 

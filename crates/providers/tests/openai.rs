@@ -58,6 +58,7 @@ async fn collect(events: impl Stream<Item = Result<ModelEvent, ProviderError>>) 
                 let total = decoded.usage.get_or_insert_with(TokenUsage::default);
                 total.prompt_tokens += usage.prompt_tokens;
                 total.completion_tokens += usage.completion_tokens;
+                total.cached_prompt_tokens += usage.cached_prompt_tokens;
             }
             Ok(ModelEvent::Finished(reason)) => decoded.finish = Some(reason),
             Ok(ModelEvent::Reconnecting { attempt, .. }) => decoded.reconnects.push(attempt),
@@ -109,6 +110,15 @@ fn usage(prompt_tokens: u64, completion_tokens: u64) -> Option<TokenUsage> {
     Some(TokenUsage {
         prompt_tokens,
         completion_tokens,
+        cached_prompt_tokens: 0,
+    })
+}
+
+/// `usage` with `tokens` of its prompt read from the server's cache.
+fn cached(usage: Option<TokenUsage>, tokens: u64) -> Option<TokenUsage> {
+    usage.map(|usage| TokenUsage {
+        cached_prompt_tokens: tokens,
+        ..usage
     })
 }
 
@@ -197,7 +207,7 @@ async fn whole_argument_calls_and_ids_only_on_the_first_fragment() {
             r#"{"query": "current Berlin weather"}"#
         )]
     );
-    assert_eq!(d.usage, usage(171, 14));
+    assert_eq!(d.usage, cached(usage(171, 14), 128));
 }
 
 #[tokio::test]
@@ -258,7 +268,10 @@ async fn reasoning_as_reasoning_content_or_reasoning() {
             r#"{"location": "San Francisco"}"#
         )]
     );
-    assert_eq!((d.reasoning.len(), d.usage), (191, usage(339, 83)));
+    assert_eq!(
+        (d.reasoning.len(), d.usage),
+        (191, cached(usage(339, 83), 320))
+    );
     let d = decode_fixture("openai/groq_delta_reasoning.ndjson").await;
     assert!(d.reasoning.starts_with("Okay, let me try to figure out"));
     assert_eq!(
@@ -926,4 +939,19 @@ async fn a_tools_image_follows_the_round_as_an_image_part_until_the_model_refuse
         assert_eq!(messages.len(), 4, "request {n}: no images once refused");
         assert_eq!(messages[2]["content"], "[image 1: image/png, 1 KB]");
     }
+}
+
+#[tokio::test]
+async fn a_llamacpp_stream_says_how_much_of_its_prompt_was_cached() {
+    // Recorded from llama-server: the last chunk's usage carries prompt_tokens_details.
+    let d = decode_fixture("openai/llamacpp_smollm2_runaway.sse").await;
+    assert_eq!(
+        d.usage,
+        Some(TokenUsage {
+            prompt_tokens: 879,
+            completion_tokens: 1024,
+            cached_prompt_tokens: 96,
+        })
+    );
+    assert_eq!(d.finish, Some(FinishReason::Length));
 }

@@ -18,6 +18,7 @@ mod recorder;
 mod stored;
 mod thread;
 mod usage;
+mod warmup;
 mod windows;
 
 use cairn_core::{
@@ -70,6 +71,8 @@ pub struct Runtime {
     agents_dir: Option<std::path::PathBuf>,
     /// How old a context window kept in the store may be and still be used, in ms.
     windows_trusted_for: std::sync::atomic::AtomicU64,
+    /// The prompt a server is reading ahead of a question, if any.
+    warm_ups: warmup::WarmUps,
 }
 
 #[derive(Debug, Default)]
@@ -84,6 +87,8 @@ pub struct ContextReport {
     pub fit: ContextFit,
     /// How the tools are shown: some on demand, and which groups.
     pub tools: ToolsShown,
+    /// The model's chat template takes no tools: they are described in its prompt.
+    pub tools_in_text: bool,
 }
 
 /// How one configured MCP server stands.
@@ -138,6 +143,7 @@ impl Runtime {
             mcp: Mutex::default(),
             agents_dir,
             windows_trusted_for: std::sync::atomic::AtomicU64::new(millis(windows::KEPT_FOR)),
+            warm_ups: warmup::WarmUps::default(),
         })
     }
 
@@ -517,6 +523,52 @@ impl Runtime {
         draft: (PermissionMode, Option<&str>),
         choice: &ModelChoice,
     ) -> Result<ContextReport, RuntimeError> {
+        let (request, client) = self.draft_request(thread_id, draft, choice).await?;
+        let window = client.context_window(&choice.model).await;
+        let fit = ContextFit::new(self.limits, window, choice.sampling.max_tokens);
+        let root = RootView::new(
+            &request,
+            self.limits,
+            choice.client.can_call_tools(&choice.model),
+        );
+        Ok(ContextReport {
+            tools: root.tools_shown(&request, &fit),
+            tools_in_text: client.tools_in_text(&choice.model),
+            fit,
+        })
+    }
+
+    /// Has the model's server read what the next turn here would open with (the
+    /// instructions, the tools, the thread so far) while the user is still writing
+    /// the question, so that the question is all it has left to read. For a thread,
+    /// its mode, workspace and history; for a new chat, `draft` ones. Nothing is
+    /// stored; a server that bills its prompts, or says nothing of its window, is
+    /// sent nothing.
+    pub async fn warm(
+        &self,
+        thread_id: Option<&str>,
+        draft: (PermissionMode, Option<&str>),
+        choice: &ModelChoice,
+    ) -> Result<(), RuntimeError> {
+        let (mut request, client) = self.draft_request(thread_id, draft, choice).await?;
+        if let Some(id) = thread_id {
+            request.history = self.store.history(id).await?;
+        }
+        let engine = Engine::new(client, self.limits);
+        self.warm_ups
+            .run(&choice.base_url, engine.warm(request))
+            .await;
+        Ok(())
+    }
+
+    /// The request a turn with `choice` would start from, before its question, and
+    /// the client it would ask (what its server says of windows kept in the store).
+    async fn draft_request(
+        &self,
+        thread_id: Option<&str>,
+        draft: (PermissionMode, Option<&str>),
+        choice: &ModelChoice,
+    ) -> Result<(TurnRequest, Arc<dyn cairn_providers::ModelClient>), RuntimeError> {
         let thread = match thread_id {
             Some(id) => Some(self.store.thread(id).await?),
             None => None,
@@ -528,10 +580,10 @@ impl Runtime {
         // A folder that cannot be opened gives the thread no file tools, as a turn would
         // refuse to start there anyway.
         let workspace = folder.and_then(|root| Workspace::open(Path::new(&root)).ok());
-        let tools = match thread_id {
-            Some(id) => self.thread_toolbelt(id, workspace.is_some())?,
-            None => self.toolbelt(workspace.is_some())?,
-        };
+        // A new chat's tools are the ones its first turn will have, `set_llm_params`
+        // among them (never run from here, so it needs no thread yet): what is read
+        // ahead must be what that turn sends.
+        let tools = self.thread_toolbelt(thread_id.unwrap_or_default(), workspace.is_some())?;
         let catalog = self.agents(workspace.as_ref().map(Workspace::root));
         // A profile that can no longer be used fails the turn itself; here the
         // default one stands in.
@@ -539,11 +591,7 @@ impl Runtime {
             .choose(&self.agent_id(thread.as_ref()).await?)
             .unwrap_or_else(|_| Arc::new(cairn_core::Agent::default()));
         let routes = agents::thread_routes(thread.as_ref(), &agent);
-        let window = self
-            .remembered(Arc::clone(&choice.client), &choice.base_url)
-            .context_window(&choice.model)
-            .await;
-        let fit = ContextFit::new(self.limits, window, choice.sampling.max_tokens);
+        let client = self.remembered(Arc::clone(&choice.client), &choice.base_url);
         let instructions = workspace.as_ref().and_then(project_instructions);
         let request = TurnRequest {
             thread_id: String::new(),
@@ -563,18 +611,11 @@ impl Runtime {
             plans: None,
             load_tools: Vec::new(),
         };
-        let root = RootView::new(
-            &request,
-            self.limits,
-            choice.client.can_call_tools(&choice.model),
-        );
-        Ok(ContextReport {
-            tools: root.tools_shown(&request, &fit),
-            fit,
-        })
+        Ok((request, client))
     }
 
-    /// `client`, with what its server says of context windows kept in the store.
+    /// `client`, with what its server says of context windows kept in the store, its
+    /// answers starting once no warm-up is in flight.
     fn remembered(
         &self,
         client: Arc<dyn cairn_providers::ModelClient>,
@@ -584,7 +625,10 @@ impl Runtime {
             self.windows_trusted_for
                 .load(std::sync::atomic::Ordering::Relaxed),
         );
-        windows::RememberedWindows::wrap(client, self.store.clone(), server, trusted_for)
+        self.warm_ups.after(
+            server,
+            windows::RememberedWindows::wrap(client, self.store.clone(), server, trusted_for),
+        )
     }
 
     fn grants(&self, thread_id: &str) -> Arc<SessionGrants> {

@@ -1,13 +1,16 @@
-//! What model servers say about their models' context windows, kept in the store
-//! across runs: a run that finds a fresh answer there asks the server nothing before
-//! its first model call (each question is a round trip, and every `cairn run` is a new
-//! process). A request the server refuses as too large for the model's context makes
-//! the answer stale at once: the next turn asks again.
+//! What model servers say about their models (the context window, whether the chat
+//! template takes tools), kept in the store across runs: a run that finds a fresh
+//! answer there asks the server nothing before its first model call (each question is
+//! a round trip, and every `cairn run` is a new process). A request the server refuses
+//! as too large for the model's context makes the answer stale at once: the next turn
+//! asks again.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairn_providers::{ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelStream};
+use cairn_providers::{
+    ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelStream, Said, WarmFuture,
+};
 use cairn_store::Store;
 use futures_util::StreamExt;
 
@@ -57,12 +60,16 @@ impl RememberedWindows {
         if age >= self.trusted_for {
             return None;
         }
-        let window = known
-            .window
-            .map(|(tokens, source)| ContextWindow::new(tokens, source));
-        // The client reads it too (Ollama sends it back as num_ctx).
-        cairn_providers::windows::remember(&self.server, model, window.clone(), age);
-        Some(window)
+        let said = Said {
+            window: known
+                .window
+                .map(|(tokens, source)| ContextWindow::new(tokens, source)),
+            tools_in_text: known.tools_in_text,
+        };
+        // The client reads it too (Ollama sends the window back as num_ctx; a template
+        // without tools gets them in its prompt).
+        cairn_providers::windows::remember(&self.server, model, said.clone(), age);
+        Some(said.window)
     }
 }
 
@@ -99,12 +106,13 @@ impl ModelClient for RememberedWindows {
                 return window;
             }
             let window = self.inner.context_window(model).await;
+            let tools_in_text = self.inner.tools_in_text(model);
             let said = window
                 .as_ref()
                 .map(|window| (window.tokens, window.source.as_str()));
             if let Err(err) = self
                 .store
-                .set_context_window(&self.server, model, said)
+                .set_context_window(&self.server, model, said, tools_in_text)
                 .await
             {
                 tracing::debug!(error = %err, "the context window cannot be kept");
@@ -115,6 +123,18 @@ impl ModelClient for RememberedWindows {
 
     fn can_call_tools(&self, model: &str) -> bool {
         self.inner.can_call_tools(model)
+    }
+
+    fn tools_in_text(&self, model: &str) -> bool {
+        self.inner.tools_in_text(model)
+    }
+
+    fn keeps_prefix(&self, model: &str) -> bool {
+        self.inner.keeps_prefix(model)
+    }
+
+    fn warm(&self, request: ChatRequest) -> WarmFuture<'_> {
+        self.inner.warm(request)
     }
 }
 

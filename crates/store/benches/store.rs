@@ -112,6 +112,7 @@ fn answer(n: usize, nodes: usize) -> Answer {
             llm_calls: 2,
             tool_calls: 1,
             estimated: false,
+            cached_prompt_tokens: 0,
         },
         calls: vec![ModelCall {
             operation: "chat".into(),

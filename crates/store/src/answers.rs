@@ -161,6 +161,8 @@ impl Store {
             llm_calls: u64::try_from(row.2).unwrap_or(0),
             tool_calls: 0,
             estimated: row.3,
+            // Said per turn (`done.usage`); the usage log does not keep it.
+            cached_prompt_tokens: 0,
         })
     }
 }

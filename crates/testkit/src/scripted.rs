@@ -134,6 +134,7 @@ impl ScriptedTurn {
         self.steps.push(Step::Usage(TokenUsage {
             prompt_tokens,
             completion_tokens,
+            cached_prompt_tokens: 0,
         }));
         self
     }

@@ -139,6 +139,8 @@ struct Script {
     queued: HashMap<String, VecDeque<Reply>>,
     responders: HashMap<String, Responder>,
     fallback: HashMap<String, Reply>,
+    /// Where a request with nothing scripted is relayed, when set.
+    upstream: Option<String>,
     received: Vec<Recorded>,
     opened: std::collections::HashSet<String>,
 }
@@ -230,6 +232,13 @@ impl FakeServer {
         self
     }
 
+    /// Relays every request with nothing scripted to `upstream` (`http://host:port`)
+    /// and streams its answer back: a recording proxy in front of a real server.
+    pub fn forward(&self, upstream: &str) -> &Self {
+        self.lock().upstream = Some(upstream.trim_end_matches('/').to_owned());
+        self
+    }
+
     /// The reply for `route` once its queue is empty.
     pub fn fallback(&self, route: &str, reply: Reply) -> &Self {
         self.lock().fallback.insert(route.to_owned(), reply);
@@ -287,7 +296,7 @@ async fn serve(mut socket: TcpStream, shared: Arc<Shared>) {
         return;
     };
     let route = format!("{} {}", request.method, request.path);
-    let (reply, responder) = {
+    let (reply, responder, upstream) = {
         let mut script = shared.lock();
         script.received.push(request.clone());
         let queued = script.queued.get_mut(&route).and_then(VecDeque::pop_front);
@@ -298,10 +307,14 @@ async fn serve(mut socket: TcpStream, shared: Arc<Shared>) {
                 .then(|| script.fallback.get(&route).cloned())
                 .flatten()
         });
-        (reply, responder)
+        (reply, responder, script.upstream.clone())
     };
     // Outside the lock: a responder may take its time.
     let reply = reply.or_else(|| responder.map(|respond| respond(&request)));
+    if let (None, Some(upstream)) = (&reply, upstream) {
+        let _ = relay(&mut socket, &request, &upstream).await;
+        return;
+    }
     let reply = reply.unwrap_or_else(|| {
         Reply::json(
             404,
@@ -310,6 +323,43 @@ async fn serve(mut socket: TcpStream, shared: Arc<Shared>) {
     });
     // A client that went away mid-reply is part of what tests exercise.
     let _ = write_reply(&mut socket, &reply, &shared).await;
+}
+
+/// Sends `request` on to `upstream` and streams its answer back as it comes.
+async fn relay(socket: &mut TcpStream, request: &Recorded, upstream: &str) -> std::io::Result<()> {
+    let method =
+        reqwest::Method::from_bytes(request.method.as_bytes()).map_err(std::io::Error::other)?;
+    let client = cairn_providers::http::client_builder()
+        .build()
+        .map_err(std::io::Error::other)?;
+    let mut relayed = client
+        .request(method, format!("{upstream}{}", request.path))
+        .body(request.body.clone());
+    if let Some(kind) = request.header("content-type") {
+        relayed = relayed.header("content-type", kind);
+    }
+    let mut answer = relayed.send().await.map_err(std::io::Error::other)?;
+    let kind = answer
+        .headers()
+        .get("content-type")
+        .and_then(|kind| kind.to_str().ok())
+        .unwrap_or("application/octet-stream")
+        .to_owned();
+    let head = format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: {kind}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+        answer.status().as_u16(),
+        reason(answer.status().as_u16()),
+    );
+    socket.write_all(head.as_bytes()).await?;
+    while let Some(bytes) = answer.chunk().await.map_err(std::io::Error::other)? {
+        let mut framed = format!("{:x}\r\n", bytes.len()).into_bytes();
+        framed.extend_from_slice(&bytes);
+        framed.extend_from_slice(b"\r\n");
+        socket.write_all(&framed).await?;
+        socket.flush().await?;
+    }
+    socket.write_all(b"0\r\n\r\n").await?;
+    socket.flush().await
 }
 
 pub(crate) async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {

@@ -54,3 +54,10 @@ pub fn fixed_prompt_chars(body: &Value) -> usize {
         .map_or(0, |tools| tools.to_string().chars().count());
     system.chars().count() + tools
 }
+
+/// Whether a chat request reads a prompt ahead of its question (a warm-up, sent to a
+/// server that said its window): it asks for an answer of one token, in either
+/// dialect.
+pub fn is_warm_up(body: &Value) -> bool {
+    body["max_tokens"] == 1 || body["options"]["num_predict"] == 1
+}

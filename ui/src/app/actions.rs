@@ -59,6 +59,45 @@ pub fn refresh_models(ctx: Ctx) {
     });
 }
 
+/// Has a local model server read what the open chat's next turn would open with,
+/// while the user writes the question (the shell sends nothing to a hosted API).
+/// Once per chat, model, mode, folder and length: focusing the composer again asks
+/// nothing new.
+pub fn warm_prompt(ctx: Ctx) {
+    thread_local! {
+        static LAST: RefCell<Option<String>> = const { RefCell::new(None) };
+    }
+    let thread_id = ctx.current_id();
+    if thread_id.as_deref().is_some_and(|id| ctx.is_running(id)) {
+        return;
+    }
+    let question = WarmPrompt {
+        thread_id,
+        model: ctx.chat.model.get_untracked(),
+        mode: ctx.chat.draft.with_untracked(|draft| draft.mode),
+        workspace: ctx
+            .chat
+            .draft
+            .with_untracked(|draft| draft.workspace.clone()),
+    };
+    let key = format!(
+        "{:?}|{:?}|{:?}|{:?}|{}",
+        question.thread_id,
+        question.model,
+        question.mode,
+        question.workspace,
+        ctx.chat.entries.with_untracked(Vec::len)
+    );
+    if LAST.with(|last| last.borrow().as_deref() == Some(key.as_str())) {
+        return;
+    }
+    LAST.with(|last| *last.borrow_mut() = Some(key));
+    leptos::task::spawn_local(async move {
+        // Nothing to tell: a warm-up that cannot happen costs the user nothing.
+        let _ = ipc::call(&question).await;
+    });
+}
+
 pub fn new_chat(ctx: Ctx) {
     ctx.nav.narrow_sidebar.set(false);
     ctx.chats.generation.update(|g| *g += 1);

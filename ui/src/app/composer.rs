@@ -60,6 +60,7 @@ pub fn Composer() -> impl IntoView {
                     list.typed();
                 }
                 on:keydown=on_key
+                on:focus=move |_| actions::warm_prompt(ctx)
             ></textarea>
             <div class="composer-bar">
                 <AgentChip />
@@ -322,21 +323,17 @@ fn ContextHint() -> impl IntoView {
             // No server or no model yet: the picker already says so.
             let answer = ipc::call(&question).await.ok();
             if asked.get_value() == this {
+                let known = answer.as_ref().is_some_and(|info| info.tokens.is_some());
                 info.set(answer);
+                // A chat opened, or its model, mode or folder changed: a local server
+                // can read the new prompt while the question is written.
+                if known {
+                    actions::warm_prompt(ctx);
+                }
             }
         });
     });
-    let text = move || {
-        info.with(|info| {
-            let info = info.as_ref()?;
-            let size = format::context_size(info.tokens?);
-            Some(if info.tools_on_demand {
-                format!("{size} context · tools on demand")
-            } else {
-                format!("{size} context")
-            })
-        })
-    };
+    let text = move || info.with(|info| info.as_ref().and_then(format::context_label));
     let title = move || {
         info.with(|info| info.as_ref().map(format::context_hint))
             .unwrap_or_default()

@@ -50,6 +50,36 @@ async fn models_lists_a_server_or_finds_the_running_ones() {
         found[0]["models"],
         json!(["deepseek-r1:latest", "llama3.2:latest"])
     );
+    assert_eq!(
+        found[1]["details"],
+        json!([{"model": "unsloth/Qwen3.5-2B-GGUF", "context_tokens": 16384,
+                "context_source": "llama.cpp server's n_ctx", "tools_in_text": false}])
+    );
+
+    // A server whose template takes no tools: it is said beside the model.
+    let restarted = FakeServer::start().await;
+    restarted.fallback(
+        "GET /v1/models",
+        Reply::json(200, fixture("openai/llamacpp_v1_models.json")),
+    );
+    restarted.fallback(
+        "GET /props",
+        Reply::json(200, r#"{"chat_template_caps":{"supports_tools":false}}"#),
+    );
+    let url = restarted.url();
+    let out = output(cairn(&[
+        "models",
+        "--base-url",
+        &url,
+        "--dialect",
+        "openai",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        format!("{url}\tunsloth/Qwen3.5-2B-GGUF\t16k context · tools through text\n")
+    );
 
     let mut command = cairn(&["models"]);
     for preset in ["OLLAMA", "LMSTUDIO", "VLLM", "LLAMACPP"] {

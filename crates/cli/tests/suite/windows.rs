@@ -499,3 +499,99 @@ async fn a_real_small_models_runaway_answer_is_stopped_and_said() {
         "the text so far is kept: {text}"
     );
 }
+
+#[tokio::test]
+async fn a_template_without_tools_gets_them_described_and_its_text_calls_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), "The launch is on 3 March.\n").unwrap();
+    // llama.cpp's server with SmolLM2's own template: it renders no tools, and says so.
+    let server = FakeServer::start().await;
+    server.fallback(
+        "GET /v1/models",
+        Reply::json(200, r#"{"data":[{"id":"smollm2","meta":{"n_ctx":8192}}]}"#),
+    );
+    server.fallback(
+        "GET /props",
+        Reply::json(
+            200,
+            r#"{"default_generation_settings":{"n_ctx":8192},"total_slots":4,
+               "chat_template_caps":{"supports_tools":false,"supports_tool_calls":false}}"#,
+        ),
+    );
+    // The model writes its call as text, then answers from the result.
+    server.push(
+        CHAT,
+        Reply::sse(sse::text(&[
+            "<tool_call>{\"name\": \"read_file\", ",
+            "\"arguments\": {\"path\": \"notes.md\"}}</tool_call>",
+        ])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["The launch is on 3 March."])));
+    let url = server.url();
+    let workspace = dir.path().to_str().unwrap();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--dialect",
+        "openai",
+        "--model",
+        "smollm2",
+        "--workspace",
+        workspace,
+        "--json",
+        "When is the launch?",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events = out.events();
+    assert_eq!(tool_calls_made(&events), ["read_file"], "the text call ran");
+    assert_eq!(done(&events).status, TurnStatus::Completed);
+
+    let chats: Vec<Value> = server
+        .requests_to(CHAT)
+        .iter()
+        .map(Recorded::json)
+        .collect();
+    assert_eq!(chats.len(), 2);
+    for chat in &chats {
+        assert!(chat.get("tools").is_none(), "no tools on the wire: {chat}");
+    }
+    let system = chats[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("<tool_call>{\"name\": \"TOOL\", \"arguments\": {…}}</tool_call>"),
+        "{system}"
+    );
+    for described in [
+        "- read_file(path: string, limit?: integer, offset?: integer): ",
+        "- list_dir(path: string): ",
+        "- run_command(command: string, timeout_ms?: integer): ",
+        "- load_tools(groups: array of ",
+    ] {
+        assert!(system.contains(described), "{described} in {system}");
+    }
+    // The call went back as the model's own text, its result as the user's.
+    let messages = chats[1]["messages"].as_array().unwrap();
+    let call = &messages[messages.len() - 2];
+    assert_eq!(call["role"], "assistant");
+    assert!(call.get("tool_calls").is_none());
+    assert_eq!(
+        call["content"],
+        "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\":\"notes.md\"}}</tool_call>"
+    );
+    let result = messages.last().unwrap();
+    assert_eq!(result["role"], "user");
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("[tool results]\nResult of read_file:\n"),
+        "{result}"
+    );
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .contains("The launch is on 3 March.")
+    );
+}

@@ -73,6 +73,8 @@ pub enum ModelEvent {
 pub struct TokenUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of the prompt, what the server had cached and did not read again.
+    pub cached_prompt_tokens: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,4 +138,31 @@ pub trait ModelClient: Send + Sync {
         let _ = model;
         true
     }
+
+    /// Whether `model`'s chat template takes no tools, so that the client describes
+    /// them in its prompt and reads its calls back from its text ("tools through
+    /// text"), as far as the server said when asked for the window.
+    fn tools_in_text(&self, model: &str) -> bool {
+        let _ = model;
+        false
+    }
+
+    /// Whether the server keeps the prompt it last read and reads again only what
+    /// differs, at no charge (a server on the user's own machine or network, not a
+    /// hosted API billing each prompt): then reading a turn's fixed prompt before the
+    /// question exists saves the user that wait.
+    fn keeps_prefix(&self, model: &str) -> bool {
+        let _ = model;
+        false
+    }
+
+    /// Has the server read `request`'s prompt and generate nothing (or next to
+    /// nothing), so that its cache holds it for the request that follows. Failures
+    /// are logged, never returned: nobody waits on a warm-up.
+    fn warm(&self, request: ChatRequest) -> WarmFuture<'_> {
+        let _ = request;
+        Box::pin(std::future::ready(()))
+    }
 }
+
+pub type WarmFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;

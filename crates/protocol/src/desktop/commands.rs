@@ -131,6 +131,15 @@ commands! {
         mode: PermissionMode,
         workspace: Option<String>,
     } -> ContextInfo;
+    /// Has a local model server read what the next turn would open with (the
+    /// instructions, the tools, the thread so far) while the user writes: asked when a
+    /// chat opens and when the composer takes focus. Same arguments as `model_context`.
+    WarmPrompt = "warm_prompt" {
+        thread_id: Option<String>,
+        model: Option<String>,
+        mode: PermissionMode,
+        workspace: Option<String>,
+    } -> ();
     PullModel = "pull_model" { model: String } -> (), streams on "onProgress": PullStep;
     SetApiKey = "set_api_key" { base_url: String, key: String } -> ();
     DeleteApiKey = "delete_api_key" { base_url: String } -> bool;

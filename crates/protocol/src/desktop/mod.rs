@@ -126,6 +126,10 @@ pub struct ContextInfo {
     /// server's `mcp__github`, …).
     #[serde(default)]
     pub on_demand: Vec<String>,
+    /// The model's chat template takes no tools: Cairn describes them in its prompt
+    /// and reads its calls from its text.
+    #[serde(default)]
+    pub tools_in_text: bool,
 }
 
 /// Whether a server answers, as Settings shows it.

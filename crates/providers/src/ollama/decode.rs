@@ -114,6 +114,8 @@ impl BodyDecoder for ChatDecoder {
             out.push(ModelEvent::Usage(TokenUsage {
                 prompt_tokens: line.prompt_eval_count.unwrap_or(0),
                 completion_tokens: line.eval_count.unwrap_or(0),
+                // Ollama says nothing of its cache.
+                cached_prompt_tokens: 0,
             }));
         }
         // Ollama reports `stop` even after tool calls.

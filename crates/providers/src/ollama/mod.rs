@@ -23,10 +23,11 @@ use serde_json::{Value, json};
 
 use crate::adapt;
 use crate::http::{self, Framing, Lines, OpenFailure, Peer, RetryPolicy};
-use crate::{images, windows};
+use crate::windows::{self, Said};
+use crate::{images, prompt_tools, warm};
 use cairn_core::model::ProviderError;
 use cairn_core::model::{
-    ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream,
+    ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream, WarmFuture,
 };
 use decode::ChatDecoder;
 use request::Shape;
@@ -184,10 +185,16 @@ impl OllamaClient {
     /// its own length from `POST /api/show`, up to the cap. Both are asked at once;
     /// asked again after a few minutes (see `windows`).
     pub async fn context_window(&self, model: &str) -> Option<ContextWindow> {
+        self.said(model).await.window
+    }
+
+    /// What the server says of `model`: its window, and (from the capabilities
+    /// `/api/show` lists) whether it takes tools.
+    pub async fn said(&self, model: &str) -> Said {
         windows::remembered(self.server(), model, async {
-            let (loaded, length) =
-                futures_util::join!(self.loaded_context(model), self.model_length(model));
-            match loaded {
+            let (loaded, show) = futures_util::join!(self.loaded_context(model), self.show(model));
+            let length = show.as_ref().and_then(context_length_of);
+            let window = match loaded {
                 Some(tokens) => Some(ContextWindow::new(tokens, "Ollama, as loaded")),
                 None => length.map(|length| {
                     let cap = self.inner.context_cap;
@@ -197,6 +204,10 @@ impl OllamaClient {
                         ContextWindow::new(length, "Ollama, the model's length")
                     }
                 }),
+            };
+            Said {
+                window,
+                tools_in_text: show.as_ref().and_then(takes_tools) == Some(false),
             }
         })
         .await
@@ -212,17 +223,15 @@ impl OllamaClient {
         loaded_context_of(&ps, model)
     }
 
-    /// `<family>.context_length` from `POST /api/show`.
-    async fn model_length(&self, model: &str) -> Option<u32> {
+    /// `POST /api/show`: the model's details, its length among them.
+    async fn show(&self, model: &str) -> Option<Value> {
         let show = self
             .inner
             .http
             .post(self.url("/api/show"))
             .json(&json!({"model": model}));
-        let show = self
-            .ask(show, model, "could not read the model's context length")
-            .await?;
-        context_length_of(&show)
+        self.ask(show, model, "could not read the model's details")
+            .await
     }
 
     /// A question about `model` whose answer is optional: a failure is logged as
@@ -397,6 +406,13 @@ fn loaded_context_of(ps: &Value, model: &str) -> Option<u32> {
         .filter(|&length| length > 0)
 }
 
+/// Whether an `/api/show` answer lists `tools` among the model's capabilities, when
+/// the server is new enough to list them.
+fn takes_tools(show: &Value) -> Option<bool> {
+    let capabilities = show.get("capabilities")?.as_array()?;
+    Some(capabilities.iter().any(|c| c.as_str() == Some("tools")))
+}
+
 /// `model_info["<family>.context_length"]` of an `/api/show` answer.
 fn context_length_of(show: &Value) -> Option<u32> {
     show.get("model_info")?
@@ -521,20 +537,7 @@ fn pull_line(server: &str, line: &str) -> Result<PullProgress, ProviderError> {
 impl ModelClient for OllamaClient {
     fn stream_chat(&self, request: ChatRequest) -> ModelStream {
         let known: Vec<String> = request.tools.iter().map(|tool| tool.name.clone()).collect();
-        let request = Arc::new(request);
-        let client = self.clone();
-        let open = move || {
-            let client = client.clone();
-            let request = Arc::clone(&request);
-            Box::pin(async move { client.open(&request).await }) as _
-        };
-        let answer = http::stream_answer(
-            &self.inner.peer,
-            self.inner.retry,
-            Framing::Ndjson,
-            open,
-            ChatDecoder::new(),
-        );
+        let answer = self.answer(Arc::new(prompt_tools::as_sent(self.server(), request)));
         adapt::text_calls(answer, known)
     }
 
@@ -544,6 +547,38 @@ impl ModelClient for OllamaClient {
 
     fn can_call_tools(&self, model: &str) -> bool {
         !self.learned().cannot_call_tools.contains(model)
+    }
+
+    fn tools_in_text(&self, model: &str) -> bool {
+        windows::said(self.server(), model).is_some_and(|said| said.tools_in_text)
+    }
+
+    fn keeps_prefix(&self, model: &str) -> bool {
+        warm::keeps_prefix(self.server(), model)
+    }
+
+    fn warm(&self, request: ChatRequest) -> WarmFuture<'_> {
+        let request = warm::request(prompt_tools::as_sent(self.server(), request));
+        Box::pin(warm::drain(self.server(), self.answer(request)))
+    }
+}
+
+impl OllamaClient {
+    /// The server's answer to `request`, retried while it is busy.
+    fn answer(&self, request: Arc<ChatRequest>) -> ModelStream {
+        let client = self.clone();
+        let open = move || {
+            let client = client.clone();
+            let request = Arc::clone(&request);
+            Box::pin(async move { client.open(&request).await }) as _
+        };
+        http::stream_answer(
+            &self.inner.peer,
+            self.inner.retry,
+            Framing::Ndjson,
+            open,
+            ChatDecoder::new(),
+        )
     }
 }
 

@@ -5,7 +5,9 @@
 //! `meta.n_ctx`) → older llama.cpp builds: `n_ctx` in `GET /props` → LM Studio: the model in `GET /api/v0/models`
 //! (`loaded_context_length` when loaded, else `max_context_length`). All are asked at
 //! once; the first in this order that answers wins; a server that answers none of them
-//! (a hosted API) leaves it unknown.
+//! (a hosted API) leaves it unknown. llama.cpp's `/props` also says whether the model's
+//! chat template takes tools (`chat_template_caps.supports_tools`): one that does not
+//! gets them described in its prompt.
 
 use std::time::Duration;
 
@@ -47,6 +49,16 @@ fn llama_cpp(props: &Value, _model: &str) -> Option<ContextWindow> {
         positive(tokens)?,
         "llama.cpp server's n_ctx",
     ))
+}
+
+/// Whether llama.cpp's chat template for its model renders tools, when `/props` says.
+/// A template that does not ("Content-only") leaves a request's tools out without a
+/// word.
+pub(super) fn template_takes_tools(props: &Value) -> Option<bool> {
+    props
+        .get("chat_template_caps")?
+        .get("supports_tools")?
+        .as_bool()
 }
 
 /// LM Studio knows both the context a model was loaded with and the most it takes.
@@ -110,6 +122,18 @@ mod tests {
         ]});
         assert_eq!(read("/api/v0/models", &lm_studio, "qwen3-4b"), Some(4096));
         assert_eq!(read("/api/v0/models", &lm_studio, "gemma-3"), Some(131072));
+    }
+
+    #[test]
+    fn llama_cpp_says_whether_its_template_takes_tools() {
+        let caps = |supports: bool| json!({"chat_template_caps": {"supports_tools": supports, "supports_tool_calls": supports}});
+        assert_eq!(template_takes_tools(&caps(false)), Some(false));
+        assert_eq!(template_takes_tools(&caps(true)), Some(true));
+        assert_eq!(
+            template_takes_tools(&json!({"total_slots": 4})),
+            None,
+            "an older build"
+        );
     }
 
     #[test]

@@ -84,6 +84,15 @@ pub(crate) struct WireUsage {
     prompt_tokens: u64,
     #[serde(default)]
     completion_tokens: u64,
+    /// What of the prompt the server had cached (OpenAI, vLLM, llama.cpp).
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize, Default)]
+pub(crate) struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: u64,
 }
 
 #[derive(Debug, Default)]
@@ -156,6 +165,9 @@ impl BodyDecoder for ChunkDecoder {
             out.push(ModelEvent::Usage(TokenUsage {
                 prompt_tokens: usage.prompt_tokens,
                 completion_tokens: usage.completion_tokens,
+                cached_prompt_tokens: usage
+                    .prompt_tokens_details
+                    .map_or(0, |details| details.cached_tokens),
             }));
         }
         Ok(Progress::More)

@@ -20,10 +20,11 @@ use serde::Deserialize;
 
 use crate::adapt;
 use crate::http::{self, Framing, OpenFailure, Peer, RetryPolicy};
-use crate::{images, windows};
+use crate::windows::{self, Said};
+use crate::{images, prompt_tools, warm};
 use cairn_core::model::ProviderError;
 use cairn_core::model::{
-    ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream,
+    ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream, WarmFuture,
 };
 use decode::ChunkDecoder;
 
@@ -155,28 +156,43 @@ impl OpenAiClient {
     /// The model's context window, from whichever local server's own answer says it
     /// (see [`context`]); `None` when none does.
     pub async fn context_window(&self, model: &str) -> Option<ContextWindow> {
+        self.said(model).await.window
+    }
+
+    /// What the server says of `model`: its window, and whether its chat template
+    /// takes tools. Asked once in a while (see `windows`).
+    pub async fn said(&self, model: &str) -> Said {
         windows::remembered(self.server(), model, self.probe_context(model)).await
     }
 
     /// Asks every way in [`context::PROBES`] at once (each is a round trip the first
     /// answer waits for); the first in their order that answers wins.
-    async fn probe_context(&self, model: &str) -> Option<ContextWindow> {
-        let answers = context::PROBES
+    async fn probe_context(&self, model: &str) -> Said {
+        let asked = context::PROBES.iter().map(|(path, _)| self.probe(path));
+        let answers = join_all(asked).await;
+        let window = context::PROBES
             .iter()
-            .map(|(path, read)| self.probe(path, *read, model));
-        join_all(answers).await.into_iter().flatten().next()
+            .zip(&answers)
+            .find_map(|((_, read), answer)| answer.as_ref().and_then(|a| read(a, model)));
+        let props = context::PROBES
+            .iter()
+            .zip(&answers)
+            .find_map(|((path, _), answer)| (*path == "/props").then_some(answer.as_ref()))
+            .flatten();
+        Said {
+            window,
+            tools_in_text: props.and_then(context::template_takes_tools) == Some(false),
+        }
     }
 
-    /// One way of asking: `None` when this server has no such route or its answer
-    /// does not say.
-    async fn probe(&self, path: &str, read: context::Reader, model: &str) -> Option<ContextWindow> {
+    /// One way of asking: the answer, or `None` when this server has no such route.
+    async fn probe(&self, path: &str) -> Option<serde_json::Value> {
         let url = format!("{}{path}", self.server());
         let request = self.inner.http.get(&url).timeout(context::PROBE_TIMEOUT);
         let response = self.authorized(request).send().await;
         let response = http::check(&self.inner.peer, response).await.ok()?;
         let body = response.bytes().await.ok()?;
-        let answer = serde_json::from_slice::<serde_json::Value>(&body).ok()?;
-        read(&answer, model)
+        serde_json::from_slice(&body).ok()
     }
 
     fn authorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -304,9 +320,11 @@ fn names_unknown_model(error: &ProviderError) -> bool {
 impl ModelClient for OpenAiClient {
     fn stream_chat(&self, request: ChatRequest) -> ModelStream {
         let known: Vec<String> = request.tools.iter().map(|tool| tool.name.clone()).collect();
-        let request = Arc::new(request);
+        let in_text = !known.is_empty() && self.tools_in_text(&request.model);
+        let request = Arc::new(prompt_tools::as_sent(self.server(), request));
         let first = adapt::text_calls(self.answer(Arc::clone(&request), None), known.clone());
-        if !self.inner.force_tool_retry {
+        // Nothing to require a call of when the tools are only text.
+        if !self.inner.force_tool_retry || in_text {
             return first;
         }
         let client = self.clone();
@@ -318,6 +336,20 @@ impl ModelClient for OpenAiClient {
 
     fn context_window<'a>(&'a self, model: &'a str) -> ContextFuture<'a> {
         Box::pin(OpenAiClient::context_window(self, model))
+    }
+
+    fn tools_in_text(&self, model: &str) -> bool {
+        windows::said(self.server(), model).is_some_and(|said| said.tools_in_text)
+    }
+
+    fn keeps_prefix(&self, model: &str) -> bool {
+        warm::keeps_prefix(self.server(), model)
+    }
+
+    fn warm(&self, request: ChatRequest) -> WarmFuture<'_> {
+        // As the turn will send it, tools in text or not, without the forced retry.
+        let request = warm::request(prompt_tools::as_sent(self.server(), request));
+        Box::pin(warm::drain(self.server(), self.answer(request, None)))
     }
 }
 

@@ -1,0 +1,318 @@
+//! `cairn` against a real model server: llama.cpp's `llama-server` with SmolLM2-135M,
+//! built and started by `scripts/real-model with` (which `scripts/test` runs these
+//! under). What a recording cannot show: the window the server really has, its own
+//! count of every prompt, a stopped request freeing its slot, the prompt cache across
+//! turns, a small model running away, and a template that renders no tools. They run one
+//! at a time: some read the server's slots, which another test's request would change.
+//!
+//! Two servers, both with a 4096-token context: `CAIRN_REAL_MODEL_URL` uses SmolLM2's
+//! own template (no tools), `CAIRN_REAL_MODEL_TOOLS_URL` one that renders them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+// The suite's helpers, of which these tests need a few.
+#[allow(dead_code, unused_imports)]
+#[path = "suite/support.rs"]
+mod support;
+
+use serde_json::Value;
+use support::*;
+
+const WHY: &str = "needs a real model server: scripts/real-model with cargo test --test real_model -- --ignored --test-threads=1";
+
+fn url(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: {WHY}"))
+}
+
+/// The server with SmolLM2's own chat template, which renders no tools.
+fn plain() -> String {
+    url("CAIRN_REAL_MODEL_URL")
+}
+
+/// The server with a chat template that renders tools.
+fn with_tools() -> String {
+    url("CAIRN_REAL_MODEL_TOOLS_URL")
+}
+
+/// `cairn run ARGS` against `server`, with the database `db`.
+fn run_at(server: &str, db: &std::path::Path, args: &[&str]) -> Command {
+    let mut command = cairn(&["run", "--base-url", server, "--dialect", "openai"]);
+    command
+        .args(["--model", "smollm2"])
+        .args(args)
+        .env("CAIRN_DB", db);
+    command
+}
+
+/// Sets the answers' length for every thread of `db` (`cairn llm set max_tokens`).
+async fn answers_of_at_most(db: &std::path::Path, tokens: u32) {
+    let mut command = cairn(&["llm", "set", "max_tokens", &tokens.to_string()]);
+    command.env("CAIRN_DB", db);
+    let out = finished(command).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+/// A run can take a while on two cores: the model reads its prompt at about 200
+/// tokens a second and writes 40.
+async fn finished(mut command: Command) -> Output {
+    let out = tokio::time::timeout(Duration::from_secs(240), command.output())
+        .await
+        .expect("cairn did not finish")
+        .unwrap();
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+/// An HTTP client for asking the server itself.
+fn http() -> reqwest::Client {
+    cairn_providers::http::client_builder().build().unwrap()
+}
+
+async fn slots(server: &str) -> Vec<Value> {
+    let body = http()
+        .get(format!("{server}/slots"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    serde_json::from_str(&body).unwrap()
+}
+
+/// The slot that served the server's latest request.
+async fn latest_slot(server: &str) -> Value {
+    slots(server)
+        .await
+        .into_iter()
+        .filter(|slot| slot.get("id_task").is_some())
+        .max_by_key(|slot| slot["id_task"].as_i64())
+        .expect("a slot that served a request")
+}
+
+#[tokio::test]
+#[ignore = "needs a real model server: run scripts/test"]
+async fn the_window_is_the_servers_and_no_request_ever_exceeds_it() {
+    let db = scratch_db();
+    let server = plain();
+    // Short answers: these turns are about the prompt.
+    answers_of_at_most(&db, 24).await;
+    // Each question about 1,400 tokens: three of them, and the answers, are far more
+    // than the 4,096 the server has; every request must still fit.
+    let paste: String = (1..=90)
+        .map(|n| format!("Line {n}: the garden path runs past the old stone wall. "))
+        .collect();
+    let mut thread = String::new();
+    for turn in 0..3 {
+        let question = format!("{paste}\nQuestion {turn}: what does line {turn} say?");
+        let mut args = vec!["--json"];
+        if !thread.is_empty() {
+            args.extend(["--thread", thread.as_str()]);
+        }
+        args.push(&question);
+        let mut command = run_at(&server, &db, &args);
+        command.env("CAIRN_LOG", "cairn_core=info");
+        let out = finished(command).await;
+        assert_eq!(out.code, 0, "turn {turn}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("exceeds the available context size"),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr
+                .contains("context window 4096 tokens (llama.cpp server's n_ctx)"),
+            "the window came from the server: {}",
+            out.stderr
+        );
+        let events = out.events();
+        thread = done(&events).thread_id.clone();
+        let prompt = latest_slot(&server).await["n_prompt_tokens"]
+            .as_u64()
+            .unwrap();
+        assert!(prompt <= 4096 - 24, "turn {turn}: {prompt} prompt tokens");
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs a real model server: run scripts/test"]
+async fn an_answer_streams_and_stop_ends_it_and_frees_the_slot() {
+    let db = scratch_db();
+    let server = plain();
+    let mut command = run_at(
+        &server,
+        &db,
+        &["--json", "Write a long story about a lighthouse keeper."],
+    );
+    command.stdin(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
+            .await
+            .expect("no chunk in time")
+            .unwrap()
+            .expect("the answer ended before a chunk");
+        if line.contains("\"type\":\"chunk\"") {
+            break;
+        }
+    }
+    assert!(
+        slots(&server)
+            .await
+            .iter()
+            .any(|slot| slot["is_processing"] == true),
+        "the server is writing the answer"
+    );
+    interrupt(child.id().unwrap());
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("cairn did not stop")
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    let mut freed = false;
+    for _ in 0..40 {
+        if slots(&server)
+            .await
+            .iter()
+            .all(|slot| slot["is_processing"] == false)
+        {
+            freed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        freed,
+        "the server stopped writing: {:?}",
+        slots(&server).await
+    );
+    // The next question is answered.
+    answers_of_at_most(&db, 8).await;
+    let next = finished(run_at(&server, &db, &["--json", "Say hello."])).await;
+    assert_eq!(next.code, 0, "{}", next.stderr);
+    assert_eq!(done(&next.events()).status, TurnStatus::Completed);
+}
+
+/// Ctrl-C, as a terminal sends it: the run stops.
+fn interrupt(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[tokio::test]
+#[ignore = "needs a real model server: run scripts/test"]
+async fn a_second_turn_reuses_what_the_server_cached_of_the_first() {
+    let db = scratch_db();
+    let server = plain();
+    answers_of_at_most(&db, 16).await;
+    let first = finished(run_at(&server, &db, &["--json", "Name a colour."])).await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let thread = done(&first.events()).thread_id.clone();
+    let second = finished(run_at(
+        &server,
+        &db,
+        &["--json", "--thread", &thread, "And another one?"],
+    ))
+    .await;
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    // The server's own count, as the done event carries it (usage.prompt_tokens_details).
+    let usage = done(&second.events()).usage;
+    let (prompt, cached) = (usage.prompt_tokens, usage.cached_prompt_tokens);
+    assert!(
+        prompt > 0 && cached * 10 >= prompt * 8,
+        "the second turn read {cached} of its {prompt} prompt tokens from the cache"
+    );
+    let first_cached = done(&first.events()).usage.cached_prompt_tokens;
+    assert!(
+        first_cached < cached,
+        "the first turn had less to reuse ({first_cached}) than the second ({cached})"
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs a real model server: run scripts/test"]
+async fn a_runaway_answer_is_bounded_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("small.txt"), "The code word is PELICAN.\n").unwrap();
+    let db = scratch_db();
+    // With tools in its prompt and greedy decoding, SmolLM2 loops on this one.
+    let workspace = dir.path().to_str().unwrap();
+    let out = finished(run_at(
+        &with_tools(),
+        &db,
+        &["--json", "--workspace", workspace, "What is in small.txt?"],
+    ))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events = out.events();
+    let done = done(&events);
+    assert!(done.cut.is_some(), "{done:?}");
+    assert!(
+        done.usage.completion_tokens <= 1024,
+        "bounded by the answer's room: {:?}",
+        done.usage
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs a real model server: run scripts/test"]
+async fn a_template_without_tools_gets_them_in_its_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = scratch_db();
+    let server = plain();
+    // What Cairn sends, on its way to the real server.
+    let proxy = FakeServer::start().await;
+    proxy.forward(&server);
+    answers_of_at_most(&db, 8).await;
+    let workspace = dir.path().to_str().unwrap();
+    let out = finished(run_at(
+        &proxy.url(),
+        &db,
+        &["--json", "--workspace", workspace, "What is in notes.md?"],
+    ))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sent = proxy.requests_to(CHAT)[0].json();
+    assert!(
+        sent.get("tools").is_none(),
+        "the server would drop them: {sent}"
+    );
+    // What the server's own template makes of the request holds every tool.
+    let rendered: Value = http()
+        .post(format!("{server}/apply-template"))
+        .json(&serde_json::json!({"messages": sent["messages"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let prompt = rendered["prompt"].as_str().unwrap();
+    for tool in [
+        "read_file(path: string",
+        "list_dir(path: string",
+        "run_command(command: string",
+    ] {
+        assert!(prompt.contains(tool), "{tool} in {prompt}");
+    }
+    let models = finished(cairn(&[
+        "models",
+        "--base-url",
+        &server,
+        "--dialect",
+        "openai",
+    ]))
+    .await;
+    assert!(
+        models.stdout.contains("4k context · tools through text"),
+        "{}",
+        models.stdout
+    );
+}
