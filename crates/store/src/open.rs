@@ -137,3 +137,52 @@ async fn check_before_writing(path: &Path) -> Result<(), StoreError> {
     let _ = connection.close().await;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write;
+
+    use super::MIGRATOR;
+
+    /// The first bytes of each migration's checksum, as released. sqlx refuses a
+    /// database whose applied migrations have changed since: a migration that has
+    /// shipped is never edited; what changes the schema again is a new one.
+    const RELEASED: [(i64, &str); 6] = [
+        (1, "f4b95e4f63395670"),
+        (2, "16b804fea5895333"),
+        (3, "7ce84ab61846a94a"),
+        (4, "a763dd58a02061bb"),
+        (5, "7a1e97bce80bc9f1"),
+        (6, "b67a11bc579fcf1b"),
+    ];
+
+    #[test]
+    fn released_migrations_never_change() {
+        let found: Vec<(i64, String)> = MIGRATOR
+            .iter()
+            .map(|migration| {
+                let head =
+                    migration
+                        .checksum
+                        .iter()
+                        .take(8)
+                        .fold(String::new(), |mut hex, byte| {
+                            let _ = write!(hex, "{byte:02x}");
+                            hex
+                        });
+                (migration.version, head)
+            })
+            .collect();
+        for (version, checksum) in RELEASED {
+            assert!(
+                found.contains(&(version, checksum.to_owned())),
+                "migration {version} changed after release: {found:?}"
+            );
+        }
+        assert_eq!(
+            found.len(),
+            RELEASED.len(),
+            "a new migration: add its checksum to RELEASED ({found:?})"
+        );
+    }
+}
