@@ -2595,6 +2595,63 @@ async fn an_answer_the_server_cut_at_its_length_says_so_and_keeps_its_text() {
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn the_app_and_the_cli_open_a_new_database_together() {
+    let server = FakeServer::start().await;
+    server.push(CHAT, Reply::sse(sse::text(&["Both opened it."])));
+    let home = Home::new();
+    let cli = std::path::Path::new(harness::APP).with_file_name("cairn");
+    assert!(
+        cli.exists(),
+        "{} is not built: cargo build -p cairn-cli",
+        cli.display()
+    );
+    // Whoever creates and migrates the file holds the lock beside it. Held here, it
+    // makes the app and three CLI runs wait at the same point of their first open,
+    // and all of them go at once when it is let go.
+    let mut lock_path = home.db().into_os_string();
+    lock_path.push(".lock");
+    let lock = std::fs::File::create(&lock_path).unwrap();
+    lock.lock().unwrap();
+    let env = harness::app_env(&home, &server.url());
+    let runs: Vec<_> = (0..3)
+        .map(|_| {
+            tokio::process::Command::new(&cli)
+                .args(["threads", "list", "--json"])
+                .envs(env.clone())
+                .kill_on_drop(true)
+                .output()
+        })
+        .map(tokio::spawn)
+        .collect();
+    let url = server.url();
+    let launch = App::launch(&home, &url);
+    let app = {
+        let releasing = async {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            assert!(!home.db().exists(), "nobody opened the file past the lock");
+            drop(lock);
+        };
+        let (app, ()) = tokio::join!(launch, releasing);
+        app
+    };
+    for run in runs {
+        let out = run.await.unwrap().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The app works on the file as usual.
+    app.send("Did you both open it?").await;
+    app.wait_for_text(".message.assistant .md", "Both opened it.")
+        .await;
+    assert_eq!(app.count(".toast").await, 0, "no error was said");
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_local_server_reads_the_prompt_while_the_question_is_written() {
     let server = FakeServer::start().await;
     server.fallback("GET /v1/models", llama_cpp_models(8192));

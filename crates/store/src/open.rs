@@ -1,9 +1,10 @@
-//! Opening the file: refuse what this version cannot read before writing a byte,
-//! then migrate.
+//! Opening the file: one process at a time (a lock file beside it), refuse what this
+//! version cannot read before writing a byte, then migrate.
 
-use std::path::Path;
+use std::fs::{File, TryLockError};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
@@ -49,8 +50,10 @@ impl Store {
                 source,
             })?;
         }
-        let exists = path.exists();
-        if exists {
+        // Held until the schema is current: a second process opening a new file at
+        // the same moment waits here, then finds every migration applied.
+        let schema = lock_schema(&path).await?;
+        if path.exists() {
             check_before_writing(&path).await?;
         }
         let options = SqliteConnectOptions::new()
@@ -78,12 +81,52 @@ impl Store {
                 detail: other.to_string(),
             },
         })?;
+        drop(schema);
         let path = Arc::new(path);
         Ok(Self {
             pool,
             reader: crate::reader::Reader::new(Arc::clone(&path)),
             path,
         })
+    }
+}
+
+/// How long an open waits for another process to finish migrating the same file.
+const SCHEMA_WAIT: Duration = Duration::from_secs(60);
+
+/// Locks the file beside the database (`cairn.db.lock`) that whoever checks and
+/// migrates the schema holds. sqlx's SQLite migrator takes no lock of its own: two
+/// processes opening a new database together (the app and a CLI on a first run, a
+/// script starting many runs) would each create the tables, and all but one fail.
+/// The lock file is left in place: removing it would race with the next open.
+async fn lock_schema(path: &Path) -> Result<File, StoreError> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let lock_path = PathBuf::from(name);
+    let folder_error = |source| StoreError::Folder {
+        path: lock_path.clone(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(folder_error)?;
+    let deadline = Instant::now() + SCHEMA_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(TryLockError::WouldBlock) => {
+                return Err(StoreError::Locked {
+                    path: path.to_owned(),
+                });
+            }
+            Err(TryLockError::Error(source)) => return Err(folder_error(source)),
+        }
     }
 }
 

@@ -64,6 +64,13 @@ pub fn refresh_models(ctx: Ctx) {
 /// Once per chat, model, mode, folder and length: focusing the composer again asks
 /// nothing new.
 pub fn warm_prompt(ctx: Ctx) {
+    // Untracked: the composer's focus effect runs this (focusing fires the event at
+    // once), and must not come to depend on the chat's state and steal the focus back
+    // from an approval whenever that changes.
+    untrack(move || warm_prompt_now(ctx));
+}
+
+fn warm_prompt_now(ctx: Ctx) {
     thread_local! {
         static LAST: RefCell<Option<String>> = const { RefCell::new(None) };
     }

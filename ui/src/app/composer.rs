@@ -22,7 +22,11 @@ pub fn Composer() -> impl IntoView {
     Effect::new(move |_| {
         ctx.nav.focus.track();
         if let Some(area) = input.get() {
-            let _ = area.focus();
+            // Focusing runs the focus handlers at once, inside this effect: what they
+            // read must not become what this effect (and so the focus) follows.
+            untrack(|| {
+                let _ = area.focus();
+            });
         }
     });
     let running = move || ctx.current_id().is_some_and(|id| ctx.is_running(&id));

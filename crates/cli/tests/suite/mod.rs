@@ -1,6 +1,7 @@
 mod agents;
 mod approvals;
 mod exits;
+mod first_open;
 mod mcp;
 mod models;
 mod runs;
