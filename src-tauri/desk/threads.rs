@@ -80,17 +80,12 @@ impl Desk {
             return Err(DeskError::Invalid("a chat needs a name".into()));
         }
         let title: String = title.chars().take(MAX_TITLE_CHARS).collect();
-        Ok(self.store().rename_thread(thread_id, &title).await?)
+        Ok(self.runtime.rename_thread(thread_id, &title).await?)
     }
 
-    /// Deletes a thread that has no turn running.
+    /// Deletes a thread that has no turn running, here or in another Cairn.
     pub async fn delete_thread(&self, thread_id: &str) -> Result<(), DeskError> {
-        if self.runtime.sessions().get(thread_id).is_some() {
-            return Err(DeskError::Invalid(
-                "this chat is still answering; stop it before deleting it".into(),
-            ));
-        }
-        if self.store().delete_thread(thread_id).await? {
+        if self.runtime.delete_thread(thread_id).await? {
             Ok(())
         } else {
             Err(cairn_store::StoreError::NotFound {

@@ -108,18 +108,23 @@ async fn act(store: &Store, action: ThreadsAction) -> Result<(), Failure> {
             let thread = store.import(&export).await?;
             println!("imported {}", summary(&thread));
         }
+        // Through the runtime: a thread answering, here or in the app, is left alone.
         ThreadsAction::Rename { id, title } => {
-            let thread = store.rename_thread(&id, &title.join(" ")).await?;
+            let thread = runtime(store).rename_thread(&id, &title.join(" ")).await?;
             println!("{}", summary(&thread));
         }
         ThreadsAction::Delete { id } => {
-            if !store.delete_thread(&id).await? {
+            if !runtime(store).delete_thread(&id).await? {
                 return Err(Failure::Usage(format!("no thread `{id}`")));
             }
             println!("deleted {id}");
         }
     }
     Ok(())
+}
+
+fn runtime(store: &Store) -> std::sync::Arc<cairn_runtime::Runtime> {
+    cairn_runtime::Runtime::new(store.clone(), cairn_core::Limits::default())
 }
 
 /// A stored answer as `cairn run` showed it: text, then each call on its own line

@@ -45,6 +45,9 @@ pub enum RuntimeError {
     Rule(RuleError),
     #[error(transparent)]
     Agent(#[from] UnknownAgent),
+    /// Deleting or renaming a thread while it answers, here or in another Cairn.
+    #[error("this chat is still answering; stop it or wait for it before {doing} it")]
+    Answering { doing: &'static str },
     /// A value out of what it may be (a model parameter, a price), with its range.
     #[error("{0}")]
     BadValue(String),
@@ -73,9 +76,8 @@ impl RuntimeError {
     pub fn kind(&self) -> FailureKind {
         match self {
             Self::Store(err) => store_kind(err),
-            Self::Session(SessionError::AlreadyRunning | SessionError::NotRunning(_)) => {
-                FailureKind::Busy
-            }
+            Self::Session(SessionError::AlreadyRunning | SessionError::NotRunning(_))
+            | Self::Answering { .. } => FailureKind::Busy,
             Self::Provider(err) => provider_kind(err),
             Self::Workspace(_)
             | Self::EmptyPrompt

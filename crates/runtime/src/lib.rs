@@ -5,11 +5,13 @@
 //! manager, recorded as it runs → committed → `done`. The CLI and the desktop shell
 //! call the same [`Runtime`], so a thread behaves the same in both.
 
+use answering::Lease;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 mod agents;
+mod answering;
 mod error;
 mod export;
 mod llm;
@@ -324,7 +326,7 @@ impl Runtime {
             return Err(RuntimeError::Plan);
         }
         // Claimed first: a thread that is busy keeps its mode.
-        let claim = self.sessions.claim(thread_id)?;
+        let claim = self.claim(thread_id).await?;
         self.store.set_mode(thread_id, mode).await?;
         let prompt = cairn_protocol::desktop::run_plan_prompt(plan_id);
         // A stored draft runs through create_plan, shown from the start.
@@ -376,7 +378,7 @@ impl Runtime {
         }
         // Held from before anything is stored until the turn runs: a second send to
         // this thread meanwhile is refused instead of storing a message no turn answers.
-        let claim = self.sessions.claim(thread_id)?;
+        let claim = self.claim(thread_id).await?;
         self.start_claimed(claim, thread_id, Opening::Ask(prompt), choice, Vec::new())
             .await
     }
@@ -399,14 +401,48 @@ impl Runtime {
         redo: Redo<'_>,
         choice: ModelChoice,
     ) -> Result<Arc<LiveTurn>, RuntimeError> {
-        let claim = self.sessions.claim(thread_id)?;
+        let claim = self.claim(thread_id).await?;
         self.start_claimed(claim, thread_id, Opening::Redo(redo), choice, Vec::new())
             .await
     }
 
+    /// Claims `thread_id` for a turn: in this process, and against the others that
+    /// share the database.
+    async fn claim(&self, thread_id: &str) -> Result<(Claim, Lease), RuntimeError> {
+        let claim = self.sessions.claim(thread_id)?;
+        let lease = Lease::take(&self.store, thread_id).await?;
+        Ok((claim, lease))
+    }
+
+    /// Deletes a thread (false: there was none). Refused while it answers, in this
+    /// process or another.
+    pub async fn delete_thread(&self, thread_id: &str) -> Result<bool, RuntimeError> {
+        self.ensure_quiet(thread_id, "deleting").await?;
+        Ok(self.store.delete_thread(thread_id).await?)
+    }
+
+    /// Renames a thread. Refused while it answers, in this process or another.
+    pub async fn rename_thread(
+        &self,
+        thread_id: &str,
+        title: &str,
+    ) -> Result<ThreadInfo, RuntimeError> {
+        self.ensure_quiet(thread_id, "renaming").await?;
+        Ok(self.store.rename_thread(thread_id, title).await?)
+    }
+
+    async fn ensure_quiet(&self, thread_id: &str, doing: &'static str) -> Result<(), RuntimeError> {
+        if self.sessions.get(thread_id).is_some()
+            || self.store.answered_elsewhere(thread_id).await?
+        {
+            return Err(RuntimeError::Answering { doing });
+        }
+        Ok(())
+    }
+
     async fn start_claimed(
         &self,
-        claim: Claim,
+        (claim, lease): (Claim, Lease),
         thread_id: &str,
         opening: Opening<'_>,
         choice: ModelChoice,
@@ -477,7 +513,13 @@ impl Runtime {
                 },
             )) as Arc<dyn Handover>
         });
-        Ok(claim.start_with(engine, request, self.grants(thread_id), recorder, handover))
+        let live = claim.start_with(engine, request, self.grants(thread_id), recorder, handover);
+        let watched = Arc::clone(&live);
+        tokio::spawn(async move {
+            watched.finished().await;
+            lease.release().await;
+        });
+        Ok(live)
     }
 
     /// A thread's tools: [`Runtime::toolbelt`]'s, and `set_llm_params` for its own

@@ -676,3 +676,49 @@ async fn the_last_answer_can_be_given_again_and_the_last_question_rewritten() {
     let hits = runtime.store().search("3 + 3", 10).await.unwrap();
     assert_eq!(hits.len(), 1);
 }
+
+/// The threads this process marked as answering, read from the file as another
+/// process would.
+async fn marked(runtime: &Runtime) -> Vec<String> {
+    use sqlx::{ConnectOptions, sqlite::SqliteConnectOptions};
+    let mut connection = SqliteConnectOptions::new()
+        .filename(runtime.store().path())
+        .connect()
+        .await
+        .unwrap();
+    sqlx::query_scalar("SELECT thread_id FROM answering")
+        .fetch_all(&mut connection)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_thread_is_marked_answering_for_other_processes_until_its_turn_ends() {
+    let (_dir, runtime) = runtime().await;
+    let thread = default_thread(&runtime).await;
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("Done.").delay(std::time::Duration::from_millis(300))]);
+    let live = runtime
+        .send(&thread.id, "Go.", choice(&model))
+        .await
+        .unwrap();
+    assert_eq!(marked(&runtime).await, vec![thread.id.clone()]);
+    // Here too, the rule holds: not deleted or renamed while it answers.
+    let refused = runtime.delete_thread(&thread.id).await.unwrap_err();
+    assert!(
+        matches!(refused, RuntimeError::Answering { doing: "deleting" }),
+        "{refused}"
+    );
+    assert!(runtime.rename_thread(&thread.id, "New").await.is_err());
+    live.finished().await.unwrap();
+    // Released just after the commit, in the background: a long-lived app must not
+    // keep its marks.
+    tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        while !marked(&runtime).await.is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the mark is taken off");
+    assert!(runtime.delete_thread(&thread.id).await.unwrap());
+}

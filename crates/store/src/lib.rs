@@ -10,6 +10,7 @@
 //! The store knows the wire types and SQLite, nothing of the engine: it sits beside
 //! the engine, not above it.
 
+mod answering;
 mod answers;
 mod error;
 mod export;

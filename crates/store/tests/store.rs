@@ -441,3 +441,42 @@ async fn a_search_ranks_every_match_before_it_keeps_the_best_few() {
     );
     assert!(hits.iter().all(|hit| hit.thread_id == thread.id));
 }
+
+#[tokio::test]
+async fn a_thread_answered_by_a_running_process_is_marked_and_an_ended_ones_mark_holds_nothing() {
+    let (_dir, store) = fresh().await;
+    let thread = store.create_thread(NewThread::default()).await.unwrap();
+    // Another process's mark, written as that process would: first one that runs
+    // (the machine's first process always does), then one that has ended.
+    let mark = |pid: i64| {
+        let (path, id) = (store.path().to_owned(), thread.id.clone());
+        async move {
+            let mut connection = raw(&path).await;
+            sqlx::query(
+                "INSERT OR REPLACE INTO answering (thread_id, pid, since) VALUES (?, ?, 0)",
+            )
+            .bind(id)
+            .bind(pid)
+            .execute(&mut connection)
+            .await
+            .unwrap();
+        }
+    };
+    mark(1).await;
+    assert!(store.answered_elsewhere(&thread.id).await.unwrap());
+    assert!(!store.claim_answering(&thread.id).await.unwrap(), "refused");
+    let mut ended = std::process::Command::new("true").spawn().unwrap();
+    let gone = i64::from(ended.id());
+    ended.wait().unwrap();
+    mark(gone).await;
+    assert!(!store.answered_elsewhere(&thread.id).await.unwrap());
+    assert!(
+        store.claim_answering(&thread.id).await.unwrap(),
+        "taken over"
+    );
+    // This process's own mark: not "elsewhere", claimed again at will, and released.
+    assert!(!store.answered_elsewhere(&thread.id).await.unwrap());
+    assert!(store.claim_answering(&thread.id).await.unwrap());
+    store.release_answering(&thread.id).await.unwrap();
+    assert_eq!(sqlx_count(&store, "answering").await, 0);
+}

@@ -457,3 +457,124 @@ async fn the_usage_log_lists_every_call_and_sums_to_what_done_reported() {
     let missing = output(cairn(&["usage", "--db", &db, "--thread", "nope"])).await;
     assert_eq!(missing.code, 2, "{}", missing.stderr);
 }
+
+#[tokio::test]
+async fn a_thread_answering_in_another_process_is_not_deleted_renamed_or_answered_twice() {
+    let server = FakeServer::start().await;
+    server.push(CHAT, Reply::sse(sse::text(&["First."])));
+    // The second answer is held until the test lets it go.
+    server.push(
+        CHAT,
+        Reply::new(200, "text/event-stream")
+            .then(cairn_testkit::Piece::Gate("answer".into()))
+            .then(cairn_testkit::Piece::Bytes(sse::text(&["Second."]))),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let url = server.url();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--db",
+            &db,
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        cairn(&args)
+    };
+    let first = output(run(&["Hello."])).await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let thread = done(&first.events()).thread_id.clone();
+    let answering = run(&["--thread", &thread, "Again."]).spawn().unwrap();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while server.requests_to(CHAT).len() < 2 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the second run asks the model");
+
+    let refused = "this chat is still answering; stop it or wait for it before";
+    let delete = output(cairn(&["threads", "delete", &thread, "--db", &db])).await;
+    assert_eq!(delete.code, 1, "{}", delete.stderr);
+    assert!(
+        delete.stderr.contains(&format!("{refused} deleting it")),
+        "{}",
+        delete.stderr
+    );
+    let rename = output(cairn(&["threads", "rename", &thread, "New", "--db", &db])).await;
+    assert_eq!(rename.code, 1, "{}", rename.stderr);
+    assert!(
+        rename.stderr.contains(&format!("{refused} renaming it")),
+        "{}",
+        rename.stderr
+    );
+    let twice = output(run(&["--thread", &thread, "Meanwhile?"])).await;
+    assert_eq!(twice.code, 1, "{}", twice.stderr);
+    assert!(
+        twice
+            .stderr
+            .contains("a turn is already running in this thread"),
+        "{}",
+        twice.stderr
+    );
+    assert_eq!(server.requests_to(CHAT).len(), 2, "nothing more was asked");
+
+    server.open_gate("answer");
+    let out = tokio::time::timeout(Duration::from_secs(20), answering.wait_with_output())
+        .await
+        .expect("the answer ends")
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Answered, the thread is the user's again.
+    let delete = output(cairn(&["threads", "delete", &thread, "--db", &db])).await;
+    assert_eq!(delete.code, 0, "{}", delete.stderr);
+}
+
+#[tokio::test]
+async fn a_run_killed_mid_answer_leaves_its_thread_free() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::new(200, "text/event-stream").then(cairn_testkit::Piece::Hang),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let url = server.url();
+    let mut answering = cairn(&[
+        "run",
+        "--db",
+        &db,
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--json",
+        "Hello.",
+    ])
+    .spawn()
+    .unwrap();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while server.requests_to(CHAT).is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the run asks the model");
+    answering.start_kill().unwrap();
+    answering.wait().await.unwrap();
+    let out = output(cairn(&["threads", "list", "--db", &db, "--json"])).await;
+    let threads: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let thread = threads[0]["id"].as_str().unwrap().to_owned();
+    // Its mark stays in the file, but its process is gone: it holds nothing.
+    let delete = output(cairn(&["threads", "delete", &thread, "--db", &db])).await;
+    assert_eq!(delete.code, 0, "{}", delete.stderr);
+}
