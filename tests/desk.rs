@@ -816,3 +816,47 @@ async fn the_model_picker_learns_the_context_and_whether_tools_wait_in_groups() 
     let unknown = s.desk.model_context(ask("quiet-model")).await.unwrap();
     assert_eq!(unknown.tokens, None);
 }
+
+#[tokio::test]
+async fn overrides_from_the_environment_are_never_saved_as_settings() {
+    // CAIRN_BASE_URL and CAIRN_MODEL set for this run (the fake server, test-model).
+    let s = setup(Some("test-model")).await;
+    s.desk.set_zoom(150).await.unwrap();
+    assert_eq!(s.desk.settings().base_url, s.server.url(), "still in force");
+    // The next plain launch has the zoom, and its own server and model.
+    let plain = || async {
+        let store = Store::open(s.dir.path().join("cairn.db")).await.unwrap();
+        let (secrets, shell) = (s.secrets.clone(), s.shell.clone());
+        Desk::open(
+            store,
+            Limits::default(),
+            secrets,
+            shell,
+            &Overrides::default(),
+        )
+        .await
+        .unwrap()
+        .settings()
+    };
+    let saved = plain().await;
+    let default = Settings::default();
+    assert_eq!(saved.zoom_percent, 150);
+    assert_eq!(
+        (
+            &saved.base_url,
+            saved.dialect,
+            &saved.model,
+            saved.first_run_done
+        ),
+        (&default.base_url, default.dialect, &None, false)
+    );
+    // What the user changes in an overridden field is theirs, and kept.
+    let mut mine = s.desk.settings();
+    mine.base_url = "http://gpu-box:11434".into();
+    mine.model = Some("qwen3:8b".into());
+    s.desk.save_settings(mine).await.unwrap();
+    let saved = plain().await;
+    assert_eq!(saved.base_url, "http://gpu-box:11434");
+    assert_eq!(saved.model.as_deref(), Some("qwen3:8b"));
+    assert_eq!(saved.zoom_percent, 150);
+}

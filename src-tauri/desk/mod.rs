@@ -36,7 +36,10 @@ pub trait Shell: Send + Sync + 'static {
 /// The app's state behind every command.
 pub struct Desk {
     runtime: Arc<Runtime>,
+    /// The settings in force: what the user set, then this run's overrides.
     settings: RwLock<Settings>,
+    /// What the user set, as kept in the store (no override in it).
+    stored: RwLock<Settings>,
     /// The `CAIRN_*` variables that overrode the saved server at start.
     overrides: settings::Overrides,
     secrets: Arc<dyn SecretStore>,
@@ -61,7 +64,8 @@ impl Desk {
         shell: Arc<dyn Shell>,
         overrides: &settings::Overrides,
     ) -> Result<Arc<Self>, DeskError> {
-        let mut settings: Settings = store.setting(SETTINGS_KEY).await?.unwrap_or_default();
+        let stored: Settings = store.setting(SETTINGS_KEY).await?.unwrap_or_default();
+        let mut settings = stored.clone();
         overrides.apply(&mut settings)?;
         let runtime = Runtime::new(store, limits);
         // The window asks each server afresh when it opens (the model picker does, in
@@ -70,6 +74,7 @@ impl Desk {
         Ok(Arc::new(Self {
             runtime,
             settings: RwLock::new(settings),
+            stored: RwLock::new(stored),
             overrides: overrides.clone(),
             secrets,
             shell,

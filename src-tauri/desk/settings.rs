@@ -60,6 +60,34 @@ impl Overrides {
         .collect()
     }
 
+    /// `submitted` as it is kept: a field an override set and the user left as it
+    /// was shown keeps its stored value. An override lasts one run; a setting saved is
+    /// only what the user set (zooming under `CAIRN_BASE_URL` once saved the
+    /// override's server, and the next plain launch talked to it).
+    pub(super) fn kept(
+        &self,
+        submitted: &Settings,
+        shown: &Settings,
+        stored: &Settings,
+    ) -> Settings {
+        let mut kept = submitted.clone();
+        let server_overridden = self.base_url.is_some() || self.dialect.is_some();
+        if server_overridden
+            && submitted.base_url == shown.base_url
+            && submitted.dialect == shown.dialect
+        {
+            kept.base_url.clone_from(&stored.base_url);
+            kept.dialect = stored.dialect;
+        }
+        if self.model.is_some() && submitted.model == shown.model {
+            kept.model.clone_from(&stored.model);
+            if submitted.first_run_done == shown.first_run_done {
+                kept.first_run_done = stored.first_run_done;
+            }
+        }
+        kept
+    }
+
     pub(super) fn apply(&self, settings: &mut Settings) -> Result<(), DeskError> {
         if let Some(base_url) = &self.base_url {
             settings.base_url.clone_from(base_url);
@@ -88,7 +116,12 @@ impl Desk {
         self.runtime
             .set_default_agent(&settings.default_agent)
             .await?;
-        self.store().set_setting(SETTINGS_KEY, &settings).await?;
+        let kept = {
+            let stored = self.stored.read().unwrap_or_else(PoisonError::into_inner);
+            self.overrides.kept(&settings, &self.settings(), &stored)
+        };
+        self.store().set_setting(SETTINGS_KEY, &kept).await?;
+        *self.stored.write().unwrap_or_else(PoisonError::into_inner) = kept;
         *self
             .settings
             .write()
