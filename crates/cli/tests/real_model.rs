@@ -54,16 +54,8 @@ async fn answers_of_at_most(db: &std::path::Path, tokens: u32) {
 
 /// A run can take a while on two cores: the model reads its prompt at about 200
 /// tokens a second and writes 40.
-async fn finished(mut command: Command) -> Output {
-    let out = tokio::time::timeout(Duration::from_secs(240), command.output())
-        .await
-        .expect("cairn did not finish")
-        .unwrap();
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
+async fn finished(command: Command) -> Output {
+    output_within(command, Duration::from_secs(240)).await
 }
 
 /// An HTTP client for asking the server itself.

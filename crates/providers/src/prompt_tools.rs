@@ -17,9 +17,7 @@ use cairn_core::model::ChatRequest;
 /// `request` as it goes to `server`: its tools described in its prompt when the
 /// server said the model's template takes none.
 pub(crate) fn as_sent(server: &str, request: ChatRequest) -> ChatRequest {
-    let in_text =
-        crate::windows::said(server, &request.model).is_some_and(|said| said.tools_in_text);
-    if in_text && !request.tools.is_empty() {
+    if !request.tools.is_empty() && crate::windows::tools_in_text(server, &request.model) {
         rewrite(request)
     } else {
         request

@@ -51,6 +51,12 @@ pub fn said(server: &str, model: &str) -> Option<Said> {
         .map(|(_, said)| said.clone())
 }
 
+/// Whether `server` said `model`'s chat template takes no tools, so that they go in
+/// its prompt as text.
+pub(crate) fn tools_in_text(server: &str, model: &str) -> bool {
+    said(server, model).is_some_and(|said| said.tools_in_text)
+}
+
 /// Keeps what `server` said about `model` `age` ago, as if it had just been asked then.
 pub fn remember(server: &str, model: &str, said: Said, age: Duration) {
     let at = Instant::now().checked_sub(age).unwrap_or_else(Instant::now);

@@ -63,8 +63,13 @@ impl Output {
     }
 }
 
-pub async fn output(mut command: Command) -> Output {
-    let out = tokio::time::timeout(Duration::from_secs(30), command.output())
+pub async fn output(command: Command) -> Output {
+    output_within(command, Duration::from_secs(30)).await
+}
+
+/// What `command` printed and how it ended, once it has ended within `limit`.
+pub async fn output_within(mut command: Command, limit: Duration) -> Output {
+    let out = tokio::time::timeout(limit, command.output())
         .await
         .expect("cairn did not finish")
         .unwrap();

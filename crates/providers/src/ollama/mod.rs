@@ -550,7 +550,7 @@ impl ModelClient for OllamaClient {
     }
 
     fn tools_in_text(&self, model: &str) -> bool {
-        windows::said(self.server(), model).is_some_and(|said| said.tools_in_text)
+        windows::tools_in_text(self.server(), model)
     }
 
     fn keeps_prefix(&self, model: &str) -> bool {

@@ -321,7 +321,11 @@ impl ModelClient for OpenAiClient {
     fn stream_chat(&self, request: ChatRequest) -> ModelStream {
         let known: Vec<String> = request.tools.iter().map(|tool| tool.name.clone()).collect();
         let in_text = !known.is_empty() && self.tools_in_text(&request.model);
-        let request = Arc::new(prompt_tools::as_sent(self.server(), request));
+        let request = Arc::new(if in_text {
+            prompt_tools::rewrite(request)
+        } else {
+            request
+        });
         let first = adapt::text_calls(self.answer(Arc::clone(&request), None), known.clone());
         // Nothing to require a call of when the tools are only text.
         if !self.inner.force_tool_retry || in_text {
@@ -339,7 +343,7 @@ impl ModelClient for OpenAiClient {
     }
 
     fn tools_in_text(&self, model: &str) -> bool {
-        windows::said(self.server(), model).is_some_and(|said| said.tools_in_text)
+        windows::tools_in_text(self.server(), model)
     }
 
     fn keeps_prefix(&self, model: &str) -> bool {
