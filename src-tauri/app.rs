@@ -3,11 +3,10 @@
 
 use std::sync::{Arc, PoisonError};
 
-use cairn_core::Limits;
 use cairn_protocol::Event;
 use cairn_protocol::desktop::ShellEvent;
+use cairn_runtime::{Limits, Runtime};
 use cairn_secrets::Keychain;
-use cairn_store::Store;
 use tauri::{AppHandle, Manager, RunEvent, WindowEvent};
 
 use crate::desk::{Desk, Overrides, Shell};
@@ -130,14 +129,14 @@ fn start_mcp(app: AppHandle, desk: Arc<Desk>) {
 async fn open_desk(app: AppHandle) -> Result<Arc<Desk>, Box<dyn std::error::Error>> {
     let path = match std::env::var_os("CAIRN_DB") {
         Some(path) => std::path::PathBuf::from(path),
-        None => Store::default_path().ok_or("no data folder: set HOME or CAIRN_DB")?,
+        None => {
+            cairn_runtime::default_database_path().ok_or("no data folder: set HOME or CAIRN_DB")?
+        }
     };
-    let store = Store::open(&path).await?;
-    let limits = Limits::from_env()?;
+    let runtime = Runtime::open(&path, Limits::from_env()?).await?;
     let shell = Arc::new(DesktopShell { app });
     let desk = Desk::open(
-        store,
-        limits,
+        runtime,
         Arc::new(Keychain::new()),
         shell,
         &Overrides::from_env(),

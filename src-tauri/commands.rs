@@ -13,6 +13,7 @@ use cairn_protocol::desktop::commands::*;
 use cairn_protocol::desktop::{
     CommandError, CommandErrorKind, PullStep, SettingsSaved, ShellEvent, Startup,
 };
+use cairn_runtime::LiveTurn;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
@@ -103,7 +104,7 @@ fn fail(err: DeskError) -> CommandError {
 
 /// Sends a turn's events into the webview's channel until `done` or the webview
 /// goes away (a reload): the turn itself runs on.
-fn stream_to(channel: Channel<Event>, live: &cairn_core::LiveTurn) {
+fn stream_to(channel: Channel<Event>, live: &LiveTurn) {
     desk::forward(live, move |event| channel.send(event).is_ok());
 }
 
@@ -627,23 +628,17 @@ async fn set_agent(
     args: SetAgent,
 ) -> Reply<<SetAgent as Command>::Reply> {
     let SetAgent { thread_id, agent } = args;
-    let desk = desk(&state)?;
-    let runtime = desk.runtime();
-    runtime
-        .set_thread_agent(&thread_id, &agent)
+    desk(&state)?
+        .set_agent(&thread_id, &agent)
         .await
-        .map_err(|err| fail(err.into()))
+        .map_err(fail)
 }
 
 /// The model's parameters for a chat (or the defaults), as `/llm` shows them.
 #[tauri::command]
 async fn get_llm(state: State<'_, AppState>, args: GetLlm) -> Reply<<GetLlm as Command>::Reply> {
     let GetLlm { thread_id } = args;
-    desk(&state)?
-        .runtime()
-        .llm_settings(thread_id.as_deref())
-        .await
-        .map_err(|err| fail(err.into()))
+    desk(&state)?.llm(thread_id.as_deref()).await.map_err(fail)
 }
 
 /// What each of a chat's answers took, and its totals.
@@ -653,10 +648,9 @@ async fn thread_usage(
     args: GetThreadUsage,
 ) -> Reply<<GetThreadUsage as Command>::Reply> {
     desk(&state)?
-        .runtime()
         .thread_usage(&args.thread_id)
         .await
-        .map_err(|err| fail(err.into()))
+        .map_err(fail)
 }
 
 #[tauri::command]
@@ -665,11 +659,7 @@ async fn list_prices(
     args: ListPrices,
 ) -> Reply<<ListPrices as Command>::Reply> {
     let ListPrices {} = args;
-    desk(&state)?
-        .runtime()
-        .prices()
-        .await
-        .map_err(|err| fail(err.into()))
+    desk(&state)?.prices().await.map_err(fail)
 }
 
 #[tauri::command]
@@ -683,10 +673,9 @@ async fn set_price(
         completion_per_million,
     } = args;
     desk(&state)?
-        .runtime()
         .set_price(&model, prompt_per_million, completion_per_million)
         .await
-        .map_err(|err| fail(err.into()))
+        .map_err(fail)
 }
 
 #[tauri::command]
@@ -694,11 +683,7 @@ async fn remove_price(
     state: State<'_, AppState>,
     args: RemovePrice,
 ) -> Reply<<RemovePrice as Command>::Reply> {
-    desk(&state)?
-        .runtime()
-        .remove_price(&args.model)
-        .await
-        .map_err(|err| fail(err.into()))
+    desk(&state)?.remove_price(&args.model).await.map_err(fail)
 }
 
 /// Sets (or resets) a chat's model parameter, or a default.
@@ -709,17 +694,10 @@ async fn set_llm(state: State<'_, AppState>, args: SetLlm) -> Reply<<SetLlm as C
         key,
         value,
     } = args;
-    let desk = desk(&state)?;
-    let runtime = desk.runtime();
-    let settings = match (key.as_deref(), value.as_deref()) {
-        (Some(key), Some(value)) => runtime.set_llm(thread_id.as_deref(), key, value).await,
-        (key, None) => runtime.reset_llm(thread_id.as_deref(), key).await,
-        (None, Some(_)) => Err(cairn_runtime::RuntimeError::BadValue(
-            "a value needs the parameter it is for".into(),
-        )),
-    }
-    .map_err(|err| fail(err.into()))?;
-    Ok(settings)
+    desk(&state)?
+        .set_llm(thread_id.as_deref(), key.as_deref(), value.as_deref())
+        .await
+        .map_err(fail)
 }
 
 /// Allows or disallows a configured MCP server (it starts or stops at once), or

@@ -6,7 +6,6 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use cairn_core::Limits;
 use cairn_desktop::desk::{Desk, DeskError, Overrides, Shell, forward};
 use cairn_protocol::desktop::commands::{AddRule, ExportThread, ModelContext};
 use cairn_protocol::desktop::{
@@ -14,6 +13,7 @@ use cairn_protocol::desktop::{
 };
 use cairn_protocol::{ApprovalDecision, Event, PermissionMode, TurnStatus};
 use cairn_protocol::{Dialect, RuleList};
+use cairn_runtime::{Limits, Runtime};
 use cairn_secrets::{MemoryStore, SecretStore};
 use cairn_store::Store;
 use cairn_testkit::{FakeServer, Reply, sse};
@@ -85,8 +85,7 @@ async fn open(
         model: model.map(str::to_owned),
     };
     Desk::open(
-        store,
-        Limits::default(),
+        Runtime::new(store, Limits::default()),
         secrets.clone(),
         shell.clone(),
         &overrides,
@@ -226,7 +225,7 @@ async fn a_new_chat_answers_as_the_agent_picked_and_settings_keep_a_usable_defau
         .await
         .unwrap();
     collect(&live).await;
-    let thread = s.desk.store().thread(&live.thread_id).await.unwrap();
+    let thread = s.desk.runtime().thread(&live.thread_id).await.unwrap();
     assert_eq!(
         (thread.agent.as_deref(), thread.routes),
         (Some("auto"), true)
@@ -642,7 +641,7 @@ async fn retry_uses_the_server_as_settings_have_it_now() {
     settings.base_url = wrong;
     s.desk.save_settings(settings).await.unwrap();
     let thread = chat_to_the_end(&s.desk, "What is 2 + 2?").await;
-    let messages = s.desk.store().messages(&thread).await.unwrap();
+    let messages = s.desk.runtime().messages(&thread).await.unwrap();
     assert_eq!(
         messages.last().unwrap().status,
         cairn_protocol::MessageStatus::Failed
@@ -659,7 +658,7 @@ async fn retry_uses_the_server_as_settings_have_it_now() {
         1,
         "asked at the fixed address"
     );
-    let stored = s.desk.store().thread(&thread).await.unwrap();
+    let stored = s.desk.runtime().thread(&thread).await.unwrap();
     assert_eq!(stored.base_url.as_deref(), Some(s.server.url().as_str()));
 }
 
@@ -828,8 +827,7 @@ async fn overrides_from_the_environment_are_never_saved_as_settings() {
         let store = Store::open(s.dir.path().join("cairn.db")).await.unwrap();
         let (secrets, shell) = (s.secrets.clone(), s.shell.clone());
         Desk::open(
-            store,
-            Limits::default(),
+            Runtime::new(store, Limits::default()),
             secrets,
             shell,
             &Overrides::default(),

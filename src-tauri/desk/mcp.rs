@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use cairn_protocol::desktop::McpServerInfo;
-use cairn_tools::mcp::McpConfig;
+use cairn_runtime::McpConfig;
 
 use super::{Desk, DeskError};
 

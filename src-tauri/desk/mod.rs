@@ -2,10 +2,12 @@
 //! the shared [`Runtime`], testable on its own.
 //!
 //! webview command → [`Desk`] method (validates its input, returns a [`DeskError`]
-//! the UI can show) → runtime / store / keychain. Turns report to the [`Shell`]
+//! the UI can show) → runtime (the one door to the store, the turns and the model
+//! servers) / keychain. Turns report to the [`Shell`]
 //! (notifications, the tray's running count) whether or not a window watches them.
 
 mod error;
+mod llm;
 pub mod mcp;
 mod models;
 mod settings;
@@ -14,12 +16,10 @@ mod turns;
 
 use std::sync::{Arc, PoisonError, RwLock};
 
-use cairn_core::Limits;
 use cairn_protocol::Event;
 use cairn_protocol::desktop::Settings;
 use cairn_runtime::Runtime;
 use cairn_secrets::SecretStore;
-use cairn_store::Store;
 
 pub use error::DeskError;
 pub use settings::{SETTINGS_KEY, WINDOW_KEY, WindowGeometry};
@@ -55,19 +55,17 @@ impl std::fmt::Debug for Desk {
 }
 
 impl Desk {
-    /// Opens the desk over a store; stored settings apply, then `overrides` (from the
-    /// environment, like the CLI's `CAIRN_*` variables).
+    /// Opens the desk over a runtime; stored settings apply, then `overrides` (from
+    /// the environment, like the CLI's `CAIRN_*` variables).
     pub async fn open(
-        store: Store,
-        limits: Limits,
+        runtime: Arc<Runtime>,
         secrets: Arc<dyn SecretStore>,
         shell: Arc<dyn Shell>,
         overrides: &settings::Overrides,
     ) -> Result<Arc<Self>, DeskError> {
-        let stored: Settings = store.setting(SETTINGS_KEY).await?.unwrap_or_default();
+        let stored: Settings = runtime.setting(SETTINGS_KEY).await?.unwrap_or_default();
         let mut settings = stored.clone();
         overrides.apply(&mut settings)?;
-        let runtime = Runtime::new(store, limits);
         // The window asks each server afresh when it opens (the model picker does, in
         // the background), and keeps what it learns while it runs.
         runtime.trust_stored_windows_for(std::time::Duration::ZERO);
@@ -85,10 +83,6 @@ impl Desk {
         &self.runtime
     }
 
-    pub fn store(&self) -> &Store {
-        self.runtime.store()
-    }
-
     pub fn settings(&self) -> Settings {
         self.settings
             .read()
@@ -103,7 +97,7 @@ impl Desk {
 
     /// The threads with a running turn.
     pub fn running(&self) -> Vec<String> {
-        self.runtime.sessions().running()
+        self.runtime.running()
     }
 }
 

@@ -1,23 +1,17 @@
 //! Model servers: which one a thread talks to, finding the running ones, their
 //! models, pulling a model, and the API keys that live in the keychain.
 
-use std::time::Duration;
-
-use cairn_protocol::ThreadInfo;
 use cairn_protocol::desktop::commands::{ModelContext, WarmPrompt};
 use cairn_protocol::desktop::{
     CommandError, ContextInfo, DetectedServer, ProviderPreset, PullPhase, PullStep, ServerCheck,
 };
-use cairn_providers::ollama::{OllamaClient, OllamaConfig, PULL_SUCCESS};
-use cairn_providers::{Dialect, Endpoint, PRESETS, Preset, Sampling, Server};
-use cairn_runtime::{DefaultModel, ModelChoice, ModelRequest, resolve_model};
-use cairn_secrets::key_name;
+use cairn_protocol::{Dialect, ThreadInfo};
+use cairn_runtime::{
+    DefaultModel, Endpoint, ModelChoice, ModelRequest, PRESETS, Preset, Sampling, resolve_model,
+};
 use futures_util::StreamExt;
 
 use super::{Desk, DeskError};
-
-/// How long detection waits for each preset: local servers answer in milliseconds.
-const DETECT_TIMEOUT: Duration = Duration::from_millis(800);
 
 pub fn presets() -> Vec<ProviderPreset> {
     PRESETS.iter().map(preset_view).collect()
@@ -72,10 +66,7 @@ impl Desk {
     /// What the model a turn would use can hold, as its server says, and whether the
     /// tools would be shown on demand to fit.
     pub async fn model_context(&self, args: ModelContext) -> Result<ContextInfo, DeskError> {
-        let thread = match &args.thread_id {
-            Some(id) => Some(self.store().thread(id).await?),
-            None => None,
-        };
+        let thread = self.runtime.thread_if(args.thread_id.as_deref()).await?;
         let choice = self.model_choice(thread.as_ref(), args.model).await?;
         let report = self
             .runtime()
@@ -98,10 +89,7 @@ impl Desk {
     /// Has the server of the model a turn would use read that turn's prompt ahead of
     /// its question (a local server only; see [`cairn_runtime::Runtime::warm`]).
     pub async fn warm_prompt(&self, args: WarmPrompt) -> Result<(), DeskError> {
-        let thread = match &args.thread_id {
-            Some(id) => Some(self.store().thread(id).await?),
-            None => None,
-        };
+        let thread = self.runtime.thread_if(args.thread_id.as_deref()).await?;
         let choice = self.model_choice(thread.as_ref(), args.model).await?;
         self.runtime()
             .warm(
@@ -124,7 +112,7 @@ impl Desk {
     /// Settings, if the user moved it), with their models.
     pub async fn detect_servers(&self) -> Vec<DetectedServer> {
         let settings = self.settings();
-        let found = cairn_providers::detect(DETECT_TIMEOUT, |preset| {
+        let found = cairn_runtime::detect_servers(|preset| {
             if preset.id == "ollama" && settings.dialect == Dialect::Ollama {
                 settings.base_url.clone()
             } else {
@@ -150,7 +138,7 @@ impl Desk {
         let settings = self.settings();
         let (dialect, base_url) = server.unwrap_or((settings.dialect, settings.base_url));
         let endpoint = self.endpoint(dialect, &base_url)?;
-        let mut models = Server::connect(&endpoint)?.list_models().await?;
+        let mut models = cairn_runtime::list_models(&endpoint).await?;
         models.sort();
         Ok(models)
     }
@@ -192,26 +180,14 @@ impl Desk {
                 "only Ollama can download models; the server in Settings is not Ollama".into(),
             ));
         }
-        let client = match OllamaClient::new(OllamaConfig::new(&settings.base_url)) {
-            Ok(client) => client,
+        let steps = match cairn_runtime::pull_model(&settings.base_url, model) {
+            Ok(steps) => steps,
             Err(err) => return progress(fail(err.to_string())),
         };
-        let mut steps = std::pin::pin!(client.pull(model));
+        let mut steps = std::pin::pin!(steps);
         while let Some(step) = steps.next().await {
             match step {
-                Ok(step) => {
-                    progress(PullStep {
-                        phase: if step.status == PULL_SUCCESS {
-                            PullPhase::Done
-                        } else {
-                            PullPhase::Working
-                        },
-                        status: step.status,
-                        completed: step.completed,
-                        total: step.total,
-                        error: None,
-                    });
-                }
+                Ok(step) => progress(step),
                 Err(err) => return progress(fail(err.to_string())),
             }
         }
@@ -220,22 +196,33 @@ impl Desk {
     /// Keeps a server's API key in the keychain. The key never comes back out to
     /// the webview.
     pub fn set_api_key(&self, base_url: &str, key: &str) -> Result<(), DeskError> {
-        let name = self.key_name(base_url)?;
-        Ok(self.secrets.set(&name, key.trim())?)
+        let endpoint = keyed(base_url);
+        Ok(cairn_runtime::set_api_key(
+            self.secrets.as_ref(),
+            &endpoint,
+            key,
+        )?)
     }
 
     pub fn delete_api_key(&self, base_url: &str) -> Result<bool, DeskError> {
-        let name = self.key_name(base_url)?;
-        Ok(self.secrets.delete(&name)?)
+        let endpoint = keyed(base_url);
+        Ok(cairn_runtime::delete_api_key(
+            self.secrets.as_ref(),
+            &endpoint,
+        )?)
     }
 
     pub fn has_api_key(&self, base_url: &str) -> Result<bool, DeskError> {
-        let name = self.key_name(base_url)?;
-        Ok(self.secrets.get(&name)?.is_some())
+        let endpoint = keyed(base_url);
+        Ok(cairn_runtime::has_api_key(
+            self.secrets.as_ref(),
+            &endpoint,
+        )?)
     }
+}
 
-    fn key_name(&self, base_url: &str) -> Result<String, DeskError> {
-        let endpoint = Endpoint::new(Dialect::Openai, base_url.trim());
-        Ok(key_name(&endpoint.normalized_base()?))
-    }
+/// The server a key is for: keys belong to OpenAI-compatible servers (Ollama takes
+/// none).
+fn keyed(base_url: &str) -> Endpoint {
+    Endpoint::new(Dialect::Openai, base_url.trim())
 }

@@ -2,8 +2,9 @@
 
 use std::sync::PoisonError;
 
+use cairn_protocol::Dialect;
 use cairn_protocol::desktop::{SavedEndpoint, Settings};
-use cairn_providers::{Dialect, Endpoint};
+use cairn_runtime::Endpoint;
 use serde::{Deserialize, Serialize};
 
 use super::{Desk, DeskError};
@@ -120,7 +121,7 @@ impl Desk {
             let stored = self.stored.read().unwrap_or_else(PoisonError::into_inner);
             self.overrides.kept(&settings, &self.settings(), &stored)
         };
-        self.store().set_setting(SETTINGS_KEY, &kept).await?;
+        self.runtime.set_setting(SETTINGS_KEY, &kept).await?;
         *self.stored.write().unwrap_or_else(PoisonError::into_inner) = kept;
         *self
             .settings
@@ -137,11 +138,11 @@ impl Desk {
     }
 
     pub async fn window_geometry(&self) -> Result<Option<WindowGeometry>, DeskError> {
-        Ok(self.store().setting(WINDOW_KEY).await?)
+        Ok(self.runtime.setting(WINDOW_KEY).await?)
     }
 
     pub async fn save_window_geometry(&self, geometry: WindowGeometry) -> Result<(), DeskError> {
-        Ok(self.store().set_setting(WINDOW_KEY, &geometry).await?)
+        Ok(self.runtime.set_setting(WINDOW_KEY, &geometry).await?)
     }
 }
 

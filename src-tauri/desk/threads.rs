@@ -2,11 +2,9 @@
 
 use std::path::Path;
 
-use cairn_core::RuleList;
 use cairn_protocol::desktop::{ExportFormat, RuleInfo, ThreadDetail, ToolInfo};
-use cairn_protocol::{AgentInfo, PermissionMode, SearchHit, ThreadInfo};
+use cairn_protocol::{AgentInfo, PermissionMode, RuleList, SearchHit, ThreadInfo};
 use cairn_runtime::Export;
-use cairn_store::{Page, StoredRule};
 
 use super::{Desk, DeskError};
 
@@ -21,15 +19,11 @@ impl Desk {
     /// The agent profiles a chat could use: the built-ins, the user's, and those of
     /// the thread's workspace; files skipped are listed with why.
     pub async fn agents(&self, thread_id: Option<&str>) -> Result<Vec<AgentInfo>, DeskError> {
-        let workspace = match thread_id {
-            Some(id) => self.store().thread(id).await?.workspace,
-            None => None,
-        };
+        let thread = self.runtime.thread_if(thread_id).await?;
+        let workspace = thread.and_then(|thread| thread.workspace);
         Ok(self
             .runtime
-            .agents(workspace.as_deref().map(Path::new))
-            .infos()
-            .to_vec())
+            .agent_infos(workspace.as_deref().map(Path::new)))
     }
 
     pub async fn list_threads(
@@ -42,14 +36,14 @@ impl Desk {
                 "a page holds 1 to {MAX_PAGE} threads, not {limit}"
             )));
         }
-        Ok(self.store().list_threads(Page { limit, offset }).await?)
+        Ok(self.runtime.list_threads(limit, offset).await?)
     }
 
     pub async fn search_threads(&self, query: &str) -> Result<Vec<SearchHit>, DeskError> {
         if query.trim().is_empty() {
             return Ok(Vec::new());
         }
-        let mut hits = self.store().search(query, SEARCH_LIMIT).await?;
+        let mut hits = self.runtime.search_threads(query, SEARCH_LIMIT).await?;
         // One row per chat: its best hit (they come best first).
         let mut seen = std::collections::HashSet::new();
         hits.retain(|hit| seen.insert(hit.thread_id.clone()));
@@ -58,16 +52,7 @@ impl Desk {
 
     /// A thread with its messages and their execution trees.
     pub async fn load_thread(&self, thread_id: &str) -> Result<ThreadDetail, DeskError> {
-        let store = self.store();
-        let thread = store.thread(thread_id).await?;
-        let messages = store.messages(thread_id).await?;
-        let usage = store.thread_usage(thread_id).await?;
-        Ok(ThreadDetail {
-            running: self.runtime.sessions().get(thread_id).is_some(),
-            thread,
-            messages,
-            usage,
-        })
+        Ok(self.runtime.thread_detail(thread_id).await?)
     }
 
     pub async fn rename_thread(
@@ -85,15 +70,7 @@ impl Desk {
 
     /// Deletes a thread that has no turn running, here or in another Cairn.
     pub async fn delete_thread(&self, thread_id: &str) -> Result<(), DeskError> {
-        if self.runtime.delete_thread(thread_id).await? {
-            Ok(())
-        } else {
-            Err(cairn_store::StoreError::NotFound {
-                kind: "thread",
-                id: thread_id.to_owned(),
-            }
-            .into())
-        }
+        Ok(self.runtime.delete_thread(thread_id).await?)
     }
 
     /// A thread as Markdown (`md`) or as Cairn's JSON export (`json`).
@@ -102,7 +79,7 @@ impl Desk {
         thread_id: &str,
         format: ExportFormat,
     ) -> Result<Export, DeskError> {
-        Ok(cairn_runtime::export(self.store(), thread_id, format).await?)
+        Ok(self.runtime.export_thread(thread_id, format).await?)
     }
 
     /// Sets a thread's mode; a running turn keeps the mode it started with.
@@ -111,7 +88,7 @@ impl Desk {
         thread_id: &str,
         mode: PermissionMode,
     ) -> Result<ThreadInfo, DeskError> {
-        Ok(self.store().set_mode(thread_id, mode).await?)
+        Ok(self.runtime.set_mode(thread_id, mode).await?)
     }
 
     /// Sets or clears the folder a thread's file tools work in; the folder must be
@@ -126,7 +103,7 @@ impl Desk {
             check_workspace(folder)?;
         }
         let thread = self
-            .store()
+            .runtime
             .set_workspace(thread_id, folder.map(Path::new))
             .await?;
         if let Some(folder) = &thread.workspace {
@@ -138,7 +115,7 @@ impl Desk {
     /// The next new chat starts in `folder`.
     pub(super) async fn remember_workspace(&self, folder: &str) -> Result<(), DeskError> {
         Ok(self
-            .store()
+            .runtime
             .set_setting(super::settings::LAST_WORKSPACE_KEY, &folder)
             .await?)
     }
@@ -147,30 +124,22 @@ impl Desk {
     /// chat starts there.
     pub async fn last_workspace(&self) -> Result<Option<String>, DeskError> {
         let folder: Option<String> = self
-            .store()
+            .runtime
             .setting(super::settings::LAST_WORKSPACE_KEY)
             .await?;
         Ok(folder.filter(|folder| check_workspace(folder).is_ok()))
     }
 
     pub async fn list_rules(&self) -> Result<Vec<RuleInfo>, DeskError> {
-        Ok(self
-            .store()
-            .rules()
-            .await?
-            .into_iter()
-            .map(rule_info)
-            .collect())
+        Ok(self.runtime.rules().await?)
     }
 
     pub async fn add_rule(&self, list: RuleList, rule: &str) -> Result<RuleInfo, DeskError> {
-        Ok(rule_info(
-            cairn_runtime::add_rule(self.store(), list, rule).await?,
-        ))
+        Ok(self.runtime.add_rule(list, rule).await?)
     }
 
     pub async fn remove_rule(&self, id: i64) -> Result<(), DeskError> {
-        if self.store().remove_rule(id).await? {
+        if self.runtime.remove_rule(id).await? {
             Ok(())
         } else {
             Err(DeskError::Invalid(format!("there is no rule {id}")))
@@ -179,20 +148,7 @@ impl Desk {
 
     /// The tools a thread's next turn offers (the file tools need a workspace).
     pub async fn list_tools(&self, thread_id: Option<&str>) -> Result<Vec<ToolInfo>, DeskError> {
-        let has_workspace = match thread_id {
-            Some(id) => self.store().thread(id).await?.workspace.is_some(),
-            None => false,
-        };
-        let toolbelt = self.runtime.toolbelt(has_workspace)?;
-        Ok(toolbelt
-            .tools()
-            .iter()
-            .map(|tool| ToolInfo {
-                name: tool.name().to_owned(),
-                category: tool.category(),
-                description: tool.description().to_owned(),
-            })
-            .collect())
+        Ok(self.runtime.tool_infos(thread_id).await?)
     }
 }
 
@@ -200,12 +156,4 @@ impl Desk {
 pub fn check_workspace(folder: &str) -> Result<String, DeskError> {
     let root = cairn_runtime::check_workspace(Path::new(folder.trim()))?;
     Ok(root.display().to_string())
-}
-
-fn rule_info(rule: StoredRule) -> RuleInfo {
-    RuleInfo {
-        id: rule.id,
-        list: rule.list,
-        rule: rule.rule,
-    }
 }

@@ -4,10 +4,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cairn_core::LiveTurn;
 use cairn_protocol::desktop::{NewThreadOptions, PendingApproval, Sent};
 use cairn_protocol::{ApprovalDecision, Event, PermissionMode};
-use cairn_runtime::{Redo, ThreadOptions};
+use cairn_runtime::{LiveTurn, Redo, ThreadOptions};
 
 use super::{Desk, DeskError};
 
@@ -25,10 +24,7 @@ impl Desk {
         if prompt.trim().is_empty() {
             return Err(cairn_runtime::RuntimeError::EmptyPrompt.into());
         }
-        let existing = match thread_id {
-            Some(id) => Some(self.store().thread(id).await?),
-            None => None,
-        };
+        let existing = self.runtime.thread_if(thread_id).await?;
         let choice = self.model_choice(existing.as_ref(), model).await?;
         // A new thread takes the options; an existing one keeps its own.
         let options = match &existing {
@@ -60,7 +56,7 @@ impl Desk {
         mode: PermissionMode,
         plan_id: Option<&str>,
     ) -> Result<Arc<LiveTurn>, DeskError> {
-        let thread = self.store().thread(thread_id).await?;
+        let thread = self.runtime.thread(thread_id).await?;
         let choice = self.model_choice(Some(&thread), None).await?;
         let live = self
             .runtime
@@ -89,7 +85,7 @@ impl Desk {
         redo: Redo<'_>,
         model: Option<String>,
     ) -> Result<Arc<LiveTurn>, DeskError> {
-        let thread = self.store().thread(thread_id).await?;
+        let thread = self.runtime.thread(thread_id).await?;
         let model = model.or_else(|| thread.model.clone());
         let choice = self.model_choice(Some(&thread), model).await?;
         let live = self.runtime.redo(thread_id, redo, choice).await?;
@@ -99,11 +95,11 @@ impl Desk {
 
     /// The running turn of a thread, if it has one.
     pub fn live_turn(&self, thread_id: &str) -> Option<Arc<LiveTurn>> {
-        self.runtime.sessions().get(thread_id)
+        self.runtime.live_turn(thread_id)
     }
 
     pub fn stop_turn(&self, thread_id: &str) -> Result<(), DeskError> {
-        Ok(self.runtime.sessions().stop(thread_id)?)
+        Ok(self.runtime.stop_turn(thread_id)?)
     }
 
     pub fn answer_approval(
@@ -111,16 +107,11 @@ impl Desk {
         approval_id: &str,
         decision: ApprovalDecision,
     ) -> Result<(), DeskError> {
-        Ok(self.runtime.sessions().answer(approval_id, decision)?)
+        Ok(self.runtime.answer_approval(approval_id, decision)?)
     }
 
     pub fn pending_approvals(&self) -> Vec<PendingApproval> {
-        self.runtime
-            .sessions()
-            .pending()
-            .into_iter()
-            .map(|(thread_id, request)| PendingApproval { thread_id, request })
-            .collect()
+        self.runtime.pending_approvals()
     }
 
     /// Tells the shell about every event of a turn, and when the running turns change.

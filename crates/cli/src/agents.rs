@@ -1,6 +1,5 @@
 //! `cairn agents list`: every profile a thread could use, and every file skipped.
 
-use cairn_agents::{AgentDirs, Catalog};
 use cairn_protocol::AgentInfo;
 
 use crate::args::{AgentsAction, AgentsArgs};
@@ -9,9 +8,9 @@ use crate::exit::Exit;
 pub fn agents(args: AgentsArgs) -> Exit {
     match args.action {
         AgentsAction::List { workspace, json } => {
-            let catalog = Catalog::load(&AgentDirs::from_env(workspace.as_deref()));
+            let infos = cairn_runtime::agent_infos(workspace.as_deref());
             if json {
-                match serde_json::to_string_pretty(catalog.infos()) {
+                match serde_json::to_string_pretty(&infos) {
                     Ok(text) => println!("{text}"),
                     Err(err) => {
                         eprintln!("cairn: the list cannot be written: {err}");
@@ -19,7 +18,7 @@ pub fn agents(args: AgentsArgs) -> Exit {
                     }
                 }
             } else {
-                print!("{}", table(catalog.infos()));
+                print!("{}", table(&infos));
             }
             Exit::OK
         }

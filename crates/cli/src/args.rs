@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
+use cairn_protocol::Dialect;
 use cairn_protocol::PermissionMode;
 use cairn_protocol::desktop::ExportFormat;
-use cairn_providers::Dialect;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]

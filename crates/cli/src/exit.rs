@@ -18,9 +18,7 @@ impl Exit {
 }
 
 use cairn_protocol::{ErrorEvent, ErrorKind};
-use cairn_providers::ProviderError;
 use cairn_runtime::{FailureKind, RuntimeError};
-use cairn_store::StoreError;
 
 /// Why a command could not start its work.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,12 +53,6 @@ impl Failure {
         }
     }
 
-    /// A provider error as the failure it is for the user: a bad address is theirs to
-    /// fix (exit 2); anything else is the server's (exit 3).
-    pub fn from_provider(err: ProviderError) -> Self {
-        RuntimeError::from(err).into()
-    }
-
     /// The same failure as an `error` event, for `--json` consumers.
     pub fn event(&self) -> ErrorEvent {
         let kind = match self {
@@ -80,18 +72,14 @@ impl From<RuntimeError> for Failure {
     fn from(err: RuntimeError) -> Self {
         let message = err.to_string();
         match err.kind() {
-            FailureKind::Invalid | FailureKind::NotFound | FailureKind::NoModel => {
-                Self::Usage(message)
-            }
+            // The keychain is the user's machine to set up.
+            FailureKind::Invalid
+            | FailureKind::NotFound
+            | FailureKind::NoModel
+            | FailureKind::Keychain => Self::Usage(message),
             FailureKind::Provider => Self::Provider(message),
             FailureKind::Storage => Self::Storage(message),
             FailureKind::Busy => Self::Busy(message),
         }
-    }
-}
-
-impl From<StoreError> for Failure {
-    fn from(err: StoreError) -> Self {
-        RuntimeError::from(err).into()
     }
 }

@@ -2,7 +2,8 @@
 
 use std::io::{IsTerminal, Read};
 
-use cairn_secrets::{Keychain, SecretStore, key_name};
+use cairn_runtime::{Endpoint, delete_api_key, set_api_key};
+use cairn_secrets::Keychain;
 
 use crate::args::{KeysAction, KeysArgs, ServerArgs};
 use crate::exit::{Exit, Failure};
@@ -22,12 +23,11 @@ fn run(args: KeysArgs) -> Result<String, Failure> {
         KeysAction::Set(server) => ("set", server),
         KeysAction::Delete(server) => ("delete", server),
     };
-    let base = base_of(server)?;
-    let name = key_name(&base);
+    let endpoint = endpoint_of(server)?;
+    let base = &endpoint.base_url;
     let keychain = Keychain::new();
-    let keychain_error = |err: cairn_secrets::SecretError| Failure::Usage(err.to_string());
     if action == "delete" {
-        return Ok(if keychain.delete(&name).map_err(keychain_error)? {
+        return Ok(if delete_api_key(&keychain, &endpoint)? {
             format!("deleted the API key for {base}")
         } else {
             format!("there was no API key for {base}")
@@ -40,18 +40,20 @@ fn run(args: KeysArgs) -> Result<String, Failure> {
     std::io::stdin()
         .read_to_string(&mut key)
         .map_err(|err| Failure::Usage(format!("could not read the key from stdin: {err}")))?;
-    keychain.set(&name, key.trim()).map_err(keychain_error)?;
+    set_api_key(&keychain, &endpoint, &key)?;
     Ok(format!("stored the API key for {base} in the OS keychain"))
 }
 
-fn base_of(server: &ServerArgs) -> Result<String, Failure> {
+/// The server named, its address as keys are kept under it.
+fn endpoint_of(server: &ServerArgs) -> Result<Endpoint, Failure> {
     if !server.given() {
         return Err(Failure::Usage(
             "say which server the key is for, with --base-url or --provider".into(),
         ));
     }
-    server
-        .endpoint()?
+    let mut endpoint = server.endpoint()?;
+    endpoint.base_url = endpoint
         .normalized_base()
-        .map_err(Failure::from_provider)
+        .map_err(cairn_runtime::RuntimeError::from)?;
+    Ok(endpoint)
 }

@@ -1,8 +1,6 @@
 //! `cairn llm show|set|reset`: the model's parameters, as defaults or a thread's own.
 
-use cairn_core::Limits;
 use cairn_protocol::{LLM_KEYS, LlmSource, LlmView};
-use cairn_runtime::Runtime;
 
 use crate::args::{LlmAction, LlmArgs};
 use crate::exit::{Exit, Failure};
@@ -15,7 +13,7 @@ pub async fn llm(args: LlmArgs) -> Exit {
 }
 
 async fn act(args: LlmArgs) -> Result<(), Failure> {
-    let runtime = Runtime::new(args.db.open().await?, Limits::default());
+    let runtime = args.db.open().await?;
     let thread = args.thread.as_deref();
     let settings = match &args.action {
         LlmAction::Show => runtime.llm_settings(thread).await?,

@@ -2,9 +2,7 @@
 
 use std::path::PathBuf;
 
-use cairn_core::Limits;
-use cairn_runtime::Runtime;
-use cairn_tools::mcp::McpConfig;
+use cairn_runtime::{McpConfig, Runtime};
 use serde_json::json;
 
 use crate::args::{McpAction, McpArgs, McpConfigArgs};
@@ -46,7 +44,7 @@ pub async fn mcp(args: McpArgs) -> Exit {
 }
 
 async fn act(args: McpArgs) -> Result<(), Failure> {
-    let runtime = Runtime::new(args.db.open().await?, Limits::default());
+    let runtime = args.db.open().await?;
     let config = args.config.load()?;
     match args.action {
         McpAction::List { json } => {

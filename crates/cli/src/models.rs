@@ -1,22 +1,14 @@
 //! `cairn models` and `cairn pull`.
 
 use std::io::{IsTerminal, Write};
-use std::time::Duration;
 
-use cairn_providers::ollama::{OllamaClient, OllamaConfig};
-use cairn_providers::{Endpoint, PRESETS, Said, Server, detect};
+use cairn_runtime::{Endpoint, PRESETS, Preset, Said, detect_servers, list_models, models_said};
 use futures_util::StreamExt;
 use futures_util::future::join_all;
 use serde_json::json;
 
 use crate::args::{ModelsArgs, PullArgs};
 use crate::exit::{Exit, Failure};
-
-/// How long detection waits for each preset.
-const DETECT_TIMEOUT: Duration = Duration::from_millis(800);
-
-/// How long `cairn models` waits for what a server says of one of its models.
-const FACTS_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// One server's models, with what it says of each.
 struct Listed {
@@ -27,24 +19,15 @@ struct Listed {
 
 pub async fn models(args: ModelsArgs) -> Exit {
     if args.server.given() {
-        let server = match args.server.connect() {
-            Ok(server) => server,
-            Err(failure) => return failure.report(),
-        };
-        return match server.list_models().await {
-            Ok(models) => {
-                let listed = Listed {
-                    url: server.server().to_owned(),
-                    name: "",
-                    models: facts(&server, models).await,
-                };
+        return match named_server(&args).await {
+            Ok(listed) => {
                 print_models(args.json, &[listed]);
                 Exit::OK
             }
-            Err(err) => Failure::from_provider(err).report(),
+            Err(failure) => failure.report(),
         };
     }
-    let found = detect(DETECT_TIMEOUT, preset_url).await;
+    let found = detect_servers(preset_url).await;
     if found.is_empty() {
         if args.json {
             println!("[]");
@@ -61,35 +44,28 @@ pub async fn models(args: ModelsArgs) -> Exit {
         return Exit::PROVIDER;
     }
     let rows = found.into_iter().map(|detected| async move {
-        let server = Server::connect(&Endpoint::new(detected.preset.dialect, &detected.base_url));
-        let models = match server {
-            Ok(server) => facts(&server, detected.models).await,
-            Err(_) => detected
-                .models
-                .into_iter()
-                .map(|m| (m, Said::default()))
-                .collect(),
-        };
+        let endpoint = Endpoint::new(detected.preset.dialect, &detected.base_url);
         Listed {
+            models: models_said(&endpoint, detected.models).await,
             url: detected.base_url,
             name: detected.preset.name,
-            models,
         }
     });
     print_models(args.json, &join_all(rows).await);
     Exit::OK
 }
 
-/// Each model with what the server says of it, asked all at once; a server slow to
-/// say is taken to say nothing.
-async fn facts(server: &Server, models: Vec<String>) -> Vec<(String, Said)> {
-    let asked = models.iter().map(|model| async move {
-        tokio::time::timeout(FACTS_TIMEOUT, server.said(model))
-            .await
-            .unwrap_or_default()
-    });
-    let said = join_all(asked).await;
-    models.into_iter().zip(said).collect()
+/// The models of the server the flags name.
+async fn named_server(args: &ModelsArgs) -> Result<Listed, Failure> {
+    let endpoint = args.server.endpoint_with_key()?;
+    let models = list_models(&endpoint).await?;
+    Ok(Listed {
+        url: endpoint
+            .normalized_base()
+            .unwrap_or_else(|_| endpoint.base_url.clone()),
+        name: "",
+        models: models_said(&endpoint, models).await,
+    })
 }
 
 /// What a model's entry adds to its name: its window, and how tools reach it when not
@@ -107,7 +83,7 @@ fn described(said: &Said) -> String {
 
 /// A preset's address, moved by `CAIRN_<ID>_URL` (`CAIRN_OLLAMA_URL`, …) for servers
 /// that run somewhere else.
-fn preset_url(preset: &cairn_providers::Preset) -> String {
+fn preset_url(preset: &Preset) -> String {
     std::env::var(format!("CAIRN_{}_URL", preset.id.to_ascii_uppercase()))
         .ok()
         .filter(|url| !url.is_empty())
@@ -157,12 +133,12 @@ fn print_models(as_json: bool, servers: &[Listed]) {
 }
 
 pub async fn pull(args: PullArgs) -> Exit {
-    let client = match OllamaClient::new(OllamaConfig::new(&args.base_url)) {
-        Ok(client) => client,
-        Err(err) => return Failure::from_provider(err).report(),
+    let steps = match cairn_runtime::pull_model(&args.base_url, &args.model) {
+        Ok(steps) => steps,
+        Err(err) => return Failure::from(err).report(),
     };
     let live = std::io::stderr().is_terminal();
-    let mut progress = std::pin::pin!(client.pull(&args.model));
+    let mut progress = std::pin::pin!(steps);
     let mut last_status = String::new();
     // The client ends the stream with an error unless the pull succeeded.
     while let Some(step) = progress.next().await {
@@ -172,7 +148,7 @@ pub async fn pull(args: PullArgs) -> Exit {
                 if live {
                     eprintln!();
                 }
-                return Failure::from_provider(err).report();
+                return Failure::from(err).report();
             }
         };
         let line = match (step.completed, step.total) {

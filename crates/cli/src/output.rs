@@ -6,8 +6,8 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use cairn_core::EventSink;
 use cairn_protocol::{Done, Event, ToolCallStatus, ToolCallUpdate, describe};
+use cairn_runtime::EventSink;
 use serde_json::Value;
 
 use crate::preview;

@@ -1,6 +1,6 @@
 //! `cairn rules list|add|remove`.
 
-use cairn_core::RuleList;
+use cairn_protocol::RuleList;
 
 use crate::args::{RulesAction, RulesArgs};
 use crate::exit::{Exit, Failure};
@@ -13,10 +13,10 @@ pub async fn rules(args: RulesArgs) -> Exit {
 }
 
 async fn act(args: RulesArgs) -> Result<(), Failure> {
-    let store = args.db.open().await?;
+    let runtime = args.db.open().await?;
     match args.action {
         RulesAction::List { json } => {
-            let rules = store.rules().await?;
+            let rules = runtime.rules().await?;
             if json {
                 let text = serde_json::to_string(&rules)
                     .map_err(|err| Failure::Usage(format!("cannot print JSON: {err}")))?;
@@ -33,11 +33,11 @@ async fn act(args: RulesArgs) -> Result<(), Failure> {
         }
         RulesAction::Add { list, rule } => {
             let list: RuleList = list.parse().map_err(Failure::Usage)?;
-            let stored = cairn_runtime::add_rule(&store, list, &rule).await?;
+            let stored = runtime.add_rule(list, &rule).await?;
             println!("{}\t{}\t{}", stored.id, stored.list.as_str(), stored.rule);
         }
         RulesAction::Remove { id } => {
-            if !store.remove_rule(id).await? {
+            if !runtime.remove_rule(id).await? {
                 return Err(Failure::Usage(format!(
                     "no rule {id}; `cairn rules list` shows their ids"
                 )));

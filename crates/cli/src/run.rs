@@ -7,11 +7,11 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use cairn_core::{Approvals, EventSink, Limits, LiveTurn};
 use cairn_protocol::{
     ApprovalDecision, Chunk, ClientMessage, Done, ErrorKind, Event, TurnStatus, Usage,
 };
-use cairn_runtime::{Runtime, ThreadOptions, resolve_model};
+use cairn_runtime::{Approvals, EventSink, Limits, LiveTurn};
+use cairn_runtime::{ThreadOptions, resolve_model};
 use cairn_secrets::Keychain;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -65,12 +65,9 @@ struct Started {
 
 async fn start(args: RunArgs) -> Result<Started, Failure> {
     let limits = Limits::from_env().map_err(|err| Failure::Usage(err.to_string()))?;
-    let runtime = Runtime::new(args.db.open().await?, limits);
+    let runtime = args.db.open_with(limits).await?;
     let prompt = args.prompt.join(" ");
-    let existing = match &args.thread {
-        Some(id) => Some(runtime.store().thread(id).await?),
-        None => None,
-    };
+    let existing = runtime.thread_if(args.thread.as_deref()).await?;
     let options = ThreadOptions {
         mode: args.mode,
         workspace: args.workspace.clone(),

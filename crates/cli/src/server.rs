@@ -1,7 +1,6 @@
 //! From flags to a model server: the runtime resolves it the way the desktop does.
 
-use cairn_providers::{Endpoint, Server};
-use cairn_runtime::{DefaultModel, ModelRequest, ServerName};
+use cairn_runtime::{DefaultModel, Endpoint, ModelRequest, Sampling, ServerName};
 use cairn_secrets::Keychain;
 
 use crate::args::{RunArgs, ServerArgs};
@@ -29,11 +28,11 @@ impl ServerArgs {
         Ok(endpoint)
     }
 
-    /// The endpoint with its key (from `CAIRN_API_KEY`, else the keychain), connected.
-    pub fn connect(&self) -> Result<Server, Failure> {
+    /// The endpoint with its key (from `CAIRN_API_KEY`, else the keychain).
+    pub fn endpoint_with_key(&self) -> Result<Endpoint, Failure> {
         let mut endpoint = self.endpoint()?;
         endpoint.api_key = cairn_runtime::api_key(&endpoint, given_key(), &Keychain::new())?;
-        Server::connect(&endpoint).map_err(Failure::from_provider)
+        Ok(endpoint)
     }
 }
 
@@ -49,9 +48,9 @@ impl RunArgs {
             api_key: given_key(),
             idle_timeout: self.server.idle_timeout.map(std::time::Duration::from_secs),
             context_cap: self.server.context_cap,
-            sampling: cairn_providers::Sampling {
+            sampling: Sampling {
                 temperature: self.temperature,
-                ..cairn_providers::Sampling::default()
+                ..Sampling::default()
             },
         })
     }

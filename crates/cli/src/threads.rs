@@ -3,31 +3,31 @@
 use std::io::Write;
 
 use cairn_protocol::{ExecutionTree, MessageStatus, Piece, Role, ThreadInfo, pieces};
-use cairn_store::{Page, Store, ThreadExport};
+use cairn_runtime::{Runtime, RuntimeError};
 use serde_json::json;
 
 use crate::args::{ThreadsAction, ThreadsArgs};
 use crate::exit::{Exit, Failure};
 
 pub async fn threads(args: ThreadsArgs) -> Exit {
-    let store = match args.db.open().await {
-        Ok(store) => store,
+    let runtime = match args.db.open().await {
+        Ok(runtime) => runtime,
         Err(failure) => return failure.report(),
     };
-    match act(&store, args.action).await {
+    match act(&runtime, args.action).await {
         Ok(()) => Exit::OK,
         Err(failure) => failure.report(),
     }
 }
 
-async fn act(store: &Store, action: ThreadsAction) -> Result<(), Failure> {
+async fn act(runtime: &Runtime, action: ThreadsAction) -> Result<(), Failure> {
     match action {
         ThreadsAction::List {
             limit,
             offset,
             json,
         } => {
-            let threads = store.list_threads(Page { limit, offset }).await?;
+            let threads = runtime.list_threads(limit, offset).await?;
             if json {
                 print_json(&threads)?;
             } else if threads.is_empty() {
@@ -39,8 +39,8 @@ async fn act(store: &Store, action: ThreadsAction) -> Result<(), Failure> {
             }
         }
         ThreadsAction::Show { id, json } => {
-            let thread = store.thread(&id).await?;
-            let messages = store.messages(&id).await?;
+            let thread = runtime.thread(&id).await?;
+            let messages = runtime.messages(&id).await?;
             if json {
                 print_json(&json!({"thread": thread, "messages": messages}))?;
             } else {
@@ -68,7 +68,7 @@ async fn act(store: &Store, action: ThreadsAction) -> Result<(), Failure> {
             }
         }
         ThreadsAction::Search { query, limit, json } => {
-            let hits = store.search(&query.join(" "), limit).await?;
+            let hits = runtime.search_threads(&query.join(" "), limit).await?;
             if json {
                 print_json(&hits)?;
             } else if hits.is_empty() {
@@ -85,7 +85,7 @@ async fn act(store: &Store, action: ThreadsAction) -> Result<(), Failure> {
             }
         }
         ThreadsAction::Export { id, format, output } => {
-            let export = cairn_runtime::export(store, &id, format).await?;
+            let export = runtime.export_thread(&id, format).await?;
             match output {
                 Some(path) => std::fs::write(&path, export.contents).map_err(|err| {
                     Failure::Usage(format!("cannot write {}: {err}", path.display()))
@@ -99,32 +99,30 @@ async fn act(store: &Store, action: ThreadsAction) -> Result<(), Failure> {
         ThreadsAction::Import { file } => {
             let text = std::fs::read_to_string(&file)
                 .map_err(|err| Failure::Usage(format!("cannot read {}: {err}", file.display())))?;
-            let export: ThreadExport = serde_json::from_str(&text).map_err(|err| {
-                Failure::Usage(format!(
-                    "{} is not a thread exported as JSON: {err}",
-                    file.display()
-                ))
-            })?;
-            let thread = store.import(&export).await?;
+            // A thread answering under the same id is left alone, as for a delete.
+            let thread = runtime
+                .import_thread(&text)
+                .await
+                .map_err(|err| match err {
+                    RuntimeError::NotAnExport(err) => Failure::Usage(format!(
+                        "{} is not a thread exported as JSON: {err}",
+                        file.display()
+                    )),
+                    other => other.into(),
+                })?;
             println!("imported {}", summary(&thread));
         }
-        // Through the runtime: a thread answering, here or in the app, is left alone.
+        // A thread answering, here or in the app, is left alone.
         ThreadsAction::Rename { id, title } => {
-            let thread = runtime(store).rename_thread(&id, &title.join(" ")).await?;
+            let thread = runtime.rename_thread(&id, &title.join(" ")).await?;
             println!("{}", summary(&thread));
         }
         ThreadsAction::Delete { id } => {
-            if !runtime(store).delete_thread(&id).await? {
-                return Err(Failure::Usage(format!("no thread `{id}`")));
-            }
+            runtime.delete_thread(&id).await?;
             println!("deleted {id}");
         }
     }
     Ok(())
-}
-
-fn runtime(store: &Store) -> std::sync::Arc<cairn_runtime::Runtime> {
-    cairn_runtime::Runtime::new(store.clone(), cairn_core::Limits::default())
 }
 
 /// A stored answer as `cairn run` showed it: text, then each call on its own line

@@ -2,7 +2,6 @@
 //! are what the turns' `done` events reported); `cairn usage price` sets what a model
 //! costs.
 
-use cairn_core::Limits;
 use cairn_protocol::{CallTotals, ModelPrice, cost_of};
 use cairn_runtime::Runtime;
 use serde_json::json;
@@ -18,7 +17,7 @@ pub async fn usage(args: UsageArgs) -> Exit {
 }
 
 async fn act(args: UsageArgs) -> Result<(), Failure> {
-    let runtime = Runtime::new(args.db.open().await?, Limits::default());
+    let runtime = args.db.open().await?;
     match args.action {
         Some(UsageAction::Price {
             model,
@@ -63,12 +62,7 @@ fn print_prices(prices: &[ModelPrice], json: bool) {
 }
 
 async fn list(runtime: &Runtime, thread: Option<&str>, as_json: bool) -> Result<(), Failure> {
-    let store = runtime.store();
-    if let Some(id) = thread {
-        // A thread that is not there is an error, not an empty log.
-        store.thread(id).await?;
-    }
-    let calls = store.model_calls(thread).await?;
+    let calls = runtime.usage_log(thread).await?;
     let prices = runtime.prices().await?;
     let totals = CallTotals::of(calls.iter().map(|logged| &logged.call), &prices);
     if as_json {

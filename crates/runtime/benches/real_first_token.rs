@@ -127,7 +127,6 @@ async fn new_chat(runtime: &Runtime, folder: &Path) -> String {
         .await
         .unwrap();
     runtime
-        .store()
         .set_workspace(&thread.id, Some(folder))
         .await
         .unwrap();

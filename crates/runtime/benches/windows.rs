@@ -111,7 +111,6 @@ async fn measure(dialect: Dialect, window: Option<u32>) -> Measured {
         .await
         .unwrap();
     runtime
-        .store()
         .set_workspace(&thread.id, Some(dir.path()))
         .await
         .unwrap();

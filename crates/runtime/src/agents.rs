@@ -10,7 +10,7 @@ use cairn_agents::{AgentDirs, Catalog};
 use cairn_core::agent::{Agent, DEFAULT_AGENT, ROUTER};
 use cairn_core::switch::MAX_CONSECUTIVE_SWITCHES;
 use cairn_core::{AgentSwitch, Engine, Handover, NextTurn, TurnOutcome, TurnRequest};
-use cairn_protocol::{ChatMessage, ThreadInfo};
+use cairn_protocol::{AgentInfo, ChatMessage, ThreadInfo};
 use cairn_store::Store;
 
 use crate::{Recorder, Runtime, RuntimeError};
@@ -24,11 +24,25 @@ pub(crate) fn routes(agent: &Agent) -> bool {
     agent.id == ROUTER
 }
 
+/// Every profile a thread in `workspace` could use (the built-ins, those in the
+/// folder `CAIRN_AGENTS_DIR` or the config folder holds, the workspace's), and every
+/// file skipped, with why.
+pub fn agent_infos(workspace: Option<&Path>) -> Vec<AgentInfo> {
+    Catalog::load(&AgentDirs::from_env(workspace))
+        .infos()
+        .to_vec()
+}
+
 impl Runtime {
+    /// [`agent_infos`] with this runtime's folder of user profiles.
+    pub fn agent_infos(&self, workspace: Option<&Path>) -> Vec<AgentInfo> {
+        self.agents(workspace).infos().to_vec()
+    }
+
     /// The profiles for a thread in `workspace` (the built-ins, the user's, the
     /// workspace's). Files that could not be used are logged;
     /// [`Catalog::problems`] lists them for a front end to show.
-    pub fn agents(&self, workspace: Option<&Path>) -> Catalog {
+    pub(crate) fn agents(&self, workspace: Option<&Path>) -> Catalog {
         let catalog = Catalog::load(&AgentDirs {
             user: self.agents_dir.clone(),
             workspace: workspace.map(cairn_agents::workspace_folder),

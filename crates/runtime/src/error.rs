@@ -2,8 +2,9 @@
 //! from: the CLI's exit codes and the desktop's error kinds.
 
 use cairn_agents::UnknownAgent;
-use cairn_core::{RuleError, SessionError, ToolbeltError};
+use cairn_core::{ApprovalError, RuleError, SessionError, ToolbeltError};
 use cairn_providers::ProviderError;
+use cairn_secrets::SecretError;
 use cairn_store::StoreError;
 use cairn_tools::mcp::McpError;
 
@@ -51,6 +52,15 @@ pub enum RuntimeError {
     /// A value out of what it may be (a model parameter, a price), with its range.
     #[error("{0}")]
     BadValue(String),
+    /// An approval that is not (or no longer) waiting.
+    #[error(transparent)]
+    Approval(#[from] ApprovalError),
+    /// The OS keychain refused, or was not there.
+    #[error(transparent)]
+    Keychain(#[from] SecretError),
+    /// A file given to import that is not a thread exported as JSON.
+    #[error("this is not a thread exported as JSON: {0}")]
+    NotAnExport(String),
 }
 
 /// What a failure means for the person who met it.
@@ -68,6 +78,8 @@ pub enum FailureKind {
     Provider,
     /// The database could not be read or written.
     Storage,
+    /// The OS keychain could not keep or give a key.
+    Keychain,
 }
 
 impl RuntimeError {
@@ -87,7 +99,11 @@ impl RuntimeError {
             | Self::Export(_)
             | Self::Rule(_)
             | Self::Agent(_)
-            | Self::BadValue(_) => FailureKind::Invalid,
+            | Self::BadValue(_)
+            | Self::NotAnExport(_)
+            | Self::Keychain(SecretError::Empty) => FailureKind::Invalid,
+            Self::Keychain(_) => FailureKind::Keychain,
+            Self::Approval(_) => FailureKind::NotFound,
             Self::Mcp(McpError::Config { .. } | McpError::Setting(_)) => FailureKind::Invalid,
             // A server that cannot start is configuration the user can fix.
             Self::Mcp(McpError::Start { .. }) => FailureKind::Invalid,

@@ -14,33 +14,49 @@ mod agents;
 mod answering;
 mod error;
 mod export;
+mod keys;
 mod llm;
 mod model;
 mod recorder;
+mod servers;
+mod settings;
 mod stored;
 mod thread;
+mod threads;
+mod turns;
 mod usage;
 mod warmup;
 mod windows;
 
 use cairn_core::{
-    Claim, ContextFit, Engine, Handover, Limits, LiveTurn, RootView, SessionGrants, Sessions,
-    Toolbelt, ToolsShown, TurnRequest,
+    Claim, ContextFit, Engine, Handover, RootView, SessionGrants, Sessions, Toolbelt, ToolsShown,
+    TurnRequest,
 };
 use cairn_protocol::{ChatMessage, PermissionMode, ThreadInfo};
 use cairn_store::{NewThread, Store, title_from_prompt};
-use cairn_tools::mcp::{McpConfig, McpError, McpPolicy, McpServer};
+use cairn_tools::mcp::{McpError, McpPolicy, McpServer};
 use cairn_tools::{MemoryStore, Tool, Workspace};
 
-pub use cairn_store::Redo;
+pub use agents::agent_infos;
 pub use error::{FailureKind, RuntimeError, provider_kind, store_kind};
-pub use export::{Export, export};
+pub use export::Export;
+pub(crate) use export::export;
+pub use keys::{delete_api_key, has_api_key, set_api_key};
 pub use model::{
     DEFAULT_BASE_URL, DefaultModel, ModelChoice, ModelRequest, ServerName, api_key, resolve_model,
 };
 pub use recorder::{Recorder, TEXT_FLUSH, commit_turn};
-pub use stored::{StoredMemory, StoredPlans, add_rule, rule_set};
+pub use servers::{DETECT_TIMEOUT, detect_servers, list_models, models_said, pull_model};
+pub use stored::{StoredMemory, StoredPlans, rule_set};
 pub use thread::{CheckedOptions, ThreadOptions, check_workspace};
+
+// What the front ends name of the crates behind this one: values and the traits they
+// implement, never a handle on the store, the sessions or a model server (the layout
+// test in `crates/testkit` holds them to this crate and the protocol).
+pub use cairn_core::{Approvals, EventSink, Limits, LiveTurn};
+pub use cairn_providers::{Detected, Endpoint, PRESETS, Preset, Said, Sampling};
+pub use cairn_store::Redo;
+pub use cairn_tools::mcp::McpConfig;
 
 /// What a blank message gets instead of a model call: nothing is stored, and the
 /// model is not asked (the window never sends one; the CLI prints this).
@@ -53,7 +69,12 @@ const MCP_TRUSTED: &str = "mcp_trusted_servers";
 
 /// Where the MCP servers file lives unless said otherwise: beside the database.
 pub fn default_mcp_config_path() -> Option<std::path::PathBuf> {
-    cairn_store::Store::default_path().and_then(|db| db.parent().map(|dir| dir.join("mcp.json")))
+    default_database_path().and_then(|db| db.parent().map(|dir| dir.join("mcp.json")))
+}
+
+/// Where the database lives unless said otherwise: the user's data folder.
+pub fn default_database_path() -> Option<std::path::PathBuf> {
+    Store::default_path()
 }
 
 /// The store, the running turns, and the per-thread grants, shared by a front end.
@@ -117,6 +138,12 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
+    /// Opens (creating and migrating if need be) the database at `path`, and a
+    /// runtime over it.
+    pub async fn open(path: &Path, limits: Limits) -> Result<Arc<Self>, RuntimeError> {
+        Ok(Self::new(Store::open(path).await?, limits))
+    }
+
     /// A runtime that reads the user's agent profiles where the environment says
     /// (`CAIRN_AGENTS_DIR`, else the config folder).
     pub fn new(store: Store, limits: Limits) -> Arc<Self> {
@@ -341,14 +368,6 @@ impl Runtime {
         .await
     }
 
-    pub fn store(&self) -> &Store {
-        &self.store
-    }
-
-    pub fn sessions(&self) -> &Arc<Sessions> {
-        &self.sessions
-    }
-
     /// A new thread titled from its first prompt, in default mode unless said otherwise.
     pub async fn new_thread(
         &self,
@@ -412,32 +431,6 @@ impl Runtime {
         let claim = self.sessions.claim(thread_id)?;
         let lease = Lease::take(&self.store, thread_id).await?;
         Ok((claim, lease))
-    }
-
-    /// Deletes a thread (false: there was none). Refused while it answers, in this
-    /// process or another.
-    pub async fn delete_thread(&self, thread_id: &str) -> Result<bool, RuntimeError> {
-        self.ensure_quiet(thread_id, "deleting").await?;
-        Ok(self.store.delete_thread(thread_id).await?)
-    }
-
-    /// Renames a thread. Refused while it answers, in this process or another.
-    pub async fn rename_thread(
-        &self,
-        thread_id: &str,
-        title: &str,
-    ) -> Result<ThreadInfo, RuntimeError> {
-        self.ensure_quiet(thread_id, "renaming").await?;
-        Ok(self.store.rename_thread(thread_id, title).await?)
-    }
-
-    async fn ensure_quiet(&self, thread_id: &str, doing: &'static str) -> Result<(), RuntimeError> {
-        if self.sessions.get(thread_id).is_some()
-            || self.store.answered_elsewhere(thread_id).await?
-        {
-            return Err(RuntimeError::Answering { doing });
-        }
-        Ok(())
     }
 
     async fn start_claimed(
@@ -534,10 +527,27 @@ impl Runtime {
         Toolbelt::new(tools).map_err(RuntimeError::Tools)
     }
 
-    /// A thread's tools: the web, memory and the todo list always; files and commands
-    /// with a workspace; and whatever MCP servers were started.
-    pub fn toolbelt(&self, has_workspace: bool) -> Result<Toolbelt, RuntimeError> {
-        Toolbelt::new(self.tools(has_workspace)).map_err(RuntimeError::Tools)
+    /// The tools a thread's next turn offers (a new chat's, without `thread_id`): the
+    /// web, memory and the todo list always; files and commands with a workspace; and
+    /// whatever MCP servers were started.
+    pub async fn tool_infos(
+        &self,
+        thread_id: Option<&str>,
+    ) -> Result<Vec<cairn_protocol::desktop::ToolInfo>, RuntimeError> {
+        let has_workspace = self
+            .thread_if(thread_id)
+            .await?
+            .is_some_and(|thread| thread.workspace.is_some());
+        let toolbelt = Toolbelt::new(self.tools(has_workspace)).map_err(RuntimeError::Tools)?;
+        Ok(toolbelt
+            .tools()
+            .iter()
+            .map(|tool| cairn_protocol::desktop::ToolInfo {
+                name: tool.name().to_owned(),
+                category: tool.category(),
+                description: tool.description().to_owned(),
+            })
+            .collect())
     }
 
     fn tools(&self, has_workspace: bool) -> Vec<Arc<dyn Tool>> {

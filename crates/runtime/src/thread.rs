@@ -81,13 +81,10 @@ impl Runtime {
             }
         };
         if let Some(mode) = options.mode.filter(|mode| *mode != thread.mode) {
-            thread = self.store().set_mode(&thread.id, mode).await?;
+            thread = self.store.set_mode(&thread.id, mode).await?;
         }
         if let Some(folder) = checked.workspace {
-            thread = self
-                .store()
-                .set_workspace(&thread.id, Some(&folder))
-                .await?;
+            thread = self.store.set_workspace(&thread.id, Some(&folder)).await?;
         }
         if let Some(agent) = checked.agent {
             thread = self.give_agent(&thread.id, &agent).await?;

@@ -57,7 +57,6 @@ async fn the_router_hands_over_and_the_thread_continues_as_the_target() {
         .await
         .unwrap();
     runtime
-        .store()
         .set_workspace(&thread.id, Some(dir.path()))
         .await
         .unwrap();
@@ -193,7 +192,7 @@ async fn a_thread_starts_with_the_default_agent_and_refuses_one_it_cannot_use() 
         .await
         .unwrap();
     live.finished().await.unwrap();
-    let stored = runtime.store().thread(&thread.id).await.unwrap();
+    let stored = runtime.thread(&thread.id).await.unwrap();
     assert_eq!(
         (stored.agent.as_deref(), stored.routes),
         (Some("chat"), false)
@@ -242,7 +241,7 @@ async fn a_thread_starts_with_the_default_agent_and_refuses_one_it_cannot_use() 
         .await
         .unwrap();
     live.finished().await.unwrap();
-    let stored = runtime.store().thread(&routed.id).await.unwrap();
+    let stored = runtime.thread(&routed.id).await.unwrap();
     assert_eq!(
         (stored.agent.as_deref(), stored.routes),
         (Some("auto"), true)
@@ -274,7 +273,6 @@ async fn a_workspace_profile_overrides_the_users_for_its_threads() {
         .await
         .unwrap();
     runtime
-        .store()
         .set_workspace(&thread.id, Some(&project))
         .await
         .unwrap();

@@ -88,7 +88,7 @@ async fn a_draft_kept_in_the_thread_runs_in_a_later_turn_after_a_restart() {
         .unwrap()
         .finished()
         .await;
-    let store = runtime.store();
+    let store = Store::open(runtime.database_path()).await.unwrap();
     assert!(store.plan(&thread.id, "p2").await.unwrap().is_some());
     let other = runtime
         .new_thread("other", PermissionMode::Default)

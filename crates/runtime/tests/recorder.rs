@@ -487,14 +487,16 @@ async fn a_full_disk_fails_the_commit_and_the_turn_reports_it() {
 #[tokio::test]
 async fn rules_are_checked_before_they_are_stored_and_memory_serves_the_tools() {
     let (_dir, store) = fresh().await;
-    let added = cairn_runtime::add_rule(&store, RuleList::Allow, "  run_command(cargo test:*) ")
+    let runtime = cairn_runtime::Runtime::new(store.clone(), cairn_core::Limits::default());
+    let added = runtime
+        .add_rule(RuleList::Allow, "  run_command(cargo test:*) ")
         .await
         .unwrap();
     assert_eq!(
         added.rule, "run_command(cargo test:*)",
         "stored as the gate reads it"
     );
-    let refused = cairn_runtime::add_rule(&store, RuleList::Deny, "rm -rf").await;
+    let refused = runtime.add_rule(RuleList::Deny, "rm -rf").await;
     let err = refused.expect_err("not a rule");
     assert!(matches!(err, RuntimeError::Rule(_)), "{err}");
     assert_eq!(err.kind(), cairn_runtime::FailureKind::Invalid);

@@ -12,7 +12,7 @@ use cairn_runtime::{
     DefaultModel, FailureKind, ModelRequest, Runtime, RuntimeError, ThreadOptions, resolve_model,
 };
 use cairn_secrets::{MemoryStore, SecretStore, key_name};
-use cairn_store::{Page, Store};
+use cairn_store::Store;
 use cairn_testkit::{FakeServer, Reply};
 
 const MODELS: &str = "GET /v1/models";
@@ -190,15 +190,7 @@ async fn runtime() -> (tempfile::TempDir, Arc<Runtime>) {
 }
 
 async fn thread_count(runtime: &Runtime) -> usize {
-    runtime
-        .store()
-        .list_threads(Page {
-            limit: 10,
-            offset: 0,
-        })
-        .await
-        .unwrap()
-        .len()
+    runtime.list_threads(10, 0).await.unwrap().len()
 }
 
 #[tokio::test]

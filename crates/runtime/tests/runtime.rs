@@ -40,7 +40,6 @@ async fn a_thread_runs_in_its_own_mode_with_its_workspace() {
         .await
         .unwrap();
     runtime
-        .store()
         .set_workspace(&thread.id, Some(dir.path()))
         .await
         .unwrap();
@@ -75,12 +74,12 @@ async fn a_thread_runs_in_its_own_mode_with_its_workspace() {
             .content()
             .contains("Permission mode: plan")
     );
-    let stored = runtime.store().thread(&thread.id).await.unwrap();
+    let stored = runtime.thread(&thread.id).await.unwrap();
     assert_eq!(
         (stored.model.as_deref(), stored.dialect.as_deref()),
         (Some("scripted"), Some("openai"))
     );
-    assert_eq!(runtime.store().messages(&thread.id).await.unwrap().len(), 2);
+    assert_eq!(runtime.messages(&thread.id).await.unwrap().len(), 2);
 }
 
 #[tokio::test]
@@ -99,7 +98,6 @@ async fn bad_requests_are_refused_before_anything_is_stored() {
     let gone = dir.path().join("gone");
     std::fs::create_dir(&gone).unwrap();
     runtime
-        .store()
         .set_workspace(&thread.id, Some(&gone))
         .await
         .unwrap();
@@ -109,14 +107,7 @@ async fn bad_requests_are_refused_before_anything_is_stored() {
         .await
         .unwrap_err();
     assert!(matches!(err, RuntimeError::Workspace(_)), "{err}");
-    assert!(
-        runtime
-            .store()
-            .messages(&thread.id)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(runtime.messages(&thread.id).await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -138,7 +129,7 @@ async fn a_failed_answer_is_retried_in_place_without_repeating_the_question() {
     model.root([ScriptedTurn::text("4")]);
     let live = runtime.retry(&thread.id, choice(&model)).await.unwrap();
     assert_eq!(live.finished().await.unwrap().status, TurnStatus::Completed);
-    let messages = runtime.store().messages(&thread.id).await.unwrap();
+    let messages = runtime.messages(&thread.id).await.unwrap();
     let shown: Vec<_> = messages
         .iter()
         .map(|m| (m.role, m.content.as_str(), m.status))
@@ -189,7 +180,7 @@ async fn two_sends_racing_on_one_thread_store_one_message() {
         second.map(|_| ())
     );
     live.finished().await.unwrap();
-    let messages = runtime.store().messages(&thread.id).await.unwrap();
+    let messages = runtime.messages(&thread.id).await.unwrap();
     assert_eq!(
         messages.len(),
         2,
@@ -209,7 +200,7 @@ async fn two_sends_racing_on_one_thread_store_one_message() {
             .is_err()
     );
     live.finished().await.unwrap();
-    let stored = runtime.store().thread(&thread.id).await.unwrap();
+    let stored = runtime.thread(&thread.id).await.unwrap();
     assert_eq!(stored.mode, PermissionMode::Default);
     // And once the thread is free it can be claimed again.
     model.root([ScriptedTurn::text("third")]);
@@ -236,8 +227,7 @@ async fn a_front_end_can_leave_and_come_back_to_a_running_turn() {
     drop(live);
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     let again = runtime
-        .sessions()
-        .get(&thread.id)
+        .live_turn(&thread.id)
         .expect("still running without a front end");
     let (so_far, mut rest) = again.attach();
     let mut text: String = so_far
@@ -267,7 +257,6 @@ async fn the_workspace_agents_md_guides_the_model() {
     .unwrap();
     let thread = default_thread(&runtime).await;
     runtime
-        .store()
         .set_workspace(&thread.id, Some(dir.path()))
         .await
         .unwrap();
@@ -359,7 +348,6 @@ async fn a_plan_is_offered_then_carried_out_in_another_mode() {
         .await
         .unwrap();
     runtime
-        .store()
         .set_workspace(&thread.id, Some(dir.path()))
         .await
         .unwrap();
@@ -413,7 +401,7 @@ async fn a_plan_is_offered_then_carried_out_in_another_mode() {
         "# Notes\n"
     );
     assert_eq!(
-        runtime.store().thread(&thread.id).await.unwrap().mode,
+        runtime.thread(&thread.id).await.unwrap().mode,
         PermissionMode::Auto
     );
     let second = &model.requests()[1];
@@ -521,8 +509,9 @@ async fn the_agent_sets_its_threads_parameters_only_once_the_user_allows_it() {
         (Some(0.2), Some("big"))
     );
     assert!(settings.defaults.is_empty(), "only this thread's");
-    let results: Vec<String> = runtime
-        .store()
+    let results: Vec<String> = Store::open(runtime.database_path())
+        .await
+        .unwrap()
         .history(&thread.id)
         .await
         .unwrap()
@@ -545,7 +534,6 @@ async fn each_answer_is_accounted_with_its_calls_tools_time_and_priced_cost() {
     let (dir, runtime) = runtime().await;
     let thread = default_thread(&runtime).await;
     runtime
-        .store()
         .set_workspace(&thread.id, Some(dir.path()))
         .await
         .unwrap();
@@ -570,7 +558,6 @@ async fn each_answer_is_accounted_with_its_calls_tools_time_and_priced_cost() {
 
     let usage = runtime.thread_usage(&thread.id).await.unwrap();
     let answers: Vec<_> = runtime
-        .store()
         .messages(&thread.id)
         .await
         .unwrap()
@@ -598,7 +585,7 @@ async fn each_answer_is_accounted_with_its_calls_tools_time_and_priced_cost() {
     let summed: f64 = usage.answers.iter().map(|a| a.calls.cost).sum();
     assert!((usage.total.cost - summed).abs() < 1e-12);
     // The sums match what the store reports for the thread.
-    let stored = runtime.store().thread_usage(&thread.id).await.unwrap();
+    let stored = runtime.thread_detail(&thread.id).await.unwrap().usage;
     assert_eq!(stored.total_tokens(), usage.total.total_tokens());
 
     runtime.remove_price("scripted").await.unwrap();
@@ -634,7 +621,7 @@ async fn the_last_answer_can_be_given_again_and_the_last_question_rewritten() {
         .unwrap();
     assert_eq!(live.finished().await.unwrap().status, TurnStatus::Completed);
     assert_eq!(
-        shown(runtime.store().messages(&thread.id).await.unwrap()),
+        shown(runtime.messages(&thread.id).await.unwrap()),
         [
             (Role::User, "What is 2 + 2?".into()),
             (Role::Assistant, "4".into())
@@ -653,7 +640,7 @@ async fn the_last_answer_can_be_given_again_and_the_last_question_rewritten() {
             .await
             .is_err()
     );
-    assert_eq!(runtime.store().messages(&thread.id).await.unwrap().len(), 2);
+    assert_eq!(runtime.messages(&thread.id).await.unwrap().len(), 2);
 
     // Edit and resend: the question rewritten in place, then answered.
     model.root([ScriptedTurn::text("6")]);
@@ -663,7 +650,7 @@ async fn the_last_answer_can_be_given_again_and_the_last_question_rewritten() {
         .unwrap();
     live.finished().await.unwrap();
     assert_eq!(
-        shown(runtime.store().messages(&thread.id).await.unwrap()),
+        shown(runtime.messages(&thread.id).await.unwrap()),
         [
             (Role::User, "What is 3 + 3?".into()),
             (Role::Assistant, "6".into())
@@ -673,7 +660,7 @@ async fn the_last_answer_can_be_given_again_and_the_last_question_rewritten() {
     assert_eq!(asked.last().map(|m| m.content()), Some("What is 3 + 3?"));
     assert!(asked.iter().all(|m| m.content() != "What is 2 + 2?"));
     // The search finds the question as it now reads.
-    let hits = runtime.store().search("3 + 3", 10).await.unwrap();
+    let hits = runtime.search_threads("3 + 3", 10).await.unwrap();
     assert_eq!(hits.len(), 1);
 }
 
@@ -682,7 +669,7 @@ async fn the_last_answer_can_be_given_again_and_the_last_question_rewritten() {
 async fn marked(runtime: &Runtime) -> Vec<String> {
     use sqlx::{ConnectOptions, sqlite::SqliteConnectOptions};
     let mut connection = SqliteConnectOptions::new()
-        .filename(runtime.store().path())
+        .filename(runtime.database_path())
         .connect()
         .await
         .unwrap();
@@ -720,5 +707,5 @@ async fn a_thread_is_marked_answering_for_other_processes_until_its_turn_ends() 
     })
     .await
     .expect("the mark is taken off");
-    assert!(runtime.delete_thread(&thread.id).await.unwrap());
+    runtime.delete_thread(&thread.id).await.unwrap();
 }

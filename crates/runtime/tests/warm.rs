@@ -114,7 +114,6 @@ async fn a_new_chat_is_read_ahead_and_its_question_waits_for_the_reading() {
         .await
         .unwrap();
     runtime
-        .store()
         .set_workspace(&thread.id, Some(&folder))
         .await
         .unwrap();

@@ -4,7 +4,7 @@
 use super::support::*;
 
 const PROCESSES: usize = 50;
-const ROUNDS: usize = 8;
+const ROUNDS: usize = 10;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn fifty_processes_can_open_a_new_database_at_once() {

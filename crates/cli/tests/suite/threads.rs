@@ -459,7 +459,8 @@ async fn the_usage_log_lists_every_call_and_sums_to_what_done_reported() {
 }
 
 #[tokio::test]
-async fn a_thread_answering_in_another_process_is_not_deleted_renamed_or_answered_twice() {
+async fn a_thread_answering_in_another_process_is_not_deleted_renamed_imported_over_or_answered_twice()
+ {
     let server = FakeServer::start().await;
     server.push(CHAT, Reply::sse(sse::text(&["First."])));
     // The second answer is held until the test lets it go.
@@ -489,6 +490,21 @@ async fn a_thread_answering_in_another_process_is_not_deleted_renamed_or_answere
     let first = output(run(&["Hello."])).await;
     assert_eq!(first.code, 0, "{}", first.stderr);
     let thread = done(&first.events()).thread_id.clone();
+    // Its export, as a user would bring it back from another machine.
+    let export = dir.path().join("thread.json");
+    let exported = output(cairn(&[
+        "threads",
+        "export",
+        &thread,
+        "--db",
+        &db,
+        "--format",
+        "json",
+        "--output",
+        export.to_str().unwrap(),
+    ]))
+    .await;
+    assert_eq!(exported.code, 0, "{}", exported.stderr);
     let answering = run(&["--thread", &thread, "Again."]).spawn().unwrap();
     tokio::time::timeout(Duration::from_secs(20), async {
         while server.requests_to(CHAT).len() < 2 {
@@ -513,6 +529,22 @@ async fn a_thread_answering_in_another_process_is_not_deleted_renamed_or_answere
         "{}",
         rename.stderr
     );
+    let import = output(cairn(&[
+        "threads",
+        "import",
+        export.to_str().unwrap(),
+        "--db",
+        &db,
+    ]))
+    .await;
+    assert_eq!(import.code, 1, "{}", import.stderr);
+    assert!(
+        import
+            .stderr
+            .contains(&format!("{refused} importing over it")),
+        "{}",
+        import.stderr
+    );
     let twice = output(run(&["--thread", &thread, "Meanwhile?"])).await;
     assert_eq!(twice.code, 1, "{}", twice.stderr);
     assert!(
@@ -534,6 +566,18 @@ async fn a_thread_answering_in_another_process_is_not_deleted_renamed_or_answere
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The answer was stored whole, under the title it had.
+    let shown = output(cairn(&["threads", "show", &thread, "--db", &db, "--json"])).await;
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let shown: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    let answers: Vec<&str> = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(answers, ["First.", "Second."]);
     // Answered, the thread is the user's again.
     let delete = output(cairn(&["threads", "delete", &thread, "--db", &db])).await;
     assert_eq!(delete.code, 0, "{}", delete.stderr);

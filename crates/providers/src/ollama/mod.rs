@@ -257,7 +257,7 @@ impl OllamaClient {
     pub fn pull(
         &self,
         model: &str,
-    ) -> impl Stream<Item = Result<PullProgress, ProviderError>> + Send + 'static {
+    ) -> impl Stream<Item = Result<PullProgress, ProviderError>> + Send + use<> {
         let client = self.clone();
         let body = json!({"model": model, "stream": true});
         stream::once(async move {
