@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cairn_core::{Agent, AgentSetup};
+use cairn_core::{Agent, AgentRole, AgentSetup};
 use cairn_protocol::{AgentInfo, AgentSource};
 
 use crate::profile::RawProfile;
@@ -134,12 +134,14 @@ impl Catalog {
                         tools: Arc::new(folded.rules),
                         runnable: raw.front.subagent.runnable,
                         hidden: raw.front.ui.hidden,
+                        role: raw.front.role,
                     }));
                 }
                 Err(reason) => infos.push(info_of(item, Some(reason))),
             }
         }
         infos.sort_by(|a, b| a.id.cmp(&b.id).then(a.source.cmp(&b.source)));
+        one_holder_per_role(&mut agents, &winners);
         Self { agents, infos }
     }
 
@@ -200,6 +202,26 @@ impl Catalog {
             current,
             roster: self.agents.iter().cloned().collect(),
             switches_left,
+        }
+    }
+}
+
+/// A role is one profile's: when several declare it, the most local keeps it (the
+/// workspace's over the user's over a built-in; between equals, the first by id), so a
+/// user's own reviewer replaces the built-in one without renaming it.
+fn one_holder_per_role(agents: &mut [Arc<Agent>], winners: &BTreeMap<String, Found>) {
+    let source = |id: &str| winners.get(id).map(|found| found.source);
+    for role in [AgentRole::Router, AgentRole::Reviewer] {
+        let keeper = agents
+            .iter()
+            .filter(|agent| agent.role == Some(role))
+            .max_by(|a, b| source(&a.id).cmp(&source(&b.id)).then(b.id.cmp(&a.id)))
+            .map(|agent| agent.id.clone());
+        let Some(keeper) = keeper else { continue };
+        for agent in agents.iter_mut() {
+            if agent.role == Some(role) && agent.id != keeper {
+                Arc::make_mut(agent).role = None;
+            }
         }
     }
 }

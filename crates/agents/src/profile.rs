@@ -1,5 +1,6 @@
 //! One profile file: the front matter between `---` lines, and the instructions below.
 
+use cairn_core::AgentRole;
 use serde::Deserialize;
 
 /// The front matter as written. Unknown keys are refused: a misspelt `tools` would
@@ -21,6 +22,9 @@ pub struct FrontMatter {
     pub subagent: Subagent,
     #[serde(default)]
     pub ui: Ui,
+    /// The part the engine gives it (`router`, `reviewer`); its own, not its base's.
+    #[serde(default)]
+    pub role: Option<AgentRole>,
 }
 
 /// Anchored regexes over tool names.
@@ -141,6 +145,7 @@ mod tests {
             tools:\n  add: [read_file]\n  remove: ['write_.*']\n\
             subagent: {runnable: false}\n\
             ui:\n  hidden: true\n\
+            role: reviewer\n\
             ---\n\
             # Review\n\nBe terse.\n";
         let profile = RawProfile::parse("reviewer", text).unwrap();
@@ -157,6 +162,7 @@ mod tests {
                 },
                 subagent: Subagent { runnable: false },
                 ui: Ui { hidden: true },
+                role: Some(AgentRole::Reviewer),
             }
         );
         assert_eq!(profile.instructions, "# Review\n\nBe terse.");

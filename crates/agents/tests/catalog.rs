@@ -264,3 +264,38 @@ fn the_readmes_example_profiles_load_as_described() {
     assert!(finder.hidden && finder.runnable);
     assert!(finder.tools.allows("search_files") && !finder.tools.allows("write_file"));
 }
+
+#[test]
+fn roles_come_from_the_front_matter_and_the_most_local_profile_holds_each() {
+    use cairn_core::AgentRole;
+    let role_of = |catalog: &Catalog, id: &str| catalog.get(id).and_then(|agent| agent.role);
+    let builtin = Catalog::builtin();
+    assert_eq!(role_of(&builtin, "auto"), Some(AgentRole::Router));
+    assert_eq!(role_of(&builtin, "review"), Some(AgentRole::Reviewer));
+    assert_eq!(role_of(&builtin, "chat"), None);
+
+    let folders = Folders::new();
+    folders
+        // A role is the profile's own: based on the router, it does not route.
+        .user("quiet.md", "---\nbase: auto\n---\n")
+        .user("strict.md", "---\nrole: reviewer\n---\nBe strict.\n")
+        .user("janitor.md", "---\nrole: janitor\n---\n");
+    let catalog = folders.load();
+    assert_eq!(role_of(&catalog, "quiet"), None);
+    assert_eq!(role_of(&catalog, "strict"), Some(AgentRole::Reviewer));
+    assert_eq!(
+        role_of(&catalog, "review"),
+        None,
+        "the user's reviewer replaces it"
+    );
+    assert_eq!(role_of(&catalog, "auto"), Some(AgentRole::Router));
+    let setup = catalog.setup(catalog.get("chat").unwrap().clone(), None);
+    assert_eq!(
+        setup
+            .with_role(AgentRole::Reviewer)
+            .map(|agent| agent.id.as_str()),
+        Some("strict")
+    );
+    let (reason, _) = error_of(&catalog, "janitor");
+    assert!(reason.contains("unknown variant `janitor`"), "{reason}");
+}

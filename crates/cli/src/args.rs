@@ -1,4 +1,4 @@
-//! The command line, as DESIGN.md "The CLI contract" specifies it.
+//! The command line, as docs/design.md, "The CLI contract", specifies it.
 
 use std::path::PathBuf;
 

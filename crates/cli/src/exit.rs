@@ -1,4 +1,4 @@
-//! Exit codes (DESIGN.md "The CLI contract") and the failures that lead to them.
+//! Exit codes (docs/design.md, "The CLI contract") and the failures that lead to them.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exit(i32);

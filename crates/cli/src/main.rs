@@ -12,6 +12,7 @@ mod llm;
 mod mcp;
 mod models;
 mod output;
+mod paint;
 mod preview;
 mod rules;
 mod run;

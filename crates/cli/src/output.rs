@@ -10,6 +10,7 @@ use cairn_protocol::{Done, Event, ToolCallStatus, ToolCallUpdate, describe};
 use cairn_runtime::EventSink;
 use serde_json::Value;
 
+use crate::paint::painted;
 use crate::preview;
 
 /// One JSON object per line on stdout, flushed per event so a reader sees it live.
@@ -297,15 +298,6 @@ impl Transcript {
             let _ = writeln!(std::io::stdout());
             state.mid_line = false;
         }
-    }
-}
-
-/// `text` in the terminal colour `code` (an SGR number) when `on`, else as it is.
-pub(crate) fn painted(on: bool, code: &str, text: &str) -> String {
-    if on {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_owned()
     }
 }
 

@@ -6,7 +6,7 @@
 
 use cairn_protocol::ApprovalPreview;
 
-use crate::output::painted;
+use crate::paint::painted;
 
 /// The most lines of a preview printed; the rest are counted, not shown. Enough for
 /// a typical edit's hunks without scrolling a long new file past the question.

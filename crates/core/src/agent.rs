@@ -46,6 +46,20 @@ pub struct Agent {
     pub runnable: bool,
     /// Left out of what the user picks from and of `switch_agent`'s targets.
     pub hidden: bool,
+    /// The part the engine gives it, if any (its profile says so).
+    pub role: Option<AgentRole>,
+}
+
+/// A part the engine gives a profile, declared in the profile's front matter
+/// (`role: router`) rather than known by its id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentRole {
+    /// Hands the conversation to the profile best suited to it: a thread whose first
+    /// turn ran as the router may hand itself over (`switch_agent`) from then on.
+    Router,
+    /// Reviews a plan before it runs, when the plan asks for a review.
+    Reviewer,
 }
 
 impl fmt::Debug for Agent {
@@ -55,16 +69,13 @@ impl fmt::Debug for Agent {
             .field("model", &self.model)
             .field("runnable", &self.runnable)
             .field("hidden", &self.hidden)
+            .field("role", &self.role)
             .finish_non_exhaustive()
     }
 }
 
 /// The id of the profile a thread uses unless told otherwise.
 pub const DEFAULT_AGENT: &str = "chat";
-
-/// The id of the router: a thread that ran as it may hand itself over
-/// (`switch_agent`) from then on, whichever profile answers.
-pub const ROUTER: &str = "auto";
 
 impl Agent {
     /// A profile with every tool, no instructions of its own and the thread's model:
@@ -79,7 +90,13 @@ impl Agent {
             tools: Arc::new(AllTools),
             runnable: true,
             hidden: false,
+            role: None,
         }
+    }
+
+    /// Whether it routes: a thread that ran as it may hand itself over from then on.
+    pub fn routes(&self) -> bool {
+        self.role == Some(AgentRole::Router)
     }
 }
 
@@ -119,6 +136,11 @@ pub struct AgentSetup {
 impl AgentSetup {
     pub fn find(&self, id: &str) -> Option<&Arc<Agent>> {
         self.roster.iter().find(|agent| agent.id == id)
+    }
+
+    /// The profile that plays `role`, if one does.
+    pub fn with_role(&self, role: AgentRole) -> Option<&Arc<Agent>> {
+        self.roster.iter().find(|agent| agent.role == Some(role))
     }
 
     /// The profiles `run_subtask` may start.

@@ -8,8 +8,7 @@ use cairn_protocol::ChatMessage;
 use serde_json::Value;
 
 use crate::agent::Agent;
-use crate::callee::CallFailure;
-use crate::dispatch::Success;
+use crate::engine_tools::{CallFailure, Success};
 use crate::events::value_text;
 use crate::level::{Level, LevelEnd, LevelFailure, LevelPlan, Scope};
 use crate::prompt::{self, PromptContext};

@@ -2,31 +2,30 @@
 //!
 //! calls → batches (consecutive parallel-safe calls together, others alone) → per
 //! call: start event → budget → arguments → the gate (run / ask / block) → named
-//! lock → the tool, or a subtask → result cut to size (the whole kept) → end event.
+//! lock → the tool, or an engine tool (a subtask, a plan, …) → result cut to size (the
+//! whole kept) → end event.
 //! Results come back in the order the model made the calls, every call with one.
 
-use crate::tool::{Tool, ToolContext, parse_args};
+use crate::tool::ToolContext;
+use cairn_protocol::ToolCategory;
 use cairn_protocol::{
     ApprovalPreview, ChatMessage, Event, ToolApprovalRequest, ToolCall, ToolCallStatus,
     ToolCallUpdate,
 };
-use cairn_protocol::{Image, ToolCategory};
 use futures_util::{StreamExt, stream};
 use serde_json::Value;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use crate::agent::AgentSwitch;
 use crate::budget::millis;
-use crate::callee::{CallFailure, Callee};
-use crate::disclosure::LoadToolsArgs;
+use crate::callee::Callee;
+use crate::engine_tools::{CallFailure, EngineCall, Signal, Success, TurnServices};
 use crate::events::Activity;
 use crate::gate::{GateDecision, GateRequest};
 use crate::level::Scope;
 use crate::repeats::{self, Previous, Verdict};
-use crate::results::{READ_TOOL_RESULT, ReadArgs};
-use crate::subtask::FINISH_SUBTASK;
-use crate::switch::{self, SwitchArgs};
+use crate::results::ReadArgs;
 use crate::turn::Turn;
 
 /// The results of a round's calls, and how the level ends if one of them ends it.
@@ -36,34 +35,6 @@ pub(crate) struct Dispatched {
     pub finished: Option<Value>,
     /// An accepted `switch_agent`: the turn ends after this round.
     pub switched: bool,
-}
-
-/// What a call that worked means for its level beyond its result.
-#[derive(Debug, Default)]
-pub(crate) enum Signal {
-    #[default]
-    None,
-    Finished(Value),
-    Switched,
-}
-
-/// A call that worked: what the model reads, and what the event carries.
-pub(crate) struct Success {
-    pub content: String,
-    pub value: Value,
-    pub signal: Signal,
-    pub images: Vec<Image>,
-}
-
-impl Success {
-    pub(crate) fn text(content: String) -> Self {
-        Self {
-            value: Value::String(content.clone()),
-            content,
-            signal: Signal::None,
-            images: Vec::new(),
-        }
-    }
 }
 
 const CANCELLED: &str = "cancelled: the turn was stopped before this call finished";
@@ -180,11 +151,10 @@ impl Turn {
             Ok(success) => {
                 // A page of a kept result is already sized; cutting it again would
                 // only nest markers.
-                let max = if call.name == READ_TOOL_RESULT {
-                    usize::MAX
-                } else {
-                    room
-                };
+                let sized = Callee::resolve(scope, &call.name, self.limits.max_depth).is_ok_and(
+                    |callee| matches!(callee, Callee::Engine(tool) if tool.sizes_itself()),
+                );
+                let max = if sized { usize::MAX } else { room };
                 let sized = self.kept.fit(&call.id, success.content, max);
                 let value = match success.value {
                     Value::String(_) => Value::String(sized.whole),
@@ -254,20 +224,19 @@ impl Turn {
         if let Some(disclosure) = scope.disclosure() {
             disclosure.note_call(&call.name);
         }
-        self.pass_gate(scope, call, callee.tool(), &args, waited)
-            .await?;
+        self.pass_gate(scope, call, &callee, &args, waited).await?;
         let tool = match callee {
             Callee::Tool(tool) => tool,
-            Callee::RunSubtask => return self.spawn(scope, &call.id, args).await,
-            Callee::FinishSubtask => return Ok(finish(scope, args)?),
-            Callee::Disclosure { load } => return Ok(disclose(scope, load, args)?),
-            Callee::ReadToolResult => {
-                let args: ReadArgs = parse_args(args).map_err(|err| err.to_string())?;
-                let page = self.kept.read(&args, room)?;
-                return Ok(Success::text(page));
+            Callee::Engine(tool) => {
+                let call = EngineCall {
+                    at: scope.at(),
+                    id: &call.id,
+                    args,
+                    room,
+                };
+                let services = LevelServices { turn: self, scope };
+                return tool.run(&services, call).await;
             }
-            Callee::SwitchAgent => return Ok(self.hand_over(args)?),
-            Callee::CreatePlan => return self.create_plan(scope, &call.id, args).await,
         };
         let _lock = match tool.exclusive_lock() {
             Some(lock) => Some(self.locks.acquire(lock).await),
@@ -303,11 +272,12 @@ impl Turn {
         &self,
         scope: &Scope,
         call: &ToolCall,
-        tool: Option<&Arc<dyn Tool>>,
+        callee: &Callee<'_>,
         args: &Value,
         waited: &AtomicU64,
     ) -> Result<(), CallFailure> {
-        let category = tool.map_or(ToolCategory::Read, |tool| tool.category());
+        let tool = callee.tool();
+        let category = callee.category();
         let subjects = tool.map(|tool| tool.subjects(args)).unwrap_or_default();
         let request = GateRequest {
             tool: &call.name,
@@ -388,54 +358,6 @@ impl Turn {
             ))),
         }
     }
-
-    /// `switch_agent`: accepted once per turn; the session starts the next turn.
-    fn hand_over(&self, args: Value) -> Result<Success, String> {
-        let args: SwitchArgs = parse_args(args).map_err(|err| err.to_string())?;
-        let switch = switch::check(&self.agents, args)?;
-        let to = switch.to.clone();
-        if let Err(switch) = self.switch.set(switch) {
-            let earlier = self
-                .switch
-                .get()
-                .map_or(switch.to, |first| first.to.clone());
-            return Err(format!(
-                "this turn already hands over to `{earlier}`; one hand-over per turn"
-            ));
-        }
-        let content = format!("Handing over to `{to}`: it continues after this turn.");
-        Ok(Success {
-            signal: Signal::Switched,
-            ..Success::text(content)
-        })
-    }
-}
-
-/// `list_tool_groups` and (`load`) `load_tools`.
-fn disclose(scope: &Scope, load: bool, args: Value) -> Result<Success, String> {
-    // Resolved only where the level has a disclosure.
-    let Some(disclosure) = scope.disclosure() else {
-        return Err("tool groups are not in use here".into());
-    };
-    if !load {
-        return Ok(Success::text(disclosure.list()));
-    }
-    let args: LoadToolsArgs = parse_args(args).map_err(|err| err.to_string())?;
-    disclosure.load(&args.groups).map(Success::text)
-}
-
-/// `finish_subtask` (or the level's own submit tool): accepted when it matches the
-/// level's schema (if any).
-fn finish(scope: &Scope, args: Value) -> Result<Success, String> {
-    // Resolved only where the level has a finish.
-    let Some(finish) = &scope.finish else {
-        return Err(format!("{FINISH_SUBTASK} only ends a subtask"));
-    };
-    let result = finish.accept(args)?;
-    Ok(Success {
-        signal: Signal::Finished(result),
-        ..Success::text("result accepted".into())
-    })
 }
 
 /// The model's argument text as JSON. An empty string means no arguments (several
@@ -447,4 +369,38 @@ fn parse_arguments(raw: &str) -> Result<Value, String> {
     serde_json::from_str(raw).map_err(|err| {
         format!("the arguments are not valid JSON ({err}); send them as one JSON object")
     })
+}
+
+/// The turn as the engine tools called at one level may use it.
+struct LevelServices<'a> {
+    turn: &'a Turn,
+    scope: &'a Scope,
+}
+
+#[async_trait::async_trait]
+impl TurnServices for LevelServices<'_> {
+    async fn run_subtask(&self, id: &str, args: Value) -> Result<Success, CallFailure> {
+        self.turn.spawn(self.scope, id, args).await
+    }
+
+    async fn create_plan(&self, id: &str, args: Value) -> Result<Success, CallFailure> {
+        self.turn.create_plan(self.scope, id, args).await
+    }
+
+    fn agents(&self) -> &crate::agent::AgentSetup {
+        &self.turn.agents
+    }
+
+    fn hand_over(&self, switch: AgentSwitch) -> Result<(), String> {
+        self.turn.switch.set(switch).map_err(|refused| {
+            self.turn
+                .switch
+                .get()
+                .map_or(refused.to, |first| first.to.clone())
+        })
+    }
+
+    fn read_kept(&self, args: &ReadArgs, room: usize) -> Result<String, String> {
+        self.turn.kept.read(args, room)
+    }
 }

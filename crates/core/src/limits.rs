@@ -1,4 +1,4 @@
-//! The turn budgets (DESIGN.md "The agent loop"), their defaults, and the
+//! The turn budgets (docs/design.md, "The loop"), their defaults, and the
 //! `CAIRN_<NAME>` environment overrides.
 
 use std::time::Duration;

@@ -52,7 +52,7 @@ pub trait Handover: Send + Sync {
         &self,
         outcome: &TurnOutcome,
         switch: &AgentSwitch,
-    ) -> Result<NextTurn, String>;
+    ) -> Result<NextTurn, crate::PortError>;
 }
 
 /// A turn ready to run in a thread that is already held.

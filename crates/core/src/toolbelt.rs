@@ -6,8 +6,8 @@ use crate::tool::Tool;
 use cairn_protocol::ToolSpec;
 
 use crate::agent::ToolSelection;
-use crate::callee;
 use crate::disclosure::Offer;
+use crate::engine_tools::registry::is_engine_tool;
 
 /// Tools by name, with their specs computed once.
 #[derive(Clone, Default)]
@@ -35,7 +35,7 @@ impl Toolbelt {
         let tools: Vec<Arc<dyn Tool>> = tools.into_iter().collect();
         for (index, tool) in tools.iter().enumerate() {
             let name = tool.name();
-            if callee::is_engine_tool(name) {
+            if is_engine_tool(name) {
                 return Err(ToolbeltError::Reserved(name.to_owned()));
             }
             if tools[..index].iter().any(|other| other.name() == name) {
@@ -113,7 +113,7 @@ impl Toolbelt {
     pub fn subset(&self, names: &[String]) -> Result<Self, Vec<String>> {
         let unknown: Vec<String> = names
             .iter()
-            .filter(|name| !self.contains(name) && !callee::is_engine_tool(name))
+            .filter(|name| !self.contains(name) && !is_engine_tool(name))
             .cloned()
             .collect();
         if !unknown.is_empty() {

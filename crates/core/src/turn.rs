@@ -232,7 +232,7 @@ impl Engine {
     /// window, its history the system prompt and then the thread's.
     fn open_root(&self, fit: &ContextFit, request: TurnRequest) -> Level {
         let agent = Arc::clone(&request.agents.current);
-        let agent_is_router = agent.id == crate::agent::ROUTER;
+        let agent_is_router = agent.routes();
         let (model, sampling) = request.model_for_root();
         tracing::info!(%model, agent = %agent.id, "{}", fit.describe());
         let root = RootView::new(&request, self.limits, self.model.can_call_tools(&model));
@@ -326,11 +326,14 @@ pub struct ToolsShown {
 impl RootView {
     /// How, fitted as `fit` says, the root shows its tools.
     pub fn tools_shown(&self, request: &TurnRequest, fit: &ContextFit) -> ToolsShown {
-        let offers = crate::level::engine_offers(
+        let offers = crate::level::level_offers(
             &self.tools,
-            self.can_spawn,
-            self.can_plan,
-            self.switch.clone(),
+            &crate::engine_tools::Site {
+                can_spawn: self.can_spawn,
+                can_plan: self.can_plan,
+                switch: self.switch.as_ref(),
+                finish: None,
+            },
         );
         let layout = fit.lay_out(offers, fit.limits.max_visible_tools, |compact| {
             self.system_prompt(request, compact)

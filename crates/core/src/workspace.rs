@@ -11,8 +11,6 @@ use std::fmt;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::tool::ToolError;
-
 /// Largest file `read` loads; larger files are refused rather than exhausting memory.
 pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -41,22 +39,6 @@ pub enum WorkspaceError {
         path: String,
         source: std::io::Error,
     },
-}
-
-impl From<WorkspaceError> for ToolError {
-    fn from(err: WorkspaceError) -> Self {
-        match err {
-            WorkspaceError::Escapes { .. } | WorkspaceError::Symlink { .. } => {
-                ToolError::Refused(err.to_string())
-            }
-            WorkspaceError::Root { .. }
-            | WorkspaceError::NotFound { .. }
-            | WorkspaceError::IsDirectory { .. }
-            | WorkspaceError::NotDirectory { .. }
-            | WorkspaceError::TooLarge { .. }
-            | WorkspaceError::Io { .. } => ToolError::Failed(err.to_string()),
-        }
-    }
 }
 
 /// What a directory entry is, without following links.

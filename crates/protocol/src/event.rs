@@ -77,7 +77,7 @@ pub enum ToolCallStatus {
     /// its arguments so far (a JSON string, usually not yet valid JSON). Sent at most a
     /// few times a second per call, before its `start`, which carries the same
     /// `tool_call_id`; a call the model never finishes gets no `start`. (An extension of
-    /// the DESIGN.md wire: consumers that do not know it ignore it.)
+    /// the wire in docs/design.md: consumers that do not know it ignore it.)
     Pending,
     /// The call is known (arguments parsed) and about to be gated and run.
     Start,
@@ -101,20 +101,20 @@ pub struct ToolCallUpdate {
     pub status: ToolCallStatus,
     /// On `end`: how long the call took as the engine measured it, so every listener
     /// shows the same figure however late the event reaches it. (An extension of the
-    /// DESIGN.md wire: absent on `start` and from older writers.)
+    /// wire in docs/design.md: absent on `start` and from older writers.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// On `end`: how much of `duration_ms` the call spent waiting for the user to allow
     /// it, so a card can tell its own time from the user's. (An extension of the
-    /// DESIGN.md wire, absent when the call never waited.)
+    /// wire in docs/design.md, absent when the call never waited.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waited_ms: Option<u64>,
     /// On `end`: the user denied the call; its result is what the model was told.
-    /// (An extension of the DESIGN.md wire, absent unless true.)
+    /// (An extension of the wire in docs/design.md, absent unless true.)
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub denied: bool,
     /// On `end`: images the tool returned besides its result text. (An extension of
-    /// the DESIGN.md wire, absent when there are none.)
+    /// the wire in docs/design.md, absent when there are none.)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<crate::Image>,
 }
@@ -177,7 +177,7 @@ pub struct ToolApprovalRequest {
     pub session_grant: Option<String>,
     /// What the call would do, as a person checks it before allowing it (the change
     /// a write makes, the line a command runs), when the tool can say. (An extension
-    /// of the DESIGN.md wire.)
+    /// of the wire in docs/design.md.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<ApprovalPreview>,
 }

@@ -3,7 +3,7 @@
 //! execution-tree snapshot that brings nested tool cards back after a restart.
 //!
 //! This crate is serde only and builds for `wasm32-unknown-unknown`: the Leptos UI
-//! imports it. Field names are a contract (see DESIGN.md "Events"): add fields, never
+//! imports it. Field names are a contract (see docs/design.md, "The event wire"): add fields, never
 //! rename them.
 
 pub mod accounting;
@@ -32,7 +32,7 @@ pub use event::{
     Chunk, Cut, Done, ErrorEvent, ErrorKind, Event, PlanReady, RUN_SUBTASK, Reasoning,
     ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TurnStatus, Usage,
 };
-pub use llm::{LLM_KEYS, LlmParams, LlmSource, LlmView};
+pub use llm::{LLM_KEYS, LlmError, LlmParams, LlmSource, LlmView};
 pub use permission::{ApprovalDecision, PermissionMode, RuleList, ToolCategory};
 pub use plan::{
     CREATE_PLAN, ExecutionMode, PlanCreated, PlanReview, PlanStep, StoredPlan, Verdict,

@@ -76,27 +76,62 @@ pub const LLM_KEYS: [&str; 5] = ["temperature", "top_p", "max_tokens", "context_
 const MAX_TOKENS: std::ops::RangeInclusive<u32> = 1..=1_048_576;
 const CONTEXT_CAP: std::ops::RangeInclusive<u32> = 512..=1_048_576;
 
+/// Why a model parameter was left as it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LlmError {
+    /// No parameter has this name.
+    UnknownKey(String),
+    /// The value is not one the parameter takes; `takes` says what it does.
+    OutOfRange {
+        key: String,
+        value: String,
+        takes: String,
+    },
+    /// `model` was given an empty name.
+    NoModelName,
+}
+
+impl std::fmt::Display for LlmError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::UnknownKey(key) => write!(
+                f,
+                "there is no parameter `{key}`: use one of {}",
+                LLM_KEYS.join(", ")
+            ),
+            Self::OutOfRange { key, value, takes } => {
+                write!(f, "{key} takes {takes}, not `{value}`")
+            }
+            Self::NoModelName => f.write_str("model takes a model's name"),
+        }
+    }
+}
+
+impl std::error::Error for LlmError {}
+
 impl LlmParams {
     /// Sets `key` from its text, refusing a value out of range with the range.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), LlmError> {
         let value = value.trim();
-        let float = |range: (f64, f64)| -> Result<f64, String> {
+        let refused = |takes: String| LlmError::OutOfRange {
+            key: key.to_owned(),
+            value: value.to_owned(),
+            takes,
+        };
+        let float = |range: (f64, f64)| -> Result<f64, LlmError> {
             match value.parse::<f64>() {
                 Ok(v) if v >= range.0 && v <= range.1 => Ok(v),
-                _ => Err(format!(
-                    "{key} takes a number from {} to {}, not `{value}`",
-                    range.0, range.1
-                )),
+                _ => Err(refused(format!("a number from {} to {}", range.0, range.1))),
             }
         };
-        let whole = |range: &std::ops::RangeInclusive<u32>| -> Result<u32, String> {
+        let whole = |range: &std::ops::RangeInclusive<u32>| -> Result<u32, LlmError> {
             match value.parse::<u32>() {
                 Ok(v) if range.contains(&v) => Ok(v),
-                _ => Err(format!(
-                    "{key} takes a whole number from {} to {}, not `{value}`",
+                _ => Err(refused(format!(
+                    "a whole number from {} to {}",
                     range.start(),
                     range.end()
-                )),
+                ))),
             }
         };
         match key {
@@ -104,15 +139,15 @@ impl LlmParams {
             "top_p" => self.top_p = Some(float((0.0, 1.0))?),
             "max_tokens" => self.max_tokens = Some(whole(&MAX_TOKENS)?),
             "context_cap" => self.context_cap = Some(whole(&CONTEXT_CAP)?),
-            "model" if value.is_empty() => return Err("model takes a model's name".into()),
+            "model" if value.is_empty() => return Err(LlmError::NoModelName),
             "model" => self.model = Some(value.to_owned()),
-            other => return Err(unknown(other)),
+            other => return Err(LlmError::UnknownKey(other.to_owned())),
         }
         Ok(())
     }
 
     /// Unsets `key`, or every key.
-    pub fn reset(&mut self, key: Option<&str>) -> Result<(), String> {
+    pub fn reset(&mut self, key: Option<&str>) -> Result<(), LlmError> {
         match key {
             None => *self = Self::default(),
             Some("temperature") => self.temperature = None,
@@ -120,7 +155,7 @@ impl LlmParams {
             Some("max_tokens") => self.max_tokens = None,
             Some("context_cap") => self.context_cap = None,
             Some("model") => self.model = None,
-            Some(other) => return Err(unknown(other)),
+            Some(other) => return Err(LlmError::UnknownKey(other.to_owned())),
         }
         Ok(())
     }
@@ -151,13 +186,6 @@ impl LlmParams {
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
     }
-}
-
-fn unknown(key: &str) -> String {
-    format!(
-        "there is no parameter `{key}`: use one of {}",
-        LLM_KEYS.join(", ")
-    )
 }
 
 #[cfg(test)]
@@ -217,7 +245,7 @@ mod tests {
         ] {
             let mut kept = params.clone();
             assert_eq!(
-                kept.set(key, value),
+                kept.set(key, value).map_err(|err| err.to_string()),
                 Err(expected.to_owned()),
                 "{key}={value}"
             );

@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use async_trait::async_trait;
 use cairn_agents::{AgentDirs, Catalog};
-use cairn_core::agent::{Agent, DEFAULT_AGENT, ROUTER};
+use cairn_core::agent::{Agent, DEFAULT_AGENT};
 use cairn_core::switch::MAX_CONSECUTIVE_SWITCHES;
-use cairn_core::{AgentSwitch, Engine, Handover, NextTurn, TurnOutcome, TurnRequest};
+use cairn_core::{AgentSwitch, Engine, Handover, NextTurn, PortError, TurnOutcome, TurnRequest};
 use cairn_protocol::{AgentInfo, ChatMessage, ThreadInfo};
 use cairn_store::Store;
 
@@ -19,9 +19,9 @@ use crate::{Recorder, Runtime, RuntimeError};
 const DEFAULT_AGENT_SETTING: &str = "default_agent";
 
 /// Whether `agent` is the router: a thread that ran as it keeps `switch_agent`
-/// offered. (By id, not by tools: `chat`'s `.*` names every tool.)
+/// offered. (By its role, not by tools: `chat`'s `.*` names every tool.)
 pub(crate) fn routes(agent: &Agent) -> bool {
-    agent.id == ROUTER
+    agent.routes()
 }
 
 /// Every profile a thread in `workspace` could use (the built-ins, those in the
@@ -160,18 +160,18 @@ impl Handover for Handing {
         &self,
         outcome: &TurnOutcome,
         switch: &AgentSwitch,
-    ) -> Result<NextTurn, String> {
+    ) -> Result<NextTurn, PortError> {
         let agent = self
             .catalog
             .get(&switch.to)
             .cloned()
-            .ok_or_else(|| format!("there is no agent `{}`", switch.to))?;
+            .ok_or_else(|| PortError::new(format!("there is no agent `{}`", switch.to)))?;
         let thread_id = &outcome.thread_id;
         let mut history = self
             .store
             .history(thread_id)
             .await
-            .map_err(|err| err.to_string())?;
+            .map_err(PortError::new)?;
         history.push(ChatMessage::user(&switch.follow_up));
         let handover = cairn_protocol::Handover {
             from: switch.from.clone(),
@@ -182,7 +182,7 @@ impl Handover for Handing {
             .store
             .begin_handover(thread_id, &handover, &switch.follow_up)
             .await
-            .map_err(|err| err.to_string())?;
+            .map_err(PortError::new)?;
         let left = self.left.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
         let persistence = Recorder::start(
             self.store.clone(),

@@ -58,6 +58,9 @@ pub enum RuntimeError {
     /// The OS keychain refused, or was not there.
     #[error(transparent)]
     Keychain(#[from] SecretError),
+    /// A model parameter refused (an unknown name, a value out of its range).
+    #[error(transparent)]
+    Llm(#[from] cairn_protocol::LlmError),
     /// A file given to import that is not a thread exported as JSON.
     #[error("this is not a thread exported as JSON: {0}")]
     NotAnExport(String),
@@ -101,6 +104,7 @@ impl RuntimeError {
             | Self::Agent(_)
             | Self::BadValue(_)
             | Self::NotAnExport(_)
+            | Self::Llm(_)
             | Self::Keychain(SecretError::Empty) => FailureKind::Invalid,
             Self::Keychain(_) => FailureKind::Keychain,
             Self::Approval(_) => FailureKind::NotFound,

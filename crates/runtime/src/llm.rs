@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use cairn_core::disclosure::ToolGroup;
 use cairn_core::tool::{Tool, ToolContext, ToolError, ToolOutput};
-use cairn_protocol::{LLM_KEYS, LlmParams, LlmView, ToolCategory};
+use cairn_protocol::{LLM_KEYS, LlmError, LlmParams, LlmView, ToolCategory};
 use cairn_store::Store;
 use serde_json::{Value, json};
 
@@ -49,7 +49,7 @@ impl Runtime {
     async fn change_llm(
         &self,
         thread_id: Option<&str>,
-        change: impl FnOnce(&mut LlmParams) -> Result<(), String>,
+        change: impl FnOnce(&mut LlmParams) -> Result<(), LlmError>,
     ) -> Result<LlmView, RuntimeError> {
         let LlmView {
             mut defaults,
@@ -58,11 +58,11 @@ impl Runtime {
         } = self.llm_settings(thread_id).await?;
         match (thread_id, &mut thread) {
             (Some(id), Some(params)) => {
-                change(params).map_err(RuntimeError::BadValue)?;
+                change(params)?;
                 self.store.set_thread_llm_params(id, params).await?;
             }
             _ => {
-                change(&mut defaults).map_err(RuntimeError::BadValue)?;
+                change(&mut defaults)?;
                 self.store.set_setting(DEFAULTS, &defaults).await?;
             }
         }
@@ -152,7 +152,7 @@ impl Tool for SetLlmParams {
             };
             params
                 .set(key, &text)
-                .map_err(ToolError::InvalidArguments)?;
+                .map_err(|err| ToolError::InvalidArguments(err.to_string()))?;
             changed.push(format!("{key}={text}"));
         }
         if changed.is_empty() {

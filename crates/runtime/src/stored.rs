@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use cairn_core::plan::{PlanBook, StoredPlan};
-use cairn_core::{Rule, RuleList, RuleSet};
+use cairn_core::{PortError, Rule, RuleList, RuleSet};
 use cairn_store::{Store, StoredRule};
 use cairn_tools::MemoryStore;
 
@@ -39,19 +39,19 @@ pub struct StoredMemory(pub Store);
 
 #[async_trait]
 impl MemoryStore for StoredMemory {
-    async fn list(&self) -> Result<Vec<(String, String)>, String> {
-        self.0.memory_list().await.map_err(|err| err.to_string())
+    async fn list(&self) -> Result<Vec<(String, String)>, PortError> {
+        self.0.memory_list().await.map_err(PortError::new)
     }
 
-    async fn read(&self, key: &str) -> Result<Option<String>, String> {
-        self.0.memory_read(key).await.map_err(|err| err.to_string())
+    async fn read(&self, key: &str) -> Result<Option<String>, PortError> {
+        self.0.memory_read(key).await.map_err(PortError::new)
     }
 
-    async fn write(&self, key: &str, value: &str) -> Result<(), String> {
+    async fn write(&self, key: &str, value: &str) -> Result<(), PortError> {
         self.0
             .memory_write(key, value)
             .await
-            .map_err(|err| err.to_string())
+            .map_err(PortError::new)
     }
 }
 
@@ -64,17 +64,17 @@ pub struct StoredPlans {
 
 #[async_trait]
 impl PlanBook for StoredPlans {
-    async fn add(&self, plan: StoredPlan) -> Result<String, String> {
+    async fn add(&self, plan: StoredPlan) -> Result<String, PortError> {
         self.store
             .add_plan(&self.thread_id, &plan)
             .await
-            .map_err(|err| err.to_string())
+            .map_err(PortError::new)
     }
 
-    async fn get(&self, plan_id: &str) -> Result<Option<StoredPlan>, String> {
+    async fn get(&self, plan_id: &str) -> Result<Option<StoredPlan>, PortError> {
         self.store
             .plan(&self.thread_id, plan_id)
             .await
-            .map_err(|err| err.to_string())
+            .map_err(PortError::new)
     }
 }

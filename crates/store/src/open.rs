@@ -26,7 +26,7 @@ pub struct StoreOptions {
 impl Default for StoreOptions {
     fn default() -> Self {
         Self {
-            lock_timeout: Duration::from_secs(5),
+            lock_timeout: crate::reader::LOCK_TIMEOUT,
             max_pages: None,
         }
     }

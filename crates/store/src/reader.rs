@@ -17,6 +17,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use crate::StoreError;
 use crate::messages::replayable;
 
+/// How long a statement waits for a lock another connection holds before it fails.
+pub(crate) const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The read connection, opened on first use.
 #[derive(Debug, Clone)]
 pub(crate) struct Reader {
@@ -50,7 +53,7 @@ impl Reader {
                 )
                 .map_err(|err| sqlite_error(&reader.path, err))?;
                 connection
-                    .busy_timeout(crate::open::StoreOptions::default().lock_timeout)
+                    .busy_timeout(LOCK_TIMEOUT)
                     .map_err(|err| sqlite_error(&reader.path, err))?;
                 *slot = Some(connection);
             }

@@ -172,3 +172,211 @@ fn the_runtime_hands_out_no_store_sessions_or_server() {
         "the runtime hands out what it owns"
     );
 }
+
+/// Every place the code cites the design (`docs/design.md, "Section"`) names a section
+/// the design has: the design the code leans on is in the repository, and current.
+#[test]
+fn the_design_the_code_cites_is_in_the_repository() {
+    let design = std::fs::read_to_string(root().join("docs/design.md"))
+        .expect("docs/design.md, the design the code cites");
+    let sections: BTreeSet<&str> = design
+        .lines()
+        .filter_map(|line| line.strip_prefix("## "))
+        .collect();
+    let mut cited = 0;
+    let mut missing = Vec::new();
+    for path in source_dirs().iter().flat_map(|dir| rust_files(dir)) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Spelled in two halves so that this file does not cite it.
+        let outside = concat!("DESIGN", ".md");
+        assert!(
+            !text.contains(outside),
+            "{} cites {outside}, which is not in the repository",
+            path.display()
+        );
+        for citation in text.split("docs/design.md, \"").skip(1) {
+            let section = citation.split('"').next().unwrap_or_default();
+            cited += 1;
+            if !sections.contains(section) {
+                missing.push(format!("{}: {section}", path.display()));
+            }
+        }
+    }
+    assert!(cited > 0, "the code cites the design somewhere");
+    assert_eq!(
+        missing,
+        Vec::<String>::new(),
+        "sections the design does not have"
+    );
+}
+
+/// A crate's modules by path (`level`, `level::run`), each with its source.
+fn modules(src: &Path) -> BTreeMap<String, String> {
+    let mut found = BTreeMap::new();
+    for path in rust_files(src) {
+        let relative = path.strip_prefix(src).unwrap().with_extension("");
+        let mut name = relative.to_string_lossy().replace('/', "::");
+        if let Some(parent) = name.strip_suffix("::mod") {
+            name = parent.to_owned();
+        }
+        if name == "lib" || name == "main" || name == "build" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        // A file's own tests may reach anywhere; the module's code may not.
+        let code = text
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        found.insert(name, code);
+    }
+    found
+}
+
+/// The product's source folders: each crate's `src`, the desktop shell, the webview.
+fn source_dirs() -> Vec<std::path::PathBuf> {
+    let mut dirs: Vec<_> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("src"))
+        .collect();
+    dirs.extend([root().join("src-tauri"), root().join("ui/src")]);
+    dirs
+}
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
+/// The modules `code` (module `name`) names through `crate::` or `super::`.
+fn imports(name: &str, code: &str, known: &BTreeMap<String, String>) -> BTreeSet<String> {
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+            .filter(|path| !path.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut paths: Vec<String> = Vec::new();
+    for (prefix, base) in [("crate::", String::new()), ("super::", parent(name))] {
+        for piece in code.split(prefix).skip(1) {
+            let listed = match piece.strip_prefix('{') {
+                Some(group) => words(group.split('}').next().unwrap_or_default()),
+                None => words(piece).into_iter().take(1).collect(),
+            };
+            for path in listed {
+                let path = path.trim_start_matches("self::").to_owned();
+                paths.push(if base.is_empty() {
+                    path
+                } else {
+                    format!("{base}::{path}")
+                });
+            }
+        }
+    }
+    paths
+        .iter()
+        .filter_map(|path| {
+            // The longest known module the path starts with.
+            let parts: Vec<&str> = path.split("::").collect();
+            (1..=parts.len())
+                .rev()
+                .map(|n| parts[..n].join("::"))
+                .find(|module| known.contains_key(module))
+        })
+        .filter(|module| module != name)
+        .collect()
+}
+
+fn parent(name: &str) -> String {
+    name.rsplit_once("::")
+        .map(|(parent, _)| parent.to_owned())
+        .unwrap_or_default()
+}
+
+/// The groups of modules that import each other in a loop.
+fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    // Two modules are in one circle when each reaches the other.
+    let reach = |from: &str| {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.to_owned()];
+        while let Some(module) = stack.pop() {
+            for next in graph.get(&module).into_iter().flatten() {
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<&String, BTreeSet<String>> =
+        graph.keys().map(|module| (module, reach(module))).collect();
+    let mut placed = BTreeSet::new();
+    let mut found = Vec::new();
+    for module in graph.keys() {
+        if placed.contains(module) || !reached[module].contains(module) {
+            continue;
+        }
+        let circle: Vec<String> = reached[module]
+            .iter()
+            .filter(|other| reached[*other].contains(module))
+            .cloned()
+            .collect();
+        placed.extend(circle.iter().cloned());
+        found.push(circle);
+    }
+    found
+}
+
+/// No crate has modules that import each other in a loop: each module can be read
+/// (and changed) knowing only the ones below it.
+#[test]
+fn no_crate_has_a_circle_of_modules() {
+    let mut found = Vec::new();
+    for src in source_dirs() {
+        let modules = modules(&src);
+        let graph: BTreeMap<String, BTreeSet<String>> = modules
+            .iter()
+            .map(|(name, code)| (name.clone(), imports(name, code, &modules)))
+            .collect();
+        for circle in circles(&graph) {
+            found.push(format!("{}: {}", src.display(), circle.join(" ↔ ")));
+        }
+    }
+    assert_eq!(found, Vec::<String>::new(), "modules importing each other");
+}
+
+#[test]
+fn a_circle_is_found_through_crate_and_super_paths() {
+    let modules: BTreeMap<String, String> = [
+        ("turn", "use crate::{level::Scope, budget};"),
+        ("level", "use crate::dispatch::Dispatched;"),
+        ("level::run", "use super::Level;\nuse crate::turn::Turn;"),
+        ("dispatch", "fn f() { crate::turn::helper() }"),
+        ("budget", ""),
+    ]
+    .into_iter()
+    .map(|(name, code)| (name.to_owned(), code.to_owned()))
+    .collect();
+    let graph: BTreeMap<String, BTreeSet<String>> = modules
+        .iter()
+        .map(|(name, code)| (name.clone(), imports(name, code, &modules)))
+        .collect();
+    assert_eq!(
+        graph["level::run"],
+        BTreeSet::from(["level".into(), "turn".into()])
+    );
+    assert_eq!(circles(&graph), [["dispatch", "level", "turn"]]);
+}

@@ -343,7 +343,7 @@ struct Notes(Mutex<BTreeMap<String, String>>);
 
 #[async_trait]
 impl MemoryStore for Notes {
-    async fn list(&self) -> Result<Vec<(String, String)>, String> {
+    async fn list(&self) -> Result<Vec<(String, String)>, cairn_core::PortError> {
         Ok(self
             .0
             .lock()
@@ -352,10 +352,10 @@ impl MemoryStore for Notes {
             .map(|(k, v)| (k.clone(), v.lines().next().unwrap_or("").to_owned()))
             .collect())
     }
-    async fn read(&self, key: &str) -> Result<Option<String>, String> {
+    async fn read(&self, key: &str) -> Result<Option<String>, cairn_core::PortError> {
         Ok(self.0.lock().unwrap().get(key).cloned())
     }
-    async fn write(&self, key: &str, value: &str) -> Result<(), String> {
+    async fn write(&self, key: &str, value: &str) -> Result<(), cairn_core::PortError> {
         self.0
             .lock()
             .unwrap()

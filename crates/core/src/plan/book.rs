@@ -6,12 +6,14 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 pub use cairn_protocol::StoredPlan;
 
+use crate::PortError;
+
 #[async_trait]
 pub trait PlanBook: Send + Sync {
     /// Keeps a new plan and names it (`plan.plan_id` is ignored).
-    async fn add(&self, plan: StoredPlan) -> Result<String, String>;
+    async fn add(&self, plan: StoredPlan) -> Result<String, PortError>;
 
-    async fn get(&self, plan_id: &str) -> Result<Option<StoredPlan>, String>;
+    async fn get(&self, plan_id: &str) -> Result<Option<StoredPlan>, PortError>;
 }
 
 impl std::fmt::Debug for dyn PlanBook {
@@ -28,7 +30,7 @@ pub struct MemoryPlans {
 
 #[async_trait]
 impl PlanBook for MemoryPlans {
-    async fn add(&self, mut plan: StoredPlan) -> Result<String, String> {
+    async fn add(&self, mut plan: StoredPlan) -> Result<String, PortError> {
         let mut plans = self
             .plans
             .lock()
@@ -39,7 +41,7 @@ impl PlanBook for MemoryPlans {
         Ok(id)
     }
 
-    async fn get(&self, plan_id: &str) -> Result<Option<StoredPlan>, String> {
+    async fn get(&self, plan_id: &str) -> Result<Option<StoredPlan>, PortError> {
         let plans = self
             .plans
             .lock()

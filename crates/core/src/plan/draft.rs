@@ -8,14 +8,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{SUBMIT_PLAN, SUBMIT_REVIEW, StoredPlan};
-use crate::callee::CallFailure;
+use crate::agent::AgentRole;
 use crate::child::Child;
+use crate::engine_tools::CallFailure;
 use crate::level::Scope;
 use crate::subtask::{Finish, OutputSchema};
 use crate::turn::Turn;
-
-/// The built-in profile that reviews plans.
-pub const REVIEWER: &str = "review";
 
 fn steps_schema() -> Value {
     json!({
@@ -163,7 +161,7 @@ impl Turn {
                     card_id: call_id.to_owned(),
                     title: Some(format!("Review: {}", plan.objective)),
                     instructions,
-                    agent: self.agents.find(REVIEWER).cloned(),
+                    agent: self.agents.with_role(AgentRole::Reviewer).cloned(),
                     tools: None,
                     finish: Finish::Submit {
                         name: SUBMIT_REVIEW,

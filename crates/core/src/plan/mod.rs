@@ -16,7 +16,6 @@ use serde_json::json;
 
 pub use book::{MemoryPlans, PlanBook, StoredPlan};
 pub use cairn_protocol::CREATE_PLAN;
-pub use draft::REVIEWER;
 
 /// The planning round's tool: its arguments are the plan's steps.
 pub const SUBMIT_PLAN: &str = "submit_plan";

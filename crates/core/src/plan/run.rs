@@ -13,9 +13,8 @@ use serde_json::{Value, json};
 
 use super::check::check;
 use super::{CreatePlanArgs, StoredPlan};
-use crate::callee::CallFailure;
 use crate::child::Child;
-use crate::dispatch::Success;
+use crate::engine_tools::{CallFailure, Success};
 use crate::level::Scope;
 use crate::tool::parse_args;
 use crate::turn::Turn;

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::disclosure::{ToolGroup, group_of};
-use crate::workspace::Workspace;
+use crate::workspace::{Workspace, WorkspaceError};
 
 mod args;
 
@@ -152,4 +152,21 @@ pub enum ToolError {
     Failed(String),
     #[error("cancelled before it finished")]
     Cancelled,
+}
+
+/// A path refused is the model's to fix; the rest is the disk's.
+impl From<WorkspaceError> for ToolError {
+    fn from(err: WorkspaceError) -> Self {
+        match err {
+            WorkspaceError::Escapes { .. } | WorkspaceError::Symlink { .. } => {
+                ToolError::Refused(err.to_string())
+            }
+            WorkspaceError::Root { .. }
+            | WorkspaceError::NotFound { .. }
+            | WorkspaceError::IsDirectory { .. }
+            | WorkspaceError::NotDirectory { .. }
+            | WorkspaceError::TooLarge { .. }
+            | WorkspaceError::Io { .. } => ToolError::Failed(err.to_string()),
+        }
+    }
 }

@@ -30,7 +30,10 @@ fn profile(id: &str, tools: &[&str]) -> Agent {
 /// (subtasks only), `solo` (not runnable).
 fn roster(current: &str, switches_left: Option<u32>) -> AgentSetup {
     let agents: Vec<Arc<Agent>> = [
-        Agent::plain("auto"),
+        Agent {
+            role: Some(cairn_core::AgentRole::Router),
+            ..Agent::plain("auto")
+        },
         Agent::plain("chat"),
         Agent {
             model: Some("big-model".into()),
@@ -345,7 +348,7 @@ impl Handover for Chain {
         &self,
         outcome: &TurnOutcome,
         switch: &AgentSwitch,
-    ) -> Result<NextTurn, String> {
+    ) -> Result<NextTurn, cairn_core::PortError> {
         self.asked.lock().unwrap().push(switch.clone());
         let n = {
             let mut next = self.next.lock().unwrap();

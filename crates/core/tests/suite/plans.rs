@@ -377,6 +377,7 @@ async fn a_reviewer_approves_a_plan_that_then_runs_or_asks_for_changes_and_nothi
         instructions: "You review plans.".into(),
         hidden: true,
         runnable: false,
+        role: Some(cairn_core::AgentRole::Reviewer),
         ..cairn_core::Agent::plain("review")
     });
     let agents = cairn_core::AgentSetup {

@@ -1,8 +1,6 @@
 //! The file tools: `read_file`, `list_dir`, `search_files`, `write_file`,
 //! `edit_file`, all through the workspace's confinement.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use cairn_protocol::{ApprovalPreview, ToolCategory};
 use serde::Deserialize;
@@ -11,6 +9,8 @@ use serde_json::{Value, json};
 use cairn_core::tool::parse_args;
 use cairn_core::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
 use cairn_core::workspace::{EntryKind, RelPath, Workspace, WorkspaceError, WriteOutcome};
+
+use super::disk::on_disk;
 
 /// Lines `read_file` returns when the model gives no `limit`.
 pub const DEFAULT_READ_LINES: usize = 2000;
@@ -29,23 +29,6 @@ pub(crate) fn path_subject(args: &Value, key: &str) -> Vec<Subject> {
     };
     let path = RelPath::parse(text).map_or_else(|_| text.to_owned(), |rel| rel.normalized());
     vec![Subject::Path(path)]
-}
-
-/// Runs blocking file-system work off the async threads, stopping early on cancel.
-pub(crate) async fn on_disk<T, F>(ctx: &ToolContext, work: F) -> Result<T, ToolError>
-where
-    T: Send + 'static,
-    F: FnOnce(&Workspace) -> Result<T, WorkspaceError> + Send + 'static,
-{
-    let workspace = Arc::clone(ctx.workspace()?);
-    let job = tokio::task::spawn_blocking(move || work(&workspace));
-    tokio::select! {
-        joined = job => match joined {
-            Ok(result) => result.map_err(ToolError::from),
-            Err(err) => Err(ToolError::Failed(format!("the file operation did not finish: {err}"))),
-        },
-        () = ctx.cancel.cancelled() => Err(ToolError::Cancelled),
-    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]

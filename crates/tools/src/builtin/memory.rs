@@ -8,6 +8,7 @@ use cairn_protocol::ToolCategory;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use cairn_core::PortError;
 use cairn_core::disclosure::ToolGroup;
 use cairn_core::tool::parse_args;
 use cairn_core::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
@@ -19,9 +20,9 @@ const MEMORY_TOOLS: &str = "memory";
 #[async_trait]
 pub trait MemoryStore: Send + Sync + std::fmt::Debug {
     /// Every key, with the first line of its value.
-    async fn list(&self) -> Result<Vec<(String, String)>, String>;
-    async fn read(&self, key: &str) -> Result<Option<String>, String>;
-    async fn write(&self, key: &str, value: &str) -> Result<(), String>;
+    async fn list(&self) -> Result<Vec<(String, String)>, PortError>;
+    async fn read(&self, key: &str) -> Result<Option<String>, PortError>;
+    async fn write(&self, key: &str, value: &str) -> Result<(), PortError>;
 }
 
 /// Longest key and value accepted: memory is for notes, not files.
@@ -90,7 +91,11 @@ impl Tool for MemoryList {
     }
 
     async fn call(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let entries = self.store.list().await.map_err(ToolError::Failed)?;
+        let entries = self
+            .store
+            .list()
+            .await
+            .map_err(|err| ToolError::Failed(err.to_string()))?;
         if entries.is_empty() {
             return Ok(ToolOutput::text("memory is empty"));
         }
@@ -134,7 +139,7 @@ impl Tool for MemoryRead {
             .store
             .read(&args.key)
             .await
-            .map_err(ToolError::Failed)?
+            .map_err(|err| ToolError::Failed(err.to_string()))?
         {
             Some(value) => Ok(ToolOutput::text(value)),
             None => Err(ToolError::Failed(format!(
@@ -191,7 +196,7 @@ impl Tool for MemoryWrite {
         self.store
             .write(key, &args.value)
             .await
-            .map_err(ToolError::Failed)?;
+            .map_err(|err| ToolError::Failed(err.to_string()))?;
         Ok(ToolOutput::text(format!("remembered `{key}`")))
     }
 }

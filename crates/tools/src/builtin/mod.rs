@@ -1,7 +1,8 @@
 //! The built-in toolbelt. Names and argument names are part of the contract
-//! (DESIGN.md, "Permissions").
+//! (docs/design.md, "Permissions").
 
 mod command;
+mod disk;
 mod files;
 mod html;
 mod memory;

@@ -6,7 +6,7 @@ use cairn_core::tool::ToolContext;
 use cairn_core::workspace::WorkspaceError;
 use cairn_protocol::ApprovalPreview;
 
-use super::files::on_disk;
+use super::disk::on_disk;
 use crate::diff;
 
 /// The file at `path` as text: `Some(None)` when there is none yet, `None` when it

@@ -8,8 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
-use super::link::Broken;
-use super::wire::{self, Incoming, MAX_MESSAGE_BYTES, Outcome, PROTOCOL_VERSION};
+use super::wire::{self, Broken, Incoming, MAX_MESSAGE_BYTES, Outcome, PROTOCOL_VERSION};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";

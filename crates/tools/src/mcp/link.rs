@@ -5,12 +5,8 @@ use serde_json::Value;
 
 use super::http::HttpLink;
 use super::stdio::StdioLink;
+pub use super::wire::Broken;
 use super::wire::Outcome;
-
-/// The connection cannot be used any more, and why (in words that follow the server's
-/// name: "exited (status 9)", "closed its output without exiting").
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Broken(pub String);
 
 /// A live connection.
 #[derive(Debug)]

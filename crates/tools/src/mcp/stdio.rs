@@ -20,9 +20,8 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use super::link::Broken;
 use super::search_path::SearchPath;
-use super::wire::{self, Incoming, MAX_MESSAGE_BYTES, Outcome};
+use super::wire::{self, Broken, Incoming, MAX_MESSAGE_BYTES, Outcome};
 use crate::process_group::Group;
 
 /// How much of the server's stderr is kept to quote when it fails.

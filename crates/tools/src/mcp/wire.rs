@@ -4,6 +4,11 @@
 
 use serde_json::{Value, json};
 
+/// The connection cannot be used any more, and why (in words that follow the server's
+/// name: "exited (status 9)", "closed its output without exiting").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broken(pub String);
+
 /// The protocol revision Cairn asks for.
 pub const PROTOCOL_VERSION: &str = "2025-06-18";
 

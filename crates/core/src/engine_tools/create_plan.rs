@@ -1,0 +1,39 @@
+//! `create_plan`: steps, each run as a subtask; offered where `run_subtask` is and
+//! the profile allows it.
+
+use async_trait::async_trait;
+
+use super::{At, CallFailure, EngineCall, EngineTool, Site, Success, TurnServices};
+use crate::disclosure::{Offer, ToolGroup};
+use crate::plan::{CREATE_PLAN, PLAN_TOOLS, create_plan_spec};
+
+pub(crate) struct CreatePlan;
+
+#[async_trait]
+impl EngineTool for CreatePlan {
+    fn names(&self) -> &'static [&'static str] {
+        &[CREATE_PLAN]
+    }
+
+    fn offer(&self, site: &Site<'_>) -> Option<Offer> {
+        site.can_plan
+            .then(|| Offer::grouped(create_plan_spec(), ToolGroup::rare(PLAN_TOOLS)))
+    }
+
+    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), String>> {
+        (name == CREATE_PLAN && at.can_plan).then_some(Ok(()))
+    }
+
+    /// Its steps are subtasks, each its own level.
+    fn parallel_safe(&self) -> bool {
+        true
+    }
+
+    async fn run(
+        &self,
+        turn: &dyn TurnServices,
+        call: EngineCall<'_>,
+    ) -> Result<Success, CallFailure> {
+        turn.create_plan(call.id, call.args).await
+    }
+}

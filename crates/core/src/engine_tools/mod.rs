@@ -1,0 +1,165 @@
+//! The tools the engine answers itself, because they need the turn (its depth, its
+//! budgets, the results it kept, the plans, the hand-over) rather than the world:
+//! subtasks, plans, the hand-over, the tool groups, the pager.
+//!
+//! A new one is a module here with a type implementing [`EngineTool`], and one line
+//! in [`registry::REGISTRY`]: the loop offers it where [`EngineTool::offer`] says,
+//! resolves calls to it, gates them like any call, runs them beside others when it is
+//! [`EngineTool::parallel_safe`], and keeps its names from the toolbelt. What it may
+//! ask of the turn is [`TurnServices`]; it never sees the turn itself.
+
+use async_trait::async_trait;
+use cairn_protocol::{Image, ToolCategory, ToolSpec};
+use serde_json::Value;
+
+use crate::agent::{AgentSetup, AgentSwitch};
+use crate::disclosure::{Disclosure, Offer};
+use crate::results::ReadArgs;
+use crate::subtask::Finish;
+
+mod create_plan;
+#[cfg(test)]
+mod echo;
+mod finish_subtask;
+mod read_tool_result;
+pub(crate) mod registry;
+mod run_subtask;
+mod switch_agent;
+mod tool_groups;
+
+/// What a level is given that decides which engine tools it offers.
+pub(crate) struct Site<'a> {
+    /// `run_subtask` may be called here (the depth and the profile allow it).
+    pub can_spawn: bool,
+    /// `create_plan` may be called here.
+    pub can_plan: bool,
+    /// The hand-over's spec, at the root of a thread that routes.
+    pub switch: Option<&'a ToolSpec>,
+    /// How a subtask hands its result back; `None` at the root.
+    pub finish: Option<&'a Finish>,
+}
+
+/// The level a call is made at, as an engine tool sees it.
+#[derive(Clone, Copy)]
+pub(crate) struct At<'a> {
+    pub depth: u32,
+    pub can_spawn: bool,
+    pub can_plan: bool,
+    pub can_switch: bool,
+    pub finish: Option<&'a Finish>,
+    /// The tool groups, where some tools wait in them.
+    pub disclosure: Option<&'a Disclosure>,
+}
+
+/// One call to an engine tool.
+pub(crate) struct EngineCall<'a> {
+    pub at: At<'a>,
+    /// The call's `tool_call_id`.
+    pub id: &'a str,
+    pub args: Value,
+    /// The bytes its result may take in the model's context.
+    pub room: usize,
+}
+
+/// What an engine tool may ask of the turn it runs in, at the level it was called.
+#[async_trait]
+pub(crate) trait TurnServices: Send + Sync {
+    /// Runs a child level for `run_subtask` call `id`.
+    async fn run_subtask(&self, id: &str, args: Value) -> Result<Success, CallFailure>;
+
+    /// Makes (or fetches), checks, keeps and runs or drafts a plan for `create_plan`
+    /// call `id`.
+    async fn create_plan(&self, id: &str, args: Value) -> Result<Success, CallFailure>;
+
+    /// The profiles the turn can reach.
+    fn agents(&self) -> &AgentSetup;
+
+    /// Asks for the thread to be handed over once this turn ends; the first request
+    /// wins, and a later one gets back the profile the first one named.
+    fn hand_over(&self, switch: AgentSwitch) -> Result<(), String>;
+
+    /// A page of a result the turn cut, at most `room` bytes.
+    fn read_kept(&self, args: &ReadArgs, room: usize) -> Result<String, String>;
+}
+
+/// A tool the loop answers itself.
+#[async_trait]
+pub(crate) trait EngineTool: Send + Sync {
+    /// Every name it may answer to; no toolbelt tool may take one.
+    fn names(&self) -> &'static [&'static str];
+
+    /// What a level at `site` offers of it, with its group; `None`: not offered there
+    /// (a tool the layout shows itself, or one only called by name).
+    fn offer(&self, site: &Site<'_>) -> Option<Offer>;
+
+    /// Whether a call to `name` at `at` is this tool's: `None` when it is not,
+    /// `Some(Err(why))` when it is but cannot be answered there (the model is told
+    /// why).
+    fn resolve(&self, at: At<'_>, name: &str, max_depth: u32) -> Option<Result<(), String>>;
+
+    /// Whether its calls may run at the same time as their neighbours in a round.
+    fn parallel_safe(&self) -> bool;
+
+    /// How the gate sees it: the engine's tools only read, and a subtask's own calls
+    /// are gated on their own.
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Read
+    }
+
+    /// Whether its result is already sized to the room it was given (a page), and
+    /// must not be cut again.
+    fn sizes_itself(&self) -> bool {
+        false
+    }
+
+    async fn run(
+        &self,
+        turn: &dyn TurnServices,
+        call: EngineCall<'_>,
+    ) -> Result<Success, CallFailure>;
+}
+
+/// Why a call did not produce a result.
+#[derive(Debug)]
+pub(crate) enum CallFailure {
+    /// The call failed in a way the model can read and act on: its result says so.
+    RespondToModel(String),
+    /// The user denied it: the model reads why, the user's card says they did.
+    Denied(String),
+    /// The turn is stopping (Stop, or a budget ran out): the call is cancelled.
+    Stopped,
+}
+
+impl From<String> for CallFailure {
+    fn from(message: String) -> Self {
+        Self::RespondToModel(message)
+    }
+}
+
+/// What a call that worked means for its level beyond its result.
+#[derive(Debug, Default)]
+pub(crate) enum Signal {
+    #[default]
+    None,
+    Finished(Value),
+    Switched,
+}
+
+/// A call that worked: what the model reads, and what the event carries.
+pub(crate) struct Success {
+    pub content: String,
+    pub value: Value,
+    pub signal: Signal,
+    pub images: Vec<Image>,
+}
+
+impl Success {
+    pub(crate) fn text(content: String) -> Self {
+        Self {
+            value: Value::String(content.clone()),
+            content,
+            signal: Signal::None,
+            images: Vec::new(),
+        }
+    }
+}

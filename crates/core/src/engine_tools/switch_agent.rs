@@ -1,0 +1,59 @@
+//! `switch_agent`: the router's hand-over, accepted once per turn; the session starts
+//! the thread's next turn as the profile named.
+
+use async_trait::async_trait;
+
+use super::{At, CallFailure, EngineCall, EngineTool, Signal, Site, Success, TurnServices};
+use crate::disclosure::Offer;
+use crate::switch::{SWITCH_AGENT, SwitchArgs, check};
+use crate::tool::parse_args;
+
+pub(crate) struct SwitchAgent;
+
+#[async_trait]
+impl EngineTool for SwitchAgent {
+    fn names(&self) -> &'static [&'static str] {
+        &[SWITCH_AGENT]
+    }
+
+    /// The router is there to hand over: its tool is never folded away.
+    fn offer(&self, site: &Site<'_>) -> Option<Offer> {
+        site.switch.cloned().map(Offer::core)
+    }
+
+    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), String>> {
+        (name == SWITCH_AGENT).then(|| {
+            if at.can_switch {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{SWITCH_AGENT} is only available to the agent that answers the user, in a \
+                     conversation started with the router; do the work yourself"
+                ))
+            }
+        })
+    }
+
+    /// It ends the turn: it must see every call before it finished.
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+
+    async fn run(
+        &self,
+        turn: &dyn TurnServices,
+        call: EngineCall<'_>,
+    ) -> Result<Success, CallFailure> {
+        let args: SwitchArgs = parse_args(call.args).map_err(|err| err.to_string())?;
+        let switch = check(turn.agents(), args)?;
+        let to = switch.to.clone();
+        turn.hand_over(switch).map_err(|earlier| {
+            format!("this turn already hands over to `{earlier}`; one hand-over per turn")
+        })?;
+        let content = format!("Handing over to `{to}`: it continues after this turn.");
+        Ok(Success {
+            signal: Signal::Switched,
+            ..Success::text(content)
+        })
+    }
+}

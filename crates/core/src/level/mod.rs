@@ -1,0 +1,249 @@
+//! A level of a turn: what it is (its [`Scope`], laid out from a [`LevelPlan`]) and
+//! its state as it runs ([`Level`]). The loop that runs one is in [`run`].
+
+use std::sync::Arc;
+
+use crate::agent::Agent;
+use crate::model::{RequestOrigin, Sampling};
+use cairn_protocol::{ChatMessage, Cut, ToolSpec};
+use serde_json::Value;
+
+use crate::context::ContextFit;
+use crate::disclosure::{Disclosure, Offer, Offered};
+use crate::engine_tools::{At, Site, registry};
+use crate::events::Journal;
+use crate::repeats::Repeats;
+use crate::subtask::Finish;
+use crate::toolbelt::Toolbelt;
+
+mod run;
+
+/// Where a level sits and what it is given, before its tools are shown.
+pub(crate) struct LevelPlan {
+    pub depth: u32,
+    /// The `tool_call_id` of the `run_subtask` that started this level.
+    pub parent_id: Option<String>,
+    pub title: Option<String>,
+    /// The profile the level runs as.
+    pub agent: Arc<Agent>,
+    /// The model its calls ask for, and how they sample.
+    pub model: String,
+    pub sampling: Sampling,
+    /// Its tools, the profile's rules already applied.
+    pub tools: Toolbelt,
+    /// Whether `run_subtask` is offered here.
+    pub can_spawn: bool,
+    /// The `switch_agent` spec, at the root of a thread that routes.
+    pub switch: Option<ToolSpec>,
+    /// How a child hands its result back; `None` at the root.
+    pub finish: Option<Finish>,
+    /// What its model calls are for, in the usage log (`turn`, `subtask`, `plan`, …).
+    pub operation: &'static str,
+}
+
+/// What a level is: where it sits in the tree and what it may call. Fixed for the
+/// level's life; shared read-only with the calls it dispatches.
+#[derive(Debug)]
+pub(crate) struct Scope {
+    pub depth: u32,
+    /// The `tool_call_id` of the `run_subtask` that started this level.
+    pub parent_id: Option<String>,
+    pub title: Option<String>,
+    pub agent: Arc<Agent>,
+    pub model: String,
+    pub sampling: Sampling,
+    pub tools: Toolbelt,
+    /// Whether `run_subtask` is offered here.
+    pub can_spawn: bool,
+    /// Whether `create_plan` is offered here.
+    pub can_plan: bool,
+    /// Whether `switch_agent` is offered here.
+    pub can_switch: bool,
+    /// How a child hands its result back; `None` at the root.
+    pub finish: Option<Finish>,
+    pub operation: &'static str,
+    /// What the model may call (the tools plus the engine's own), shown at once or
+    /// partly on demand.
+    offered: Offered,
+}
+
+impl Scope {
+    /// The level `plan` describes, laid out for its window: its tools shown or folded,
+    /// and its system prompt (`prompt(plan, compact)`), returned beside it.
+    pub fn lay_out(
+        plan: LevelPlan,
+        fit: &ContextFit,
+        prompt: impl Fn(&LevelPlan, bool) -> String,
+    ) -> (Self, String) {
+        let can_plan = plans_here(&plan.agent, plan.can_spawn);
+        let offers = level_offers(
+            &plan.tools,
+            &Site {
+                can_spawn: plan.can_spawn,
+                can_plan,
+                switch: plan.switch.as_ref(),
+                finish: plan.finish.as_ref(),
+            },
+        );
+        let offered_count = offers.len();
+        let layout = fit.lay_out(offers, fit.limits.max_visible_tools, |compact| {
+            prompt(&plan, compact)
+        });
+        let LevelPlan {
+            depth,
+            parent_id,
+            title,
+            agent,
+            model,
+            sampling,
+            tools,
+            can_spawn,
+            switch,
+            finish,
+            operation,
+        } = plan;
+        let can_switch = switch.is_some();
+        if layout.on_demand {
+            tracing::info!(
+                depth,
+                tools = offered_count,
+                compact = layout.compact,
+                "the tools would crowd the model's context; some are shown on demand"
+            );
+        }
+        let scope = Self {
+            depth,
+            parent_id,
+            title,
+            agent,
+            model,
+            sampling,
+            tools,
+            can_spawn,
+            can_plan,
+            can_switch,
+            finish,
+            operation,
+            offered: layout.offered,
+        };
+        (scope, layout.system)
+    }
+
+    /// The tools shown to the model this round, and their size in tokens.
+    pub fn visible(&self) -> (Arc<[ToolSpec]>, u64) {
+        self.offered.visible()
+    }
+
+    /// The tool groups, when some tools wait in them.
+    pub fn disclosure(&self) -> Option<&Disclosure> {
+        self.offered.disclosure()
+    }
+
+    /// The level as an engine tool called at it sees it.
+    pub fn at(&self) -> At<'_> {
+        At {
+            depth: self.depth,
+            can_spawn: self.can_spawn,
+            can_plan: self.can_plan,
+            can_switch: self.can_switch,
+            finish: self.finish.as_ref(),
+            disclosure: self.disclosure(),
+        }
+    }
+
+    /// Names the model sees here, for "unknown tool" errors.
+    pub fn callable_names(&self) -> Vec<String> {
+        self.visible()
+            .0
+            .iter()
+            .map(|spec| spec.name.clone())
+            .collect()
+    }
+}
+
+/// The tools' offers, then the engine's own a level at `site` offers beside them.
+pub(crate) fn level_offers(tools: &Toolbelt, site: &Site<'_>) -> Vec<Offer> {
+    tools.offers().chain(registry::offers(site)).collect()
+}
+
+/// Whether a level running as `agent` is offered `create_plan`: its steps are
+/// subtasks, so only where `run_subtask` is, and where the profile allows it.
+pub(crate) fn plans_here(agent: &Agent, can_spawn: bool) -> bool {
+    can_spawn && agent.tools.allows(crate::plan::CREATE_PLAN)
+}
+
+/// A level's mutable state: its conversation and what it has said.
+#[derive(Debug)]
+pub(crate) struct Level {
+    pub scope: Scope,
+    history: Vec<ChatMessage>,
+    /// Every message this level added, pruned or not: the root's part of the thread.
+    appended: Vec<ChatMessage>,
+    texts: Vec<String>,
+    reasoning: String,
+    /// Set on the root level only: told of each message as it is appended.
+    pub journal: Option<Arc<dyn Journal>>,
+    /// The calls it keeps repeating.
+    repeats: Repeats,
+    /// Why its last answer was cut before the model finished it, if it was.
+    pub cut: Option<Cut>,
+}
+
+#[derive(Debug)]
+pub(crate) enum LevelEnd {
+    Answer(String),
+    Structured(Value),
+    /// `switch_agent` handed the thread over (the root only).
+    Switched,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LevelFailure {
+    /// The level used its iterations without finishing.
+    IterationLimit(u32),
+    /// The model kept repeating this call after it was refused.
+    Loop(String),
+    /// The whole turn is stopping (user, budget, provider); the reason is on the turn.
+    Stopped,
+}
+
+impl Level {
+    pub fn new(scope: Scope, history: Vec<ChatMessage>) -> Self {
+        Self {
+            scope,
+            history,
+            appended: Vec::new(),
+            texts: Vec::new(),
+            reasoning: String::new(),
+            journal: None,
+            repeats: Repeats::default(),
+            cut: None,
+        }
+    }
+
+    fn push(&mut self, message: ChatMessage) {
+        if let ChatMessage::Assistant { content, .. } = &message
+            && !content.is_empty()
+        {
+            self.texts.push(content.clone());
+        }
+        if let Some(journal) = &self.journal {
+            journal.root_message(&message);
+        }
+        self.appended.push(message.clone());
+        self.history.push(message);
+    }
+
+    /// (answer text, reasoning, appended messages).
+    pub fn into_parts(self) -> (String, String, Vec<ChatMessage>) {
+        (self.texts.join("\n\n"), self.reasoning, self.appended)
+    }
+
+    fn origin(&self) -> RequestOrigin {
+        RequestOrigin {
+            depth: self.scope.depth,
+            parent_id: self.scope.parent_id.clone(),
+            subtask_title: self.scope.title.clone(),
+        }
+    }
+}
