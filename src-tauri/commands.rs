@@ -11,7 +11,7 @@ use std::sync::{Arc, PoisonError};
 use cairn_protocol::Event;
 use cairn_protocol::desktop::commands::*;
 use cairn_protocol::desktop::{
-    CommandError, CommandErrorKind, PullStep, SettingsSaved, ShellEvent, Startup,
+    CommandError, CommandErrorKind, PullStep, Sent, SettingsSaved, ShellEvent, Startup,
 };
 use cairn_runtime::LiveTurn;
 use tauri::ipc::Channel;
@@ -736,7 +736,10 @@ async fn run_plan(
         .await
         .map_err(fail)?;
     stream_to(on_event, &live);
-    Ok(desk::sent(&live))
+    Ok(Sent {
+        question: Some(cairn_runtime::run_plan_prompt(plan_id.as_deref())),
+        ..desk::sent(&live)
+    })
 }
 
 /// The user confirmed Quit in the window: running turns stop, what they wrote is

@@ -142,6 +142,7 @@ pub fn sent(live: &LiveTurn) -> Sent {
     Sent {
         thread_id: live.thread_id.clone(),
         message_id: live.message_id(),
+        question: None,
     }
 }
 

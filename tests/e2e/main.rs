@@ -817,6 +817,17 @@ async fn a_draft_plan_waits_for_run_it_then_runs_as_it_was_kept() {
         .unwrap()
         .to_owned();
     assert!(asked.starts_with("Run plan p1 as it is"), "{asked}");
+    // The window shows the message the model was asked with, as it will after a
+    // reload, not its stand-in.
+    app.wait_for_text(".message.user .bubble", "Run plan p1 as it is")
+        .await;
+    let shown = app
+        .js("return [...document.querySelectorAll('.message.user .bubble')].map(e => e.textContent)")
+        .await;
+    assert!(
+        !shown.to_string().contains("Run the plan"),
+        "the stand-in gave way: {shown}"
+    );
     assert_eq!(app.count(".notice.plan.draft").await, 0, "the draft ran");
     app.quit().await;
 }

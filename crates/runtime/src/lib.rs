@@ -355,7 +355,7 @@ impl Runtime {
         // Claimed first: a thread that is busy keeps its mode.
         let claim = self.claim(thread_id).await?;
         self.store.set_mode(thread_id, mode).await?;
-        let prompt = cairn_protocol::desktop::run_plan_prompt(plan_id);
+        let prompt = run_plan_prompt(plan_id);
         // A stored draft runs through create_plan, shown from the start.
         let preload = plan_id.map(|_| vec![cairn_core::plan::PLAN_TOOLS.to_owned()]);
         self.start_claimed(
@@ -695,6 +695,19 @@ fn project_instructions(workspace: &Workspace) -> Option<String> {
     String::from_utf8(bytes)
         .ok()
         .filter(|text| !text.trim().is_empty())
+}
+
+/// The message that asks a thread to carry out its plan: the answer above, or the
+/// stored draft `plan_id` (named, so the model runs it as it is instead of planning
+/// again).
+pub fn run_plan_prompt(plan_id: Option<&str>) -> String {
+    match plan_id {
+        None => "Carry out the plan above.".to_owned(),
+        Some(id) => format!(
+            "Run plan {id} as it is: call create_plan with plan_id \"{id}\" and \
+             execution_mode \"auto_execute\"."
+        ),
+    }
 }
 
 /// How a turn's messages begin: a new question, or the last one asked again.

@@ -366,7 +366,7 @@ pub fn run_plan(ctx: Ctx, mode: PermissionMode) {
             mode,
             plan_id: None,
         },
-        "Carry out the plan above.".to_owned(),
+        PLAN_STAND_IN.to_owned(),
         false,
     );
 }
@@ -386,15 +386,20 @@ pub fn run_draft(ctx: Ctx, plan_id: String, mode: Option<PermissionMode>) {
         RunPlan {
             thread_id,
             mode,
-            plan_id: Some(plan_id.clone()),
+            plan_id: Some(plan_id),
         },
-        cairn_protocol::desktop::run_plan_prompt(Some(&plan_id)),
+        PLAN_STAND_IN.to_owned(),
         false,
     );
 }
 
-/// Shows `prompt` and a new answer at once, then starts the turn with `command`. If the
-/// core refuses, both go; a typed message (`typed`) goes back into the composer.
+/// What the window shows of a plan's run until the core says the message it asked
+/// with (`Sent::question`): the core words it, for the model.
+const PLAN_STAND_IN: &str = "Run the plan";
+
+/// Shows `prompt` and a new answer at once, then starts the turn with `command`; a
+/// question the core worded itself replaces `prompt` once it says so. If the core
+/// refuses, both go; a typed message (`typed`) goes back into the composer.
 fn start_turn<C>(ctx: Ctx, command: C, prompt: String, typed: bool)
 where
     C: Streaming<Reply = Sent> + 'static,
@@ -417,6 +422,17 @@ where
     leptos::task::spawn_local(async move {
         match ipc::call_streaming(&command, &channel).await {
             Ok(sent) => {
+                if let Some(question) = sent.question {
+                    // Under a new key: the list draws an entry once per key.
+                    ctx.chat.entries.update(|entries| {
+                        if let Some(asked) = entries.iter_mut().find(|e| e.id() == user_id) {
+                            *asked = EntryView::User {
+                                id: local_id("user"),
+                                text: question,
+                            };
+                        }
+                    });
+                }
                 mark_running(ctx, sent.thread_id.clone(), &done);
                 if ctx.chats.generation.get_untracked() == generation && ctx.current_id().is_none()
                 {

@@ -156,6 +156,10 @@ pub struct SettingsSaved {
 pub struct Sent {
     pub thread_id: String,
     pub message_id: String,
+    /// The question as the core wrote and stored it, when the core wrote it (running
+    /// a plan): the window shows it in place of its own stand-in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
 }
 
 /// A thread with its messages, and whether a turn is running in it.
@@ -227,19 +231,6 @@ impl ExportFormat {
             Self::Md => "md",
             Self::Json => "json",
         }
-    }
-}
-
-/// The message that asks a thread to carry out its plan: the answer above, or the
-/// stored draft `plan_id` (named, so the model runs it as it is instead of planning
-/// again).
-pub fn run_plan_prompt(plan_id: Option<&str>) -> String {
-    match plan_id {
-        None => "Carry out the plan above.".to_owned(),
-        Some(id) => format!(
-            "Run plan {id} as it is: call create_plan with plan_id \"{id}\" and \
-             execution_mode \"auto_execute\"."
-        ),
     }
 }
 
