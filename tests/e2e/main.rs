@@ -399,6 +399,9 @@ async fn an_approval_shows_the_change_and_a_denied_card_says_so_in_plain_words()
     app.wait_for_text(&format!("{card} .card-time"), &own).await;
     app.wait_for_text(&format!("{card} .card-denied"), "Denied by you")
         .await;
+    // What the tool said it acts on was kept with the answer, not guessed again.
+    app.wait_for_text(&format!("{card} .card-subject"), "notes.md")
+        .await;
     assert_eq!(app.outline().await, live);
     app.screenshot("denied-card-restarted").await;
     app.quit().await;
@@ -633,7 +636,7 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
             .collect::<Vec<_>>(),
         [
             "user Look over my notes",
-            "answer This wants a review. ▸ ✓ switch_agent N ms",
+            "answer This wants a review. ▸ ✓ switch_agent to reviewer N ms",
             "divider auto → reviewer: a review",
             "cairn Cairn, for reviewer Review the notes.",
             "answer Reviewed: the notes are fine.",

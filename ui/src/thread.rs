@@ -114,6 +114,7 @@ mod tests {
     fn stored_turns_come_back_with_their_nested_cards() {
         let mut answer = message("a1", Role::Assistant, "Both done.", MessageStatus::Complete);
         let node = |id: &str, parent: Option<&str>, name: &str| ExecutionTreeNode {
+            subject: None,
             id: id.into(),
             parent_id: parent.map(Into::into),
             name: name.into(),

@@ -51,6 +51,9 @@ pub struct Card {
     pub name: String,
     /// A subtask's title.
     pub title: Option<String>,
+    /// What the call acts on, as its tool said (none while it is written, nor for an
+    /// answer stored before tools said).
+    pub subject: Option<String>,
     pub args: Option<Value>,
     /// Shared: a result can be megabytes, and views clone cards freely.
     pub result: Option<Arc<Value>>,
@@ -85,6 +88,7 @@ impl Card {
             depth: update.depth,
             name: update.name.clone(),
             title: update.subtask_title(),
+            subject: update.subject.clone(),
             args: update.args.clone(),
             result: None,
             state: CardState::Running,
@@ -228,6 +232,7 @@ impl TurnView {
                             depth,
                             name: node.name.clone(),
                             title: node.title.clone(),
+                            subject: node.subject.clone(),
                             args: node.args_preview.as_deref().map(preview_value),
                             result: node
                                 .result_preview
@@ -290,6 +295,9 @@ impl TurnView {
                     if let Some(card) = self.cards.get_mut(&update.tool_call_id) {
                         card.result = update.result.clone().map(Arc::new);
                         card.state = CardState::ended(update.is_error, update.denied);
+                        if update.subject.is_some() {
+                            card.subject.clone_from(&update.subject);
+                        }
                         card.waited_ms = update.waited_ms.unwrap_or(0);
                         card.images = Arc::from(update.images.as_slice());
                         // The engine's own figure when it sent one: events can reach the
@@ -529,6 +537,7 @@ mod tests {
 
     fn start(id: &str, name: &str, args: Value, parent: Option<&str>, depth: u32) -> Event {
         Event::ToolCallUpdate(ToolCallUpdate {
+            subject: None,
             tool_call_id: id.into(),
             name: name.into(),
             args: Some(args),
@@ -546,6 +555,7 @@ mod tests {
 
     fn end(id: &str, result: &str, error: bool, parent: Option<&str>, depth: u32) -> Event {
         Event::ToolCallUpdate(ToolCallUpdate {
+            subject: None,
             tool_call_id: id.into(),
             name: String::new(),
             args: None,
@@ -844,6 +854,7 @@ mod tests {
         );
         assert!(!view.cards["s1"].expanded && !view.cards["w1"].expanded);
         let request = ToolApprovalRequest {
+            action: None,
             approval_id: "ap1".into(),
             tool_call_id: "w1".into(),
             name: "write_file".into(),
@@ -927,6 +938,7 @@ mod tests {
     fn a_stored_tree_brings_the_nested_cards_back() {
         let tree = ExecutionTree::new(vec![
             ExecutionTreeNode {
+                subject: None,
                 id: "s1".into(),
                 parent_id: None,
                 name: "run_subtask".into(),
@@ -940,6 +952,7 @@ mod tests {
                 images: Vec::new(),
             },
             ExecutionTreeNode {
+                subject: None,
                 id: "r1".into(),
                 parent_id: Some("s1".into()),
                 name: "read_file".into(),
@@ -1004,6 +1017,7 @@ mod tests {
             .filter_map(|event| match event {
                 Event::ToolCallUpdate(update) if update.status == ToolCallStatus::Start => {
                     Some(ExecutionTreeNode {
+                        subject: None,
                         id: update.tool_call_id.clone(),
                         parent_id: update.parent_id.clone(),
                         name: update.name.clone(),
@@ -1096,6 +1110,7 @@ mod tests {
                       result: Option<&str>,
                       failed| {
             Event::ToolCallUpdate(ToolCallUpdate {
+                subject: None,
                 tool_call_id: id.into(),
                 name: name.into(),
                 args,
@@ -1223,6 +1238,7 @@ mod tests {
                 }),
                 Event::ToolCallUpdate(u) if u.status == ToolCallStatus::Start => {
                     nodes.push(cairn_protocol::ExecutionTreeNode {
+                        subject: None,
                         id: u.tool_call_id.clone(),
                         parent_id: u.parent_id.clone(),
                         name: u.name.clone(),

@@ -223,7 +223,9 @@ impl EventSink for Transcript {
                     prompt,
                     "? {}{who} asks to {} ({})",
                     request.name,
-                    describe::action(&request.name, &request.args),
+                    request.action.clone().unwrap_or_else(|| {
+                        describe::CallAbout::generic(&request.name, &request.args).action
+                    }),
                     request.category,
                 );
                 for line in shown {

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 
 use cairn_protocol::ToolCategory;
+use cairn_protocol::describe::CallAbout;
+use serde_json::Value;
 
 use crate::engine_tools::EngineTool;
 use crate::engine_tools::registry::REGISTRY;
@@ -51,6 +53,14 @@ impl<'a> Callee<'a> {
         match self {
             Self::Tool(tool) => tool.category(),
             Self::Engine(tool) => tool.category(),
+        }
+    }
+
+    /// How a call to `name` with `args` reads to the user, as its tool says.
+    pub fn describe(&self, name: &str, args: &Value) -> CallAbout {
+        match self {
+            Self::Tool(tool) => tool.describe(args),
+            Self::Engine(tool) => tool.describe(name, args),
         }
     }
 

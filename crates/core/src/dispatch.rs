@@ -8,6 +8,7 @@
 
 use crate::tool::ToolContext;
 use cairn_protocol::ToolCategory;
+use cairn_protocol::describe::CallAbout;
 use cairn_protocol::{
     ApprovalPreview, ChatMessage, Event, ToolApprovalRequest, ToolCall, ToolCallStatus,
     ToolCallUpdate,
@@ -120,6 +121,15 @@ impl Turn {
         refused: Option<String>,
     ) -> (ChatMessage, Signal) {
         let args = parse_arguments(&call.arguments);
+        // How the call reads to the user, as its tool says (its name, when it has none
+        // here or its arguments are not JSON).
+        let about = match &args {
+            Ok(value) => Callee::resolve(scope, &call.name, self.limits.max_depth).map_or_else(
+                |_| CallAbout::generic(&call.name, value),
+                |callee| callee.describe(&call.name, value),
+            ),
+            Err(_) => CallAbout::generic(&call.name, &Value::Null),
+        };
         let started = Instant::now();
         // The time the call spends on the user's approval, in milliseconds.
         let waited = AtomicU64::new(0);
@@ -137,6 +147,7 @@ impl Turn {
                 Ok(value) => value.clone(),
                 Err(_) => Value::String(call.arguments.clone()),
             }),
+            subject: about.subject.clone(),
             ..update(ToolCallStatus::Start)
         }));
         let outcome = if let Some(refusal) = refused {
@@ -191,6 +202,7 @@ impl Turn {
             waited_ms: Some(waited.load(Ordering::Relaxed)).filter(|ms| *ms > 0),
             denied,
             images: images.clone(),
+            subject: about.subject,
             ..update(ToolCallStatus::End)
         }));
         let message = ChatMessage::Tool {
@@ -296,7 +308,13 @@ impl Turn {
                 };
                 // The wait is the user's: reading the file for the preview is not.
                 let asked = Instant::now();
-                let answer = self.ask(scope, call, category, args, grants, preview).await;
+                let asking = Asking {
+                    category,
+                    grants,
+                    preview,
+                    action: callee.describe(&call.name, args).action,
+                };
+                let answer = self.ask(scope, call, args, asking).await;
                 waited.fetch_add(millis(asked.elapsed()), Ordering::Relaxed);
                 answer
             }
@@ -307,11 +325,15 @@ impl Turn {
         &self,
         scope: &Scope,
         call: &ToolCall,
-        category: ToolCategory,
         args: &Value,
-        grants: Vec<String>,
-        preview: Option<ApprovalPreview>,
+        asking: Asking,
     ) -> Result<(), CallFailure> {
+        let Asking {
+            category,
+            grants,
+            preview,
+            action,
+        } = asking;
         let request = ToolApprovalRequest {
             approval_id: self.ids.approval(),
             tool_call_id: call.id.clone(),
@@ -323,6 +345,7 @@ impl Turn {
             subtask_title: scope.title.clone(),
             session_grant: Some(grants.join(", ")),
             preview,
+            action: Some(action),
         };
         let ticket = self
             .approvals
@@ -369,6 +392,16 @@ fn parse_arguments(raw: &str) -> Result<Value, String> {
     serde_json::from_str(raw).map_err(|err| {
         format!("the arguments are not valid JSON ({err}); send them as one JSON object")
     })
+}
+
+/// What the user is asked about a call.
+struct Asking {
+    category: ToolCategory,
+    /// What "allow for this chat" grants.
+    grants: Vec<String>,
+    preview: Option<ApprovalPreview>,
+    /// What the call will do, in one line.
+    action: String,
 }
 
 /// The turn as the engine tools called at one level may use it.

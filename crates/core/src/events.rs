@@ -86,6 +86,7 @@ impl TreeBuilder {
                     title,
                     args_preview: update.args.as_ref().map(|args| preview(&value_text(args))),
                     result_preview: None,
+                    subject: update.subject.clone(),
                     ..ExecutionTreeNode::default()
                 });
             }

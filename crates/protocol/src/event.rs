@@ -117,6 +117,11 @@ pub struct ToolCallUpdate {
     /// the wire in docs/design.md, absent when there are none.)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<crate::Image>,
+    /// On `start` and `end`: what the call acts on, as its tool says (`notes.md`,
+    /// `cargo test`, `example.com`), for a card's header. (An extension of the wire
+    /// in docs/design.md, absent when the tool says nothing and from older writers.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
 }
 
 /// The engine's tool that starts a subtask; its calls carry `{title, instructions, …}`.
@@ -145,6 +150,7 @@ impl ToolCallUpdate {
             waited_ms: None,
             denied: false,
             images: Vec::new(),
+            subject: None,
         }
     }
 
@@ -180,6 +186,10 @@ pub struct ToolApprovalRequest {
     /// of the wire in docs/design.md.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<ApprovalPreview>,
+    /// What the call will do, in one line, as its tool says ("write notes.md (3
+    /// lines)", "run `cargo test`"). (An extension of the wire in docs/design.md.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
 }
 
 /// What a call would do, shown in its approval instead of its raw arguments.

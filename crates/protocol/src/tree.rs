@@ -217,6 +217,9 @@ pub struct ExecutionTreeNode {
     /// Images the tool returned, kept whole (the window shows them again).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<crate::Image>,
+    /// What the call acts on, as its tool said (see `ToolCallUpdate::subject`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -37,6 +37,7 @@ fn chunk_and_reasoning_carry_parent_and_depth_even_at_the_root() {
 fn tool_call_update_start_and_end() {
     round_trip(
         Event::ToolCallUpdate(ToolCallUpdate {
+            subject: None,
             tool_call_id: "call_1".into(),
             name: "read_file".into(),
             args: Some(json!({"path": "a.txt"})),
@@ -55,6 +56,7 @@ fn tool_call_update_start_and_end() {
     );
     round_trip(
         Event::ToolCallUpdate(ToolCallUpdate {
+            subject: None,
             tool_call_id: "call_2".into(),
             name: "write_file".into(),
             args: None,
@@ -75,6 +77,7 @@ fn tool_call_update_start_and_end() {
     // A call the user denied after 6 s: both extensions on the wire.
     round_trip(
         Event::ToolCallUpdate(ToolCallUpdate {
+            subject: None,
             tool_call_id: "call_3".into(),
             name: "write_file".into(),
             args: None,
@@ -99,6 +102,7 @@ fn tool_call_update_start_and_end() {
 fn approval_request_and_response() {
     round_trip(
         Event::ToolApprovalRequest(ToolApprovalRequest {
+            action: None,
             approval_id: "ap_1".into(),
             tool_call_id: "call_1".into(),
             name: "write_file".into(),
@@ -324,6 +328,7 @@ fn every_budget_reason_has_its_wire_name() {
 fn execution_tree_version_one_round_trips() {
     let tree = ExecutionTree::new(vec![
         ExecutionTreeNode {
+            subject: None,
             id: "call_1".into(),
             parent_id: None,
             name: "run_subtask".into(),
@@ -337,6 +342,7 @@ fn execution_tree_version_one_round_trips() {
             images: Vec::new(),
         },
         ExecutionTreeNode {
+            subject: None,
             id: "call_2".into(),
             parent_id: Some("call_1".into()),
             name: "read_file".into(),
@@ -425,6 +431,7 @@ fn modes_parse_and_reject_unknown_names() {
 #[test]
 fn only_a_run_subtask_start_has_a_subtask_title() {
     let call = |name: &str, args| ToolCallUpdate {
+        subject: None,
         tool_call_id: "c".into(),
         name: name.into(),
         args,

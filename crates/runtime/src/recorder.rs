@@ -27,7 +27,8 @@ pub struct Recorder {
 
 #[derive(Debug)]
 enum Note {
-    Event(Event),
+    // Boxed: an event is several times the size of the other notes.
+    Event(Box<Event>),
     Root(ChatMessage),
     Commit(Box<TurnOutcome>, oneshot::Sender<Result<(), CommitError>>),
 }
@@ -50,7 +51,7 @@ impl Journal for Recorder {
 #[async_trait]
 impl TurnPersistence for Recorder {
     fn event(&self, event: &Event) {
-        let _ = self.notes.send(Note::Event(event.clone()));
+        let _ = self.notes.send(Note::Event(Box::new(event.clone())));
     }
 
     async fn commit(&self, outcome: &TurnOutcome) -> Result<(), CommitError> {

@@ -494,3 +494,108 @@ async fn an_approval_previews_the_change_a_write_would_make() {
         })
     );
 }
+
+/// Every built-in tool says how its calls read: what they do (an approval's line)
+/// and what they act on (a card's header).
+#[test]
+fn each_builtin_says_what_its_call_does_and_acts_on() {
+    let memory: Arc<dyn MemoryStore> = Arc::new(Notes::default());
+    let mut tools = cairn_tools::workspace_tools();
+    tools.extend(cairn_tools::common_tools(http(), memory));
+    let tool = |name: &str| {
+        tools
+            .iter()
+            .find(|tool| tool.name() == name)
+            .unwrap_or_else(|| panic!("no built-in {name}"))
+            .clone()
+    };
+    let cases = [
+        (
+            "read_file",
+            json!({"path": "notes.md"}),
+            "read notes.md",
+            Some("notes.md"),
+        ),
+        ("list_dir", json!({"path": "src"}), "list src", Some("src/")),
+        ("list_dir", json!({}), "list .", Some("./")),
+        (
+            "search_files",
+            json!({"pattern": "TODO", "path": "src"}),
+            "search src for “TODO”",
+            Some("“TODO” in src/"),
+        ),
+        (
+            "search_files",
+            json!({"pattern": "todo"}),
+            "search for “todo”",
+            Some("“todo”"),
+        ),
+        (
+            "write_file",
+            json!({"path": "a.md", "content": "one\ntwo\n"}),
+            "write a.md (2 lines)",
+            Some("a.md"),
+        ),
+        (
+            "write_file",
+            json!({"path": "a.md", "content": "kept"}),
+            "write a.md (1 line, 4 bytes)",
+            Some("a.md"),
+        ),
+        (
+            "edit_file",
+            json!({"path": "a.rs"}),
+            "edit a.rs",
+            Some("a.rs"),
+        ),
+        (
+            "run_command",
+            json!({"command": "cargo   test\n--all"}),
+            "run `cargo test --all`",
+            Some("cargo test … (+1 line)"),
+        ),
+        (
+            "run_command",
+            json!({"command": "set -e\n\ncargo build\n"}),
+            "run `set -e cargo build`",
+            Some("set -e … (+1 line)"),
+        ),
+        (
+            "web_fetch",
+            json!({"url": "https://user@example.com:8080/a?b=c"}),
+            "fetch https://user@example.com:8080/a?b=c",
+            Some("example.com:8080"),
+        ),
+        (
+            "memory_read",
+            json!({"key": "name"}),
+            "recall “name”",
+            Some("name"),
+        ),
+        (
+            "memory_write",
+            json!({"key": "name", "value": "Ada"}),
+            "remember “name”",
+            Some("name"),
+        ),
+        ("memory_list", json!({}), "list what is remembered", None),
+        (
+            "todo_write",
+            json!({"items": [{"text": "a", "done": false}]}),
+            "update the to-do list",
+            Some("1 item"),
+        ),
+    ];
+    for (name, args, action, subject) in cases {
+        let about = tool(name).describe(&args);
+        assert_eq!(
+            (about.action.as_str(), about.subject.as_deref()),
+            (action, subject),
+            "{name} {args}"
+        );
+    }
+    // A long command is cut on a character boundary, in both.
+    let long = tool("run_command").describe(&json!({"command": "é".repeat(200)}));
+    assert!(long.action.ends_with("…`"), "{}", long.action);
+    assert!(long.subject.is_some_and(|s| s.ends_with('…')));
+}

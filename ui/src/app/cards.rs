@@ -178,7 +178,11 @@ impl Head {
                     .then(|| card.args.as_ref().and_then(Value::as_str))
                     .flatten()
                     .map(format::partial_args);
-                let line = Headline::of(&card.name, partial.as_ref().or(card.args.as_ref()));
+                let line = Headline::of(
+                    &card.name,
+                    card.subject.as_deref(),
+                    partial.as_ref().or(card.args.as_ref()),
+                );
                 (line.tool, line.subject, line.server)
             }
         };

@@ -2,6 +2,8 @@
 //! the profile allows it.
 
 use async_trait::async_trait;
+use cairn_protocol::describe::{CallAbout, quote, text_arg};
+use serde_json::Value;
 
 use super::{At, CallFailure, EngineCall, EngineTool, Site, Success, TurnServices};
 use crate::disclosure::{Offer, ToolGroup};
@@ -22,6 +24,16 @@ impl EngineTool for CreatePlan {
 
     fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), String>> {
         (name == CREATE_PLAN && at.can_plan).then_some(Ok(()))
+    }
+
+    fn describe(&self, _name: &str, args: &Value) -> CallAbout {
+        let objective = text_arg(args, "objective");
+        let action = match (objective, text_arg(args, "plan_id")) {
+            (_, Some(id)) => format!("run plan {}", quote(id)),
+            (Some(objective), None) => format!("plan “{}”", quote(objective)),
+            (None, None) => "make a plan".to_owned(),
+        };
+        CallAbout::new(action, objective.map(str::to_owned))
     }
 
     /// Its steps are subtasks, each its own level.

@@ -112,4 +112,13 @@ async fn a_registered_engine_tool_is_resolved_gated_and_run_by_the_loop() {
             if update.name == ECHO && update.is_error == Some(false))
     });
     assert!(ended, "its card ends without an error: {events:?}");
+    let subject = events.iter().find_map(|event| match event {
+        Event::ToolCallUpdate(update) if update.name == ECHO => Some(update.subject.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        subject,
+        Some(Some("hi".to_owned())),
+        "it says what it acts on"
+    );
 }

@@ -2,6 +2,8 @@
 //! `submit_review`): accepted when it matches the level's schema, if any.
 
 use async_trait::async_trait;
+use cairn_protocol::describe::CallAbout;
+use serde_json::Value;
 
 use super::{At, CallFailure, EngineCall, EngineTool, Signal, Site, Success, TurnServices};
 use crate::disclosure::Offer;
@@ -29,6 +31,10 @@ impl EngineTool for FinishSubtask {
                 "{FINISH_SUBTASK} only ends a subtask; at the top level, just answer"
             ))
         })
+    }
+
+    fn describe(&self, _name: &str, _args: &Value) -> CallAbout {
+        CallAbout::new("finish the subtask", None)
     }
 
     /// It ends the level: it must see every call before it finished.

@@ -9,6 +9,7 @@
 //! ask of the turn is [`TurnServices`]; it never sees the turn itself.
 
 use async_trait::async_trait;
+use cairn_protocol::describe::CallAbout;
 use cairn_protocol::{Image, ToolCategory, ToolSpec};
 use serde_json::Value;
 
@@ -104,6 +105,11 @@ pub(crate) trait EngineTool: Send + Sync {
     /// are gated on their own.
     fn category(&self) -> ToolCategory {
         ToolCategory::Read
+    }
+
+    /// How a call reads to the user (see `Tool::describe`).
+    fn describe(&self, name: &str, args: &Value) -> CallAbout {
+        CallAbout::generic(name, args)
     }
 
     /// Whether its result is already sized to the room it was given (a page), and

@@ -1,6 +1,8 @@
 //! `run_subtask`: a child level, one deeper, on the turn's budgets.
 
 use async_trait::async_trait;
+use cairn_protocol::describe::{CallAbout, quote, text_arg};
+use serde_json::Value;
 
 use super::{At, CallFailure, EngineCall, EngineTool, Site, Success, TurnServices};
 use crate::disclosure::{Offer, ToolGroup};
@@ -32,6 +34,14 @@ impl EngineTool for RunSubtask {
         }
         // Where it is not offered, it is a tool like any other that is not there.
         at.can_spawn.then_some(Ok(()))
+    }
+
+    fn describe(&self, _name: &str, args: &Value) -> CallAbout {
+        let title = text_arg(args, "title").unwrap_or_default();
+        CallAbout::new(
+            format!("start the subtask “{}”", quote(title)),
+            Some(title.to_owned()),
+        )
     }
 
     /// Each subtask is its own level.

@@ -2,6 +2,8 @@
 //! the thread's next turn as the profile named.
 
 use async_trait::async_trait;
+use cairn_protocol::describe::{CallAbout, text_arg};
+use serde_json::Value;
 
 use super::{At, CallFailure, EngineCall, EngineTool, Signal, Site, Success, TurnServices};
 use crate::disclosure::Offer;
@@ -32,6 +34,11 @@ impl EngineTool for SwitchAgent {
                 ))
             }
         })
+    }
+
+    fn describe(&self, _name: &str, args: &Value) -> CallAbout {
+        let to = text_arg(args, "agent").unwrap_or_default();
+        CallAbout::new(format!("hand over to {to}"), Some(format!("to {to}")))
     }
 
     /// It ends the turn: it must see every call before it finished.

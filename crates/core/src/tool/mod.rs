@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use cairn_protocol::describe::CallAbout;
 use cairn_protocol::{ApprovalPreview, Image, ToolCategory, ToolSpec};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -69,6 +70,13 @@ pub trait Tool: Send + Sync + 'static {
     async fn preview(&self, args: &Value, ctx: &ToolContext) -> Option<ApprovalPreview> {
         let _ = (args, ctx);
         None
+    }
+
+    /// How a call reads to the user: what it will do ("write notes.md (3 lines)") and
+    /// what it acts on (`notes.md`), for approvals and cards. By default its name and
+    /// arguments, the first text among them as the subject.
+    fn describe(&self, args: &Value) -> CallAbout {
+        CallAbout::generic(self.name(), args)
     }
 
     /// What "allow for this chat" grants for this call, as rules. The tool itself by

@@ -258,6 +258,11 @@ async fn allow_for_this_chat_grants_the_program_and_subcommand_not_the_shell() {
         Some("shell(cargo test:*)"),
         "the request says what it would grant"
     );
+    // A tool that says nothing of its calls reads as its name and arguments.
+    assert_eq!(
+        first.action.as_deref(),
+        Some(r#"shell {"command":"cargo test --release"}"#)
+    );
     running
         .control
         .approvals

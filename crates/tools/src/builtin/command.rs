@@ -5,6 +5,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use cairn_protocol::describe::{CallAbout, first_line, quote, text_arg};
 use cairn_protocol::{ApprovalPreview, ToolCategory};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -38,6 +39,14 @@ struct RunCommandArgs {
 impl Tool for RunCommand {
     fn name(&self) -> &str {
         "run_command"
+    }
+
+    fn describe(&self, args: &Value) -> CallAbout {
+        let command = text_arg(args, "command").unwrap_or_default();
+        CallAbout::new(
+            format!("run `{}`", quote(command)),
+            Some(first_line(command)),
+        )
     }
 
     fn description(&self) -> &str {

@@ -2,6 +2,7 @@
 //! `edit_file`, all through the workspace's confinement.
 
 use async_trait::async_trait;
+use cairn_protocol::describe::{CallAbout, folder, quote, size, text_arg};
 use cairn_protocol::{ApprovalPreview, ToolCategory};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -49,6 +50,11 @@ struct ReadFileArgs {
 impl Tool for ReadFile {
     fn name(&self) -> &str {
         "read_file"
+    }
+
+    fn describe(&self, args: &Value) -> CallAbout {
+        let path = text_arg(args, "path").unwrap_or_default();
+        CallAbout::new(format!("read {}", quote(path)), Some(path.to_owned()))
     }
 
     fn description(&self) -> &str {
@@ -130,6 +136,11 @@ impl Tool for ListDir {
         "list_dir"
     }
 
+    fn describe(&self, args: &Value) -> CallAbout {
+        let path = text_arg(args, "path").unwrap_or(".");
+        CallAbout::new(format!("list {}", quote(path)), Some(folder(path)))
+    }
+
     fn description(&self) -> &str {
         "List a directory in the workspace. Folders end with `/`, links with `@`. \
          Use \".\" for the workspace root."
@@ -194,6 +205,15 @@ struct WriteFileArgs {
 impl Tool for WriteFile {
     fn name(&self) -> &str {
         "write_file"
+    }
+
+    fn describe(&self, args: &Value) -> CallAbout {
+        let path = text_arg(args, "path").unwrap_or_default();
+        let action = match text_arg(args, "content") {
+            Some(content) => format!("write {} ({})", quote(path), size(content)),
+            None => format!("write {}", quote(path)),
+        };
+        CallAbout::new(action, Some(path.to_owned()))
     }
 
     fn description(&self) -> &str {
@@ -290,6 +310,23 @@ struct SearchFilesArgs {
 impl Tool for SearchFiles {
     fn name(&self) -> &str {
         "search_files"
+    }
+
+    fn describe(&self, args: &Value) -> CallAbout {
+        let pattern = quote(text_arg(args, "pattern").unwrap_or_default());
+        match text_arg(args, "path").filter(|path| !path.trim().is_empty()) {
+            Some(path) => CallAbout::new(
+                format!("search {} for “{pattern}”", quote(path)),
+                Some(match path.trim() {
+                    "." | "./" => format!("“{pattern}”"),
+                    _ => format!("“{pattern}” in {}", folder(path)),
+                }),
+            ),
+            None => CallAbout::new(
+                format!("search for “{pattern}”"),
+                Some(format!("“{pattern}”")),
+            ),
+        }
     }
 
     fn description(&self) -> &str {
@@ -389,6 +426,11 @@ struct EditFileArgs {
 impl Tool for EditFile {
     fn name(&self) -> &str {
         "edit_file"
+    }
+
+    fn describe(&self, args: &Value) -> CallAbout {
+        let path = text_arg(args, "path").unwrap_or_default();
+        CallAbout::new(format!("edit {}", quote(path)), Some(path.to_owned()))
     }
 
     fn description(&self) -> &str {

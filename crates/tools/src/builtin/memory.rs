@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairn_protocol::ToolCategory;
+use cairn_protocol::describe::{CallAbout, quote, text_arg};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -74,6 +75,10 @@ impl Tool for MemoryList {
         "memory_list"
     }
 
+    fn describe(&self, _args: &Value) -> CallAbout {
+        CallAbout::new("list what is remembered", None)
+    }
+
     fn description(&self) -> &str {
         "List the keys of your long-term memory (notes kept across conversations)."
     }
@@ -111,6 +116,11 @@ impl Tool for MemoryList {
 impl Tool for MemoryRead {
     fn name(&self) -> &str {
         "memory_read"
+    }
+
+    fn describe(&self, args: &Value) -> CallAbout {
+        let key = text_arg(args, "key").unwrap_or_default();
+        CallAbout::new(format!("recall “{}”", quote(key)), Some(key.to_owned()))
     }
 
     fn description(&self) -> &str {
@@ -154,6 +164,11 @@ impl Tool for MemoryRead {
 impl Tool for MemoryWrite {
     fn name(&self) -> &str {
         "memory_write"
+    }
+
+    fn describe(&self, args: &Value) -> CallAbout {
+        let key = text_arg(args, "key").unwrap_or_default();
+        CallAbout::new(format!("remember “{}”", quote(key)), Some(key.to_owned()))
     }
 
     fn description(&self) -> &str {

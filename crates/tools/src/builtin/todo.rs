@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use cairn_protocol::ToolCategory;
+use cairn_protocol::describe::CallAbout;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -30,6 +31,15 @@ struct Item {
 impl Tool for TodoWrite {
     fn name(&self) -> &str {
         "todo_write"
+    }
+
+    fn describe(&self, args: &Value) -> CallAbout {
+        let items = args.get("items").and_then(Value::as_array).map(Vec::len);
+        let subject = items.map(|count| match count {
+            1 => "1 item".to_owned(),
+            n => format!("{n} items"),
+        });
+        CallAbout::new("update the to-do list", subject)
     }
 
     fn description(&self) -> &str {

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use cairn_protocol::ToolCategory;
+use cairn_protocol::describe::{CallAbout, host, quote, text_arg};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -49,6 +50,11 @@ struct WebFetchArgs {
 impl Tool for WebFetch {
     fn name(&self) -> &str {
         "web_fetch"
+    }
+
+    fn describe(&self, args: &Value) -> CallAbout {
+        let url = text_arg(args, "url").unwrap_or_default();
+        CallAbout::new(format!("fetch {}", quote(url)), Some(host(url)))
     }
 
     fn description(&self) -> &str {
