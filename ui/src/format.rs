@@ -19,14 +19,7 @@ pub fn ago(then_ms: i64, now_ms: i64) -> String {
     }
 }
 
-/// "850 ms", "1.2 s", "2 min 5 s".
-pub fn duration(ms: u64) -> String {
-    match ms {
-        0..1000 => format!("{ms} ms"),
-        1000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
-        _ => format!("{} min {} s", ms / 60_000, (ms % 60_000) / 1000),
-    }
-}
+pub use cairn_protocol::describe::duration;
 
 /// The string field `key` of JSON still being written (`{"path": "a.md", "content":
 /// "Hel`), as far as it has come; `None` before its opening quote.

@@ -6,6 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
+use cairn_protocol::describe::{Headline, call_time};
 use cairn_protocol::{Done, Event, ToolCallStatus, ToolCallUpdate, describe};
 use cairn_runtime::EventSink;
 use serde_json::Value;
@@ -93,48 +94,43 @@ impl Transcript {
                 state
                     .started
                     .insert(update.tool_call_id.clone(), Instant::now());
-                let label = match update
-                    .args
-                    .as_ref()
-                    .and_then(|args| args.get("title"))
-                    .and_then(Value::as_str)
-                {
-                    Some(title) if update.name == "run_subtask" => format!("subtask “{title}”"),
-                    _ => format!(
-                        "{} {}",
-                        update.name,
-                        one_line(
-                            &update
-                                .args
-                                .as_ref()
-                                .map(Value::to_string)
-                                .unwrap_or_default()
-                        )
-                    ),
-                };
+                let label = call_label(
+                    &update.name,
+                    update.subtask_title().as_deref(),
+                    update.subject.as_deref(),
+                    update.args.as_ref(),
+                );
                 self.paint("2", &format!("{indent}▸ {label}"))
             }
             ToolCallStatus::End => {
-                let elapsed = state
-                    .started
-                    .remove(&update.tool_call_id)
-                    .map(|start| format!(" {} ms", start.elapsed().as_millis()))
+                let started = state.started.remove(&update.tool_call_id);
+                // The engine's own figure, as the window and a stored answer show it.
+                let took = update.duration_ms.or_else(|| {
+                    started
+                        .map(|start| u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX))
+                });
+                let elapsed = took
+                    .map(|ms| format!(" · {}", call_time(ms, update.waited_ms.unwrap_or(0))))
                     .unwrap_or_default();
+                // An end carries no arguments: a subtask's title is what its tool said.
+                let title = (update.name == cairn_protocol::RUN_SUBTASK)
+                    .then(|| update.subject.clone())
+                    .flatten();
+                let label = call_label(
+                    &update.name,
+                    title.as_deref(),
+                    update.subject.as_deref(),
+                    None,
+                );
                 let result = match &update.result {
                     Some(Value::String(text)) => one_line(text),
                     Some(other) => one_line(&other.to_string()),
                     None => String::new(),
                 };
                 if update.is_error == Some(true) {
-                    self.paint(
-                        "31",
-                        &format!("{indent}✗ {}{elapsed} · {result}", update.name),
-                    )
+                    self.paint("31", &format!("{indent}✗ {label}{elapsed} · {result}"))
                 } else {
-                    self.paint(
-                        "2",
-                        &format!("{indent}✓ {}{elapsed} · {result}", update.name),
-                    )
+                    self.paint("2", &format!("{indent}✓ {label}{elapsed} · {result}"))
                 }
             }
         }
@@ -301,6 +297,29 @@ impl Transcript {
             state.mid_line = false;
         }
     }
+}
+
+/// A call as a card's header reads: a subtask by its title, else the tool and what it
+/// acts on (as its tool said, else the first text among `args`), an MCP tool with its
+/// server.
+pub(crate) fn call_label(
+    name: &str,
+    title: Option<&str>,
+    subject: Option<&str>,
+    args: Option<&Value>,
+) -> String {
+    if let Some(title) = title {
+        return format!("subtask “{title}”");
+    }
+    let head = Headline::of(name, subject, args);
+    let mut label = head.tool;
+    if let Some(subject) = head.subject {
+        label = format!("{label} {subject}");
+    }
+    if let Some(server) = head.server {
+        label = format!("{label} ({server})");
+    }
+    label
 }
 
 pub(crate) fn one_line(text: &str) -> String {

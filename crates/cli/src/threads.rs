@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use cairn_protocol::describe::call_time;
 use cairn_protocol::{ExecutionTree, MessageStatus, Piece, Role, ThreadInfo, pieces};
 use cairn_runtime::{Runtime, RuntimeError};
 use serde_json::json;
@@ -46,9 +47,11 @@ async fn act(runtime: &Runtime, action: ThreadsAction) -> Result<(), Failure> {
             } else {
                 println!("# {}\n", thread.title);
                 for message in &messages {
-                    let who = match message.role {
-                        Role::User => "You",
-                        Role::Assistant => "Cairn",
+                    let who = match (&message.role, &message.handover) {
+                        // A hand-over's follow-up is Cairn's, written for the new agent.
+                        (Role::User, Some(handover)) => format!("Cairn, for {}", handover.to),
+                        (Role::User, None) => "You".to_owned(),
+                        (Role::Assistant, _) => "Cairn".to_owned(),
                     };
                     let status = match message.status {
                         MessageStatus::Complete => String::new(),
@@ -149,10 +152,16 @@ fn transcript_level(
                 } else {
                     "✓"
                 };
-                let label = node
-                    .title
-                    .as_ref()
-                    .map_or_else(|| node.name.clone(), |title| format!("subtask “{title}”"));
+                let args = node
+                    .args_preview
+                    .as_deref()
+                    .and_then(|text| serde_json::from_str(text).ok());
+                let label = crate::output::call_label(
+                    &node.name,
+                    node.title.as_deref(),
+                    node.subject.as_deref(),
+                    args.as_ref(),
+                );
                 let result = node
                     .result_preview
                     .as_deref()
@@ -160,8 +169,8 @@ fn transcript_level(
                     .unwrap_or_default();
                 let _ = writeln!(
                     out,
-                    "{indent}  {mark} {label} {} ms{result}",
-                    node.duration_ms
+                    "{indent}  {mark} {label} · {}{result}",
+                    call_time(node.duration_ms, node.waited_ms)
                 );
                 transcript_level(out, tree, content, Some(&node.id), depth + 1);
             }

@@ -2,6 +2,7 @@
 //! are what the turns' `done` events reported); `cairn usage price` sets what a model
 //! costs.
 
+use cairn_protocol::describe::duration;
 use cairn_protocol::{CallTotals, ModelPrice, cost_of};
 use cairn_runtime::Runtime;
 use serde_json::json;
@@ -45,6 +46,12 @@ async fn act(args: UsageArgs) -> Result<(), Failure> {
     }
 }
 
+/// One line of the log's table: text columns to the left, figures to the right.
+fn row(cells: [&str; 7]) -> String {
+    let [call, model, prompt, output, time, cost, answer] = cells;
+    format!("{call:<8} {model:<24} {prompt:>8} {output:>8} {time:>8} {cost:>9}  {answer}")
+}
+
 fn print_prices(prices: &[ModelPrice], json: bool) {
     if json {
         println!(
@@ -81,23 +88,34 @@ async fn list(runtime: &Runtime, thread: Option<&str>, as_json: bool) -> Result<
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(());
     }
+    if !calls.is_empty() {
+        println!(
+            "{}",
+            row([
+                "call", "model", "prompt", "output", "time", "cost", "answer"
+            ])
+        );
+    }
     for logged in &calls {
         let call = &logged.call;
-        let about = if call.estimated { " (estimated)" } else { "" };
+        // An estimate stands where the server counted nothing: `~` says so.
+        let mark = if call.estimated { "~" } else { "" };
         let failed = call
             .error
             .as_deref()
             .map(|error| format!("  failed: {error}"))
             .unwrap_or_default();
         println!(
-            "{:<8} {:<24} {:>7} + {:<6} tokens{about}  {:>6} ms  {:>9.4}  {}{failed}",
-            call.operation,
-            call.model,
-            call.prompt_tokens,
-            call.completion_tokens,
-            call.latency_ms,
-            cost_of(call, &prices),
-            logged.message_id.as_deref().unwrap_or(&logged.thread_id),
+            "{}{failed}",
+            row([
+                &call.operation,
+                &call.model,
+                &format!("{mark}{}", call.prompt_tokens),
+                &format!("{mark}{}", call.completion_tokens),
+                &duration(call.latency_ms),
+                &format!("{:.4}", cost_of(call, &prices)),
+                logged.message_id.as_deref().unwrap_or(&logged.thread_id),
+            ])
         );
     }
     println!(

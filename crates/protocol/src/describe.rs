@@ -132,6 +132,25 @@ pub fn quote(text: &str) -> String {
     }
 }
 
+/// "850 ms", "1.2 s", "2 min 5 s".
+pub fn duration(ms: u64) -> String {
+    match ms {
+        0..1000 => format!("{ms} ms"),
+        1000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        _ => format!("{} min {} s", ms / 60_000, (ms % 60_000) / 1000),
+    }
+}
+
+/// A call's time as its card shows it: the wait for the user apart from its own
+/// ("waited 37.6 s · 14 ms"), or its own alone.
+pub fn call_time(duration_ms: u64, waited_ms: u64) -> String {
+    let own = duration(duration_ms.saturating_sub(waited_ms));
+    match waited_ms {
+        0 => own,
+        waited => format!("waited {} · {own}", duration(waited)),
+    }
+}
+
 /// The text argument `key` of `args`, if there is one.
 pub fn text_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
@@ -249,5 +268,10 @@ mod tests {
         assert_eq!(size("one\ntwo\n"), "2 lines");
         assert_eq!(size("kept"), "1 line, 4 bytes");
         assert_eq!(quote("cargo   test\n--all"), "cargo test --all");
+        assert_eq!(duration(850), "850 ms");
+        assert_eq!(duration(1234), "1.2 s");
+        assert_eq!(duration(125_000), "2 min 5 s");
+        assert_eq!(call_time(37_587, 37_573), "waited 37.6 s · 14 ms");
+        assert_eq!(call_time(14, 0), "14 ms");
     }
 }

@@ -276,10 +276,44 @@ async fn the_router_hands_over_within_one_run_that_ends_with_one_done() {
         )])),
     );
     server.push(CHAT, Reply::sse(sse::text(&["Hello."])));
-    let out = routed(&server, agents.path(), &["hi"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cairn.db").display().to_string();
+    let out = routed(&server, agents.path(), &["--db", &db, "hi"]).await;
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("── auto → chat ──"), "{}", out.stdout);
     assert!(out.stdout.trim_end().ends_with("Hello."), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("✓ switch_agent to chat · "),
+        "{}",
+        out.stdout
+    );
+
+    // Read back, the follow-up is Cairn's, written for the agent it handed to.
+    let thread = out
+        .stderr
+        .split("--thread ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .expect("the thread id on stderr")
+        .to_owned();
+    let shown = output(cairn(&["threads", "show", &thread, "--db", &db])).await;
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let speakers: Vec<&str> = shown
+        .stdout
+        .lines()
+        .filter(|line| line.ends_with(':') && !line.starts_with(' '))
+        .collect();
+    assert_eq!(
+        speakers,
+        ["You:", "Cairn:", "Cairn, for chat:", "Cairn:"],
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        shown.stdout.contains("✓ switch_agent to chat · "),
+        "{}",
+        shown.stdout
+    );
 }
 
 #[tokio::test]

@@ -161,6 +161,12 @@ async fn mcp_servers_start_only_when_allowed_and_their_tools_are_gated() {
         "{}",
         out.stderr
     );
+    assert_eq!(
+        out.stderr.matches("`ghost` could not start").count(),
+        1,
+        "said once: {}",
+        out.stderr
+    );
     let offered = server.requests_to(CHAT)[3].json()["tools"].to_string();
     assert!(
         offered.contains("mcp__fixture__echo") && offered.contains("mcp__fixture__crash"),

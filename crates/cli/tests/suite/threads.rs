@@ -443,6 +443,22 @@ async fn the_usage_log_lists_every_call_and_sums_to_what_done_reported() {
     assert!((per_call - cost).abs() < 1e-12);
     let table = output(cairn(&["usage", "--db", &db])).await;
     assert!(table.stdout.contains("3 calls:"), "{}", table.stdout);
+    // The columns say what they are, and each figure sits under its name.
+    let lines: Vec<&str> = table.stdout.lines().collect();
+    let header = lines[0];
+    for name in [
+        "call", "model", "prompt", "output", "time", "cost", "answer",
+    ] {
+        assert!(header.contains(name), "{header}");
+    }
+    let cost_ends = header.find("cost").unwrap() + "cost".len();
+    for row in &lines[1..4] {
+        let cost = row[..cost_ends].rsplit(' ').next().unwrap();
+        assert!(
+            cost.parse::<f64>().is_ok(),
+            "{cost:?} under `cost` in {row:?}"
+        );
+    }
     assert!(
         table
             .stdout

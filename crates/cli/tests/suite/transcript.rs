@@ -43,9 +43,10 @@ async fn the_transcript_shows_text_and_tool_cards_by_depth() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines[0], "  ▸ subtask “Survey”");
-    assert_eq!(lines[1], r#"    ▸ list_dir {"path":"."}"#);
+    // The headline the window shows, not the raw arguments.
+    assert_eq!(lines[1], "    ▸ list_dir ./");
     assert!(
-        lines[2].starts_with("    ✓ list_dir ") && lines[2].ends_with(" · a.txt"),
+        lines[2].starts_with("    ✓ list_dir ./ · ") && lines[2].ends_with(" ms · a.txt"),
         "{lines:?}"
     );
     assert_eq!(
@@ -53,7 +54,7 @@ async fn the_transcript_shows_text_and_tool_cards_by_depth() {
         "the subtask's own text, under it"
     );
     assert!(
-        lines[4].starts_with("  ✓ run_subtask ") && lines[4].ends_with(" · a.txt is there"),
+        lines[4].starts_with("  ✓ subtask “Survey” · ") && lines[4].ends_with(" · a.txt is there"),
         "{lines:?}"
     );
     assert_eq!(lines[5], "The folder holds a.txt.");
@@ -76,8 +77,11 @@ async fn the_transcript_shows_text_and_tool_cards_by_depth() {
         .skip(1)
         .filter(|line| !line.is_empty())
         .collect();
-    assert!(answer[0].starts_with("  ✓ subtask “Survey” "), "{answer:?}");
-    assert!(answer[1].starts_with("    ✓ list_dir "), "{answer:?}");
+    assert!(
+        answer[0].starts_with("  ✓ subtask “Survey” · "),
+        "{answer:?}"
+    );
+    assert!(answer[1].starts_with("    ✓ list_dir ./ · "), "{answer:?}");
     assert_eq!(answer[2], "  a.txt is there", "{answer:?}");
     assert_eq!(answer[3], "The folder holds a.txt.", "{answer:?}");
     assert_eq!(answer.len(), 4, "{answer:?}");

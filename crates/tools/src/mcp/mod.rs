@@ -109,8 +109,10 @@ pub async fn start_allowed(
     for result in futures_util::future::join_all(starts).await {
         match result {
             Ok(server) => servers.push(server),
+            // The caller says it where its user looks (the CLI's stderr, the
+            // window's notice); a warning here would say it twice.
             Err(err) => {
-                tracing::warn!(%err, "an MCP server did not start");
+                tracing::debug!(%err, "an MCP server did not start");
                 failures.push(err);
             }
         }
