@@ -142,6 +142,13 @@ impl Catalog {
         }
         infos.sort_by(|a, b| a.id.cmp(&b.id).then(a.source.cmp(&b.source)));
         one_holder_per_role(&mut agents, &winners);
+        for info in infos.iter_mut().filter(|info| info.error.is_none()) {
+            info.role = agents
+                .iter()
+                .find(|agent| agent.id == info.id)
+                .and_then(|agent| agent.role)
+                .map(|role| role.as_str().to_owned());
+        }
         Self { agents, infos }
     }
 
@@ -348,5 +355,6 @@ fn info_of(item: &Found, error: Option<String>) -> AgentInfo {
         model: front.and_then(|f| f.model.clone()),
         error,
         path: item.path.as_ref().map(|path| path.display().to_string()),
+        role: None,
     }
 }

@@ -38,11 +38,14 @@ fn table(infos: &[AgentInfo]) -> String {
         if let Some(model) = &info.model {
             notes.push(format!("model {model}"));
         }
-        if info.hidden {
-            notes.push("subtasks only".into());
-        }
-        if !info.runnable {
-            notes.push("not a subtask".into());
+        // What it is for: its role says it best; else who may pick it.
+        match (info.role.as_deref(), info.hidden, info.runnable) {
+            (Some("router"), ..) => notes.push("routes each request".into()),
+            (Some("reviewer"), ..) => notes.push("reviews plans".into()),
+            (_, true, true) => notes.push("subtasks only".into()),
+            (_, false, false) => notes.push("not for subtasks".into()),
+            (_, true, false) => notes.push("not offered".into()),
+            (_, false, true) => {}
         }
         out.push_str(&format!(
             "{:width$}  {}  ({})\n",

@@ -62,6 +62,16 @@ pub enum AgentRole {
     Reviewer,
 }
 
+impl AgentRole {
+    /// As a profile's front matter names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Router => "router",
+            Self::Reviewer => "reviewer",
+        }
+    }
+}
+
 impl fmt::Debug for Agent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Agent")

@@ -39,4 +39,7 @@ pub struct AgentInfo {
     /// The file it came from; absent for built-ins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The part the engine gives it (`router`, `reviewer`), if it holds one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
 }

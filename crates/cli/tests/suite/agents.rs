@@ -208,6 +208,20 @@ async fn agents_list_shows_every_profile_and_every_skipped_file() {
     assert_eq!(table.code, 0);
     assert!(table.stdout.contains("explore"), "{}", table.stdout);
     assert!(table.stdout.contains("subtasks only"), "{}", table.stdout);
+    // A built-in the engine uses for a part says the part, not two rules that read as
+    // a contradiction ("subtasks only, not a subtask").
+    let review = table
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("review "))
+        .unwrap_or_default();
+    assert!(review.ends_with("(builtin, reviews plans)"), "{review}");
+    let auto = table
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("auto "))
+        .unwrap_or_default();
+    assert!(auto.contains("routes each request"), "{auto}");
     assert!(
         table.stdout.contains("skipped ") && table.stdout.contains("broken.md: its base"),
         "{}",
