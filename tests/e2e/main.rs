@@ -599,6 +599,31 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
         .js("return [...document.querySelectorAll('.agent-choice .agent-id')].map(e => e.innerText);")
         .await;
     assert_eq!(offered, json!(["auto", "chat", "reviewer"]));
+    // The one answering now is marked, for the eye and for a screen reader.
+    let marked = app
+        .js(
+            "return [...document.querySelectorAll('.agent-choice')].map(e => \
+             [e.querySelector('.agent-id').innerText, e.getAttribute('aria-checked'), \
+              getComputedStyle(e.querySelector('.agent-id'), '::before').content, \
+              getComputedStyle(e).backgroundColor]);",
+        )
+        .await;
+    let marked: Vec<(String, String, String, String)> = serde_json::from_value(marked).unwrap();
+    let current: Vec<&str> = marked
+        .iter()
+        .filter(|(_, checked, tick, _)| checked == "true" && tick.contains('✓'))
+        .map(|(id, ..)| id.as_str())
+        .collect();
+    assert_eq!(current, ["chat"], "{marked:?}");
+    let shades: std::collections::BTreeSet<&str> = marked
+        .iter()
+        .map(|(.., background)| background.as_str())
+        .collect();
+    assert_eq!(
+        shades.len(),
+        2,
+        "the current one is shaded apart: {marked:?}"
+    );
     app.screenshot("agent-menu").await;
     // Esc puts the menu away, as a click elsewhere does.
     app.press(thirtyfour::Key::Escape).await;
@@ -620,6 +645,10 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
         0,
         "choosing closes the menu"
     );
+    app.click(".agent-chip").await;
+    app.wait_for_text(".agent-choice.current[aria-checked='true']", "auto")
+        .await;
+    app.press(thirtyfour::Key::Escape).await;
 
     app.send("Look over my notes").await;
     app.wait_for_text(".message.assistant .md", "Reviewed: the notes are fine.")
@@ -848,6 +877,14 @@ async fn llm_shows_and_sets_the_model_parameters_a_chat_sends() {
     app.send("/llm temperature 0.3").await;
     app.wait_for_text(".notice-line", "temperature: 0.3 (default)")
         .await;
+    // What is in force where nothing is set here: Settings' value, else the server's.
+    let said = text_of(
+        &app.wait_for_text(".notice-line", "top_p: the server's default")
+            .await,
+    )
+    .await;
+    assert!(!said.contains("from Settings"), "{said}");
+    assert!(said.contains("model: test-model (Settings)"), "{said}");
     app.send("Hello").await;
     app.wait_for_text(".message.assistant .md", "ok").await;
     app.send("/llm temperature 0.1").await;
@@ -2550,6 +2587,26 @@ async fn the_model_picker_says_how_much_context_the_model_has_and_when_tools_wai
     let app = App::launch(&home, &server.url()).await;
     app.wait_for_text(".context-hint", "1k context · tools on demand")
         .await;
+    // A long hint at 1120 px: Send stays on the controls' first line, not one of its own.
+    app.driver
+        .set_window_rect(0, 0, 1120, 800)
+        .await
+        .expect("resizing the window");
+    app.wait_for_js("return window.innerWidth <= 1120").await;
+    let rows = app
+        .js("const top = s => Math.round(document.querySelector(s).getBoundingClientRect().top); \
+             return [top('.agent-chip'), top('.send'), document.querySelector('.send').getBoundingClientRect().height];")
+        .await;
+    let (chip, send, height) = (
+        rows[0].as_f64().unwrap(),
+        rows[1].as_f64().unwrap(),
+        rows[2].as_f64().unwrap(),
+    );
+    assert!(
+        (send - chip).abs() < height,
+        "Send sits on the first line (chip at {chip}, Send at {send})"
+    );
+    app.screenshot("composer-1120").await;
     app.driver
         .set_window_rect(0, 0, 800, 600)
         .await

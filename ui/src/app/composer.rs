@@ -67,11 +67,14 @@ pub fn Composer() -> impl IntoView {
                 on:focus=move |_| actions::warm_prompt(ctx)
             ></textarea>
             <div class="composer-bar">
-                <AgentChip />
-                <ModeSelect />
-                <ModelSelect />
-                <WorkspacePicker />
-                <span class="spacer"></span>
+                // The controls wrap among themselves; Send keeps its place at the end of
+                // the first line however long the model's hint grows.
+                <div class="composer-controls">
+                    <AgentChip />
+                    <ModeSelect />
+                    <ModelSelect />
+                    <WorkspacePicker />
+                </div>
                 {move || if running() {
                     view! { <button class="danger stop" title="Stop (Esc)" on:click=move |_| actions::stop(ctx)>"Stop"</button> }.into_any()
                 } else {
@@ -199,11 +202,12 @@ fn AgentChip() -> impl IntoView {
         open.update(|open| *open = !*open);
     };
     let choices = move || {
+        let current = ctx.agent();
         ctx.chat.agents.with(|agents| {
             agents
                 .iter()
                 .filter(|a| !a.hidden && a.error.is_none())
-                .map(|a| (a.id.clone(), a.description.clone()))
+                .map(|a| (a.id.clone(), a.description.clone(), a.id == current))
                 .collect::<Vec<_>>()
         })
     };
@@ -215,8 +219,10 @@ fn AgentChip() -> impl IntoView {
                 on:click=toggle>{move || ctx.agent()}</button>
             <Show when=move || open.get()>
                 <div class="agent-menu" role="menu">
-                    <For each=choices key=|(id, _)| id.clone() let:choice>
-                        <button class="ghost agent-choice" role="menuitem" title=choice.1.clone()
+                    <For each=choices key=|(id, _, current)| (id.clone(), *current) let:choice>
+                        <button class="ghost agent-choice" class:current=choice.2
+                            role="menuitemradio" aria-checked=choice.2.to_string()
+                            title=choice.1.clone()
                             on:click={
                                 let id = choice.0.clone();
                                 move |_| actions::set_agent(ctx, id.clone())
