@@ -868,7 +868,13 @@ async fn a_wrong_address_or_dialect_is_named_as_such() {
     let d = collect(client(&server).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
     let message = d.error.unwrap().to_string();
     assert!(message.contains("answered HTTP 404: 404 page not found; check that the address is an OpenAI-compatible server"), "{message}");
-    assert!(message.ends_with("or try --dialect ollama"), "{message}");
+    // Said for both front ends: the window's Settings and the CLI's flag.
+    assert!(
+        message.ends_with(
+            "or speak Ollama's API to it (the server's API in Settings; --dialect ollama for cairn)"
+        ),
+        "{message}"
+    );
 }
 
 fn with_an_image() -> Vec<ChatMessage> {

@@ -363,8 +363,9 @@ impl OllamaClient {
             }
             return Err(http::wrong_place(
                 failure,
-                "check that the address is an Ollama server (it should answer /api/chat), or try \
-                 --dialect openai",
+                "check that the address is an Ollama server (it should answer /api/chat), or \
+                 speak the OpenAI-compatible API to it (the server's API in Settings; \
+                 --dialect openai for cairn)",
             ));
         }
     }

@@ -268,7 +268,8 @@ impl OpenAiClient {
             Err(failure) => Err(http::wrong_place(
                 failure,
                 "check that the address is an OpenAI-compatible server (it should answer \
-                 /v1/chat/completions), or try --dialect ollama",
+                 /v1/chat/completions), or speak Ollama's API to it (the server's API in \
+                 Settings; --dialect ollama for cairn)",
             )),
             ok => ok,
         }
