@@ -121,14 +121,20 @@ impl Turn {
         refused: Option<String>,
     ) -> (ChatMessage, Signal) {
         let args = parse_arguments(&call.arguments);
+        // Resolved once: how the call reads, how its result is sized and what runs it.
+        let callee = Callee::resolve(scope, &call.name, self.limits.max_depth);
         // How the call reads to the user, as its tool says (its name, when it has none
         // here or its arguments are not JSON).
-        let about = match &args {
-            Ok(value) => Callee::resolve(scope, &call.name, self.limits.max_depth).map_or_else(
-                |_| CallAbout::generic(&call.name, value),
-                |callee| callee.describe(&call.name, value),
-            ),
-            Err(_) => CallAbout::generic(&call.name, &Value::Null),
+        let about = match (&args, &callee) {
+            (Ok(value), Ok(callee)) => callee.describe(&call.name, value),
+            (Ok(value), Err(_)) => CallAbout::generic(&call.name, value),
+            (Err(_), _) => CallAbout::generic(&call.name, &Value::Null),
+        };
+        // A page of a kept result is already sized; cutting it again would only nest
+        // markers.
+        let max = match &callee {
+            Ok(Callee::Engine(tool)) if tool.sizes_itself() => usize::MAX,
+            _ => room,
         };
         let started = Instant::now();
         // The time the call spends on the user's approval, in milliseconds.
@@ -155,17 +161,11 @@ impl Turn {
         } else if self.is_stopping() {
             Err(CallFailure::Stopped)
         } else {
-            self.execute(scope, call, args, room, &waited).await
+            self.execute(scope, call, args, callee, room, &waited).await
         };
         let denied = matches!(outcome, Err(CallFailure::Denied(_)));
         let (content, value, is_error, signal, images) = match outcome {
             Ok(success) => {
-                // A page of a kept result is already sized; cutting it again would
-                // only nest markers.
-                let sized = Callee::resolve(scope, &call.name, self.limits.max_depth).is_ok_and(
-                    |callee| matches!(callee, Callee::Engine(tool) if tool.sizes_itself()),
-                );
-                let max = if sized { usize::MAX } else { room };
                 let sized = self.kept.fit(&call.id, success.content, max);
                 let value = match success.value {
                     Value::String(_) => Value::String(sized.whole),
@@ -220,6 +220,7 @@ impl Turn {
         scope: &Scope,
         call: &ToolCall,
         args: Result<Value, String>,
+        callee: Result<Callee<'_>, String>,
         room: usize,
         waited: &AtomicU64,
     ) -> Result<Success, CallFailure> {
@@ -232,7 +233,7 @@ impl Turn {
             ..Default::default()
         });
         let args = args?;
-        let callee = Callee::resolve(scope, &call.name, self.limits.max_depth)?;
+        let callee = callee?;
         if let Some(disclosure) = scope.disclosure() {
             disclosure.note_call(&call.name);
         }
