@@ -2,7 +2,9 @@
 
 use std::io::{IsTerminal, Write};
 
-use cairn_runtime::{Endpoint, PRESETS, Preset, Said, detect_servers, list_models, models_said};
+use cairn_runtime::{
+    Endpoint, PRESETS, Preset, Said, detect_servers, list_models_said, models_said,
+};
 use futures_util::StreamExt;
 use futures_util::future::join_all;
 use serde_json::json;
@@ -58,13 +60,12 @@ pub async fn models(args: ModelsArgs) -> Exit {
 /// The models of the server the flags name.
 async fn named_server(args: &ModelsArgs) -> Result<Listed, Failure> {
     let endpoint = args.server.endpoint_with_key()?;
-    let models = list_models(&endpoint).await?;
     Ok(Listed {
+        models: list_models_said(&endpoint).await?,
         url: endpoint
             .normalized_base()
             .unwrap_or_else(|_| endpoint.base_url.clone()),
         name: "",
-        models: models_said(&endpoint, models).await,
     })
 }
 

@@ -7,7 +7,7 @@ use cairn_secrets::{SecretStore, key_name};
 use crate::RuntimeError;
 
 /// The keychain entry of `endpoint`'s key.
-fn entry(endpoint: &Endpoint) -> Result<String, RuntimeError> {
+pub(crate) fn entry(endpoint: &Endpoint) -> Result<String, RuntimeError> {
     Ok(key_name(&endpoint.normalized_base()?))
 }
 

@@ -46,7 +46,9 @@ pub use model::{
     DEFAULT_BASE_URL, DefaultModel, ModelChoice, ModelRequest, ServerName, api_key, resolve_model,
 };
 pub use recorder::{Recorder, TEXT_FLUSH, commit_turn};
-pub use servers::{DETECT_TIMEOUT, detect_servers, list_models, models_said, pull_model};
+pub use servers::{
+    DETECT_TIMEOUT, detect_servers, list_models, list_models_said, models_said, pull_model,
+};
 pub use stored::{StoredMemory, StoredPlans, rule_set};
 pub use thread::{CheckedOptions, ThreadOptions, check_workspace};
 

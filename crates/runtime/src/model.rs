@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use cairn_protocol::ThreadInfo;
 use cairn_providers::{Dialect, Endpoint, ModelClient, PRESETS, Sampling, Server};
-use cairn_secrets::{SecretStore, key_name};
+use cairn_secrets::SecretStore;
 
 use crate::RuntimeError;
 
@@ -199,7 +199,7 @@ pub fn api_key(
     if endpoint.dialect == Dialect::Ollama {
         return Ok(None);
     }
-    let name = key_name(&endpoint.normalized_base()?);
+    let name = crate::keys::entry(endpoint)?;
     Ok(match keys.get(&name) {
         Ok(key) => key,
         Err(err) => {

@@ -28,14 +28,24 @@ pub async fn list_models(endpoint: &Endpoint) -> Result<Vec<String>, RuntimeErro
     Ok(Server::connect(endpoint)?.list_models().await?)
 }
 
-/// Each of `models` with what its server says of it (its window, whether tools
-/// reach it through text), asked all at once; a server slow to say is taken to say
-/// nothing.
+/// The models a server offers, each with what it says of it.
+pub async fn list_models_said(endpoint: &Endpoint) -> Result<Vec<(String, Said)>, RuntimeError> {
+    let server = Server::connect(endpoint)?;
+    let models = server.list_models().await?;
+    Ok(said_by(&server, models).await)
+}
+
+/// Each of `models` (found by detection) with what its server says of it.
 pub async fn models_said(endpoint: &Endpoint, models: Vec<String>) -> Vec<(String, Said)> {
-    let Ok(server) = Server::connect(endpoint) else {
-        return models.into_iter().map(|m| (m, Said::default())).collect();
-    };
-    let server = &server;
+    match Server::connect(endpoint) {
+        Ok(server) => said_by(&server, models).await,
+        Err(_) => models.into_iter().map(|m| (m, Said::default())).collect(),
+    }
+}
+
+/// Each of `models` with what `server` says of it (its window, whether tools reach it
+/// through text), asked all at once; a server slow to say is taken to say nothing.
+async fn said_by(server: &Server, models: Vec<String>) -> Vec<(String, Said)> {
     let asked = models.iter().map(|model| async move {
         tokio::time::timeout(FACTS_TIMEOUT, server.said(model))
             .await
