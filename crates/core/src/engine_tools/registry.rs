@@ -5,7 +5,7 @@ use super::finish_subtask::FinishSubtask;
 use super::read_tool_result::ReadToolResult;
 use super::run_subtask::RunSubtask;
 use super::switch_agent::SwitchAgent;
-use super::tool_groups::{ListToolGroups, LoadTools};
+use super::tool_groups::ToolGroups;
 use super::{EngineTool, Site};
 use crate::disclosure::Offer;
 
@@ -14,8 +14,8 @@ pub(crate) static REGISTRY: &[&dyn EngineTool] = &[
     &CreatePlan,
     &SwitchAgent,
     &FinishSubtask,
-    &ListToolGroups,
-    &LoadTools,
+    &ToolGroups::LIST,
+    &ToolGroups::LOAD,
     &ReadToolResult,
     #[cfg(test)]
     &super::echo::Echo,

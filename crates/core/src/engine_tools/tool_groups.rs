@@ -1,33 +1,40 @@
 //! `list_tool_groups` and `load_tools`: where the window is too small for every
-//! tool, the rest wait in groups the model lists and loads.
+//! tool, the rest wait in groups the model lists and loads. Both are the layout's
+//! own: offered, and answered, only where some tools wait in groups.
 
 use async_trait::async_trait;
 
 use super::{At, CallFailure, EngineCall, EngineTool, Site, Success, TurnServices};
-use crate::disclosure::{Disclosure, LIST_TOOL_GROUPS, LOAD_TOOLS, LoadToolsArgs, Offer};
+use crate::disclosure::{LIST_TOOL_GROUPS, LOAD_TOOLS, LoadToolsArgs, Offer};
 use crate::tool::parse_args;
 
-/// `list_tool_groups`: the groups whose tools wait to be loaded.
-pub(crate) struct ListToolGroups;
-
-/// `load_tools`: shows a group's tools from the next round on.
-pub(crate) struct LoadTools;
-
-/// Both are the layout's own: offered where some tools wait in groups.
-fn where_folded(at: At<'_>, name: &str, own: &str) -> Option<Result<(), String>> {
-    (name == own && at.disclosure.is_some()).then_some(Ok(()))
+/// `list_tool_groups` (the groups whose tools wait), or with `load`, `load_tools`
+/// (shows a group's tools from the next round on).
+pub(crate) struct ToolGroups {
+    load: bool,
 }
 
-/// The level's tool groups (a call resolves only where there are some).
-fn folded<'a>(at: At<'a>) -> Result<&'a Disclosure, CallFailure> {
-    at.disclosure
-        .ok_or_else(|| CallFailure::RespondToModel("tool groups are not in use here".into()))
+impl ToolGroups {
+    pub(crate) const LIST: Self = Self { load: false };
+    pub(crate) const LOAD: Self = Self { load: true };
+
+    fn name(&self) -> &'static str {
+        if self.load {
+            LOAD_TOOLS
+        } else {
+            LIST_TOOL_GROUPS
+        }
+    }
 }
 
 #[async_trait]
-impl EngineTool for ListToolGroups {
+impl EngineTool for ToolGroups {
     fn names(&self) -> &'static [&'static str] {
-        &[LIST_TOOL_GROUPS]
+        if self.load {
+            &[LOAD_TOOLS]
+        } else {
+            &[LIST_TOOL_GROUPS]
+        }
     }
 
     fn offer(&self, _site: &Site<'_>) -> Option<Offer> {
@@ -35,7 +42,7 @@ impl EngineTool for ListToolGroups {
     }
 
     fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), String>> {
-        where_folded(at, name, LIST_TOOL_GROUPS)
+        (name == self.name() && at.disclosure.is_some()).then_some(Ok(()))
     }
 
     fn parallel_safe(&self) -> bool {
@@ -47,34 +54,14 @@ impl EngineTool for ListToolGroups {
         _turn: &dyn TurnServices,
         call: EngineCall<'_>,
     ) -> Result<Success, CallFailure> {
-        Ok(Success::text(folded(call.at)?.list()))
-    }
-}
-
-#[async_trait]
-impl EngineTool for LoadTools {
-    fn names(&self) -> &'static [&'static str] {
-        &[LOAD_TOOLS]
-    }
-
-    fn offer(&self, _site: &Site<'_>) -> Option<Offer> {
-        None
-    }
-
-    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), String>> {
-        where_folded(at, name, LOAD_TOOLS)
-    }
-
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-
-    async fn run(
-        &self,
-        _turn: &dyn TurnServices,
-        call: EngineCall<'_>,
-    ) -> Result<Success, CallFailure> {
-        let disclosure = folded(call.at)?;
+        // Resolved only where the level has groups.
+        let disclosure = call
+            .at
+            .disclosure
+            .ok_or_else(|| CallFailure::RespondToModel("tool groups are not in use here".into()))?;
+        if !self.load {
+            return Ok(Success::text(disclosure.list()));
+        }
         let args: LoadToolsArgs = parse_args(call.args).map_err(|err| err.to_string())?;
         Ok(disclosure.load(&args.groups).map(Success::text)?)
     }
