@@ -885,6 +885,7 @@ fn llm(ctx: Ctx, change: LlmChange) {
         };
         match view {
             Ok(view) => {
+                let in_settings = ctx.config.settings.with_untracked(|s| s.llm_params());
                 let lines: Vec<String> = cairn_protocol::LLM_KEYS
                     .iter()
                     .map(|key| {
@@ -895,7 +896,7 @@ fn llm(ctx: Ctx, change: LlmChange) {
                         };
                         // Unset here, the value in force is Settings', else the server's.
                         let value = view.effective.get(key).map_or_else(
-                            || match in_settings(ctx, key) {
+                            || match in_settings.get(key) {
                                 Some(value) => format!("{value} (Settings)"),
                                 None if *key == "model" => "the one chosen below".to_owned(),
                                 None => "the server's default".to_owned(),
@@ -913,18 +914,6 @@ fn llm(ctx: Ctx, change: LlmChange) {
             Err(err) => ctx.say(err.message),
         }
     });
-}
-
-/// A model parameter's value in Settings, as text.
-fn in_settings(ctx: Ctx, key: &str) -> Option<String> {
-    ctx.config.settings.with_untracked(|s| match key {
-        "temperature" => s.temperature.map(|v| v.to_string()),
-        "top_p" => s.top_p.map(|v| v.to_string()),
-        "max_tokens" => s.max_tokens.map(|v| v.to_string()),
-        "context_cap" => s.context_cap.map(|v| v.to_string()),
-        "model" => s.model.clone(),
-        _ => None,
-    })
 }
 
 pub fn current_mode(ctx: Ctx) -> PermissionMode {

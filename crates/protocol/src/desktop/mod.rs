@@ -44,6 +44,19 @@ pub struct Settings {
     pub default_agent: String,
 }
 
+impl Settings {
+    /// The model parameters Settings set, as `/llm` names them.
+    pub fn llm_params(&self) -> crate::LlmParams {
+        crate::LlmParams {
+            temperature: self.temperature,
+            top_p: self.top_p,
+            max_tokens: self.max_tokens,
+            context_cap: self.context_cap,
+            model: self.model.clone(),
+        }
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Self {
