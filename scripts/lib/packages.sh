@@ -36,16 +36,26 @@ ensure_wasm_target() {
     fi
 }
 
+# Installs an npm package into the user's cache unless FILE (under its node_modules) is
+# there already, and prints the folder it is in.
+# usage: ensure_npm_package NAME VERSION FILE
+ensure_npm_package() {
+    local name=$1 version=$2 file=$3
+    local dir="${XDG_CACHE_HOME:-$HOME/.cache}/cairn/$name-$version"
+    if [ ! -e "$dir/node_modules/$file" ]; then
+        command -v npm >/dev/null || ensure_packages nodejs npm >&2
+        echo "installing $name $version" >&2
+        npm install --prefix "$dir" --no-save --no-audit --no-fund "$name@$version" >&2
+    fi
+    echo "$dir"
+}
+
 # binaryen's wasm-opt from npm (Debian's binaryen 108 makes a wasm that validates but
 # never mounts: a blank window, no error), kept in the user's cache and put first on PATH.
 BINARYEN_MAJOR=132
 ensure_wasm_opt() {
-    local dir="${XDG_CACHE_HOME:-$HOME/.cache}/cairn/binaryen-$BINARYEN_MAJOR.0.0"
-    if [ ! -x "$dir/node_modules/.bin/wasm-opt" ]; then
-        command -v npm >/dev/null || ensure_packages nodejs npm
-        echo "installing binaryen $BINARYEN_MAJOR.0.0" >&2
-        npm install --prefix "$dir" --no-save --no-audit --no-fund "binaryen@$BINARYEN_MAJOR.0.0" >&2
-    fi
+    local dir
+    dir=$(ensure_npm_package binaryen "$BINARYEN_MAJOR.0.0" .bin/wasm-opt)
     export PATH="$dir/node_modules/.bin:$PATH"
     if ! wasm-opt --version | grep -q "version $BINARYEN_MAJOR\b"; then
         echo "wasm-opt on PATH is not binaryen $BINARYEN_MAJOR: $(wasm-opt --version)" >&2
@@ -73,3 +83,13 @@ DESKTOP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev
 TEST_PACKAGES=(xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools
     dunst libnotify-bin xdotool imagemagick fonts-dejavu-core tesseract-ocr tesseract-ocr-eng
     xclip)
+
+# axe-core from npm, the accessibility checker browsers' audits run: the desktop E2E
+# injects it into the real window. Kept in the user's cache; its path goes to the tests
+# in CAIRN_AXE_JS.
+AXE_CORE_VERSION=4.14.1
+ensure_axe_core() {
+    local dir
+    dir=$(ensure_npm_package axe-core "$AXE_CORE_VERSION" axe-core/axe.min.js)
+    export CAIRN_AXE_JS="$dir/node_modules/axe-core/axe.min.js"
+}

@@ -78,6 +78,13 @@ impl Home {
     }
 }
 
+/// The screen a launch waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opens {
+    Chat,
+    FirstRun,
+}
+
 /// A running app and the drivers in front of it.
 pub struct App {
     pub driver: WebDriver,
@@ -176,15 +183,27 @@ impl App {
 
     /// Like [`App::launch`], with more environment (`XDG_SESSION_TYPE=wayland`).
     pub async fn launch_with(home: &Home, base_url: &str, env: &[(&str, &str)]) -> Self {
-        Self::start(home, base_url, env, &[]).await
+        Self::start(home, base_url, env, &[], Opens::Chat).await
     }
 
     /// Like [`App::launch`], with arguments on the app's command line (`--hidden`).
     pub async fn launch_with_args(home: &Home, base_url: &str, args: &[&str]) -> Self {
-        Self::start(home, base_url, &[], args).await
+        Self::start(home, base_url, &[], args, Opens::Chat).await
     }
 
-    async fn start(home: &Home, base_url: &str, env: &[(&str, &str)], args: &[&str]) -> Self {
+    /// Like [`App::launch`], as a first launch: no model chosen (no `CAIRN_MODEL`), so
+    /// the first-run screen shows.
+    pub async fn launch_first_run(home: &Home, base_url: &str) -> Self {
+        Self::start(home, base_url, &[], &[], Opens::FirstRun).await
+    }
+
+    async fn start(
+        home: &Home,
+        base_url: &str,
+        env: &[(&str, &str)],
+        args: &[&str],
+        opens: Opens,
+    ) -> Self {
         kill_strays();
         // thirtyfour's HTTP client needs rustls' crypto provider installed.
         drop(cairn_providers::http::client_builder());
@@ -196,7 +215,11 @@ impl App {
                 "--native-port",
                 &native_port.to_string(),
             ])
-            .envs(app_env(home, base_url))
+            .envs(
+                app_env(home, base_url)
+                    .into_iter()
+                    .filter(|(name, _)| opens == Opens::Chat || *name != "CAIRN_MODEL"),
+            )
             .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -217,7 +240,11 @@ impl App {
             tauri_driver,
         };
         // The session starts before the wasm app mounts.
-        app.wait_for(".composer-input").await;
+        app.wait_for(match opens {
+            Opens::Chat => ".composer-input",
+            Opens::FirstRun => ".first-run",
+        })
+        .await;
         app
     }
 

@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod a11y;
+mod accessibility;
 #[path = "../support/fake_notifications.rs"]
 mod fake_notifications;
 #[path = "../support/fake_portal.rs"]
@@ -1860,7 +1862,7 @@ async fn code_is_coloured_and_code_answers_and_questions_copy_to_the_clipboard()
     let shot = pixels::region(&app, ".code-block", "code-block").await;
     let paper = [0xef, 0xef, 0xec];
     let keyword = pixels::inked(&shot, paper, [0x8e, 0x3f, 0xb3]);
-    let string = pixels::inked(&shot, paper, [0x2f, 0x7d, 0x1f]);
+    let string = pixels::inked(&shot, paper, [0x2a, 0x73, 0x1c]);
     assert!(
         keyword > 10 && string > 30,
         "{}: keyword pixels {keyword}, string pixels {string}",

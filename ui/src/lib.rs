@@ -5,6 +5,7 @@
 //! commands ([`slash`]) are plain Rust, tested on the host. The Leptos view that
 //! renders them (`app`) only exists in the wasm build.
 
+pub mod announce;
 pub mod format;
 pub mod highlight;
 pub mod markdown;

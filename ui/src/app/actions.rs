@@ -263,6 +263,11 @@ fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell
             Take::Apply(events) => events,
         };
         feed.apply(ctx, &events);
+        if ctx.chats.generation.get_untracked() == generation
+            && let Some(words) = crate::announce::last_said(&events)
+        {
+            ctx.nav.announce.set(words);
+        }
         // The event just taken in is the last applied.
         match events.last() {
             Some(Event::Done(done)) => {
@@ -601,7 +606,10 @@ pub fn answer(
             decision,
         };
         match ipc::call(&answer).await {
-            Ok(()) => turn.update(|view| view.answered(&approval_id)),
+            Ok(()) => {
+                turn.update(|view| view.answered(&approval_id));
+                focus_after_answer(ctx, &approval_id);
+            }
             Err(err) => {
                 // Answered elsewhere or its turn ended: the card cannot wait any more.
                 if err.kind == CommandErrorKind::NotFound {
@@ -611,6 +619,21 @@ pub fn answer(
             }
         }
     });
+}
+
+/// After an answer the keys go on to the next question still open, else back to the
+/// composer, where the keyboard user left off.
+fn focus_after_answer(ctx: Ctx, answered: &str) {
+    // The answered card may not have left the page yet: it is passed over by its id.
+    let others = format!(".approval:not([data-approval='{answered}']) .approval-buttons .primary");
+    let next = web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.query_selector(&others).ok().flatten())
+        .and_then(|element| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(element).ok());
+    match next {
+        Some(button) => drop(button.focus()),
+        None => ctx.nav.focus.update(|n| *n += 1),
+    }
 }
 
 pub fn set_mode(ctx: Ctx, mode: PermissionMode) {

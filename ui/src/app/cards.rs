@@ -471,6 +471,7 @@ fn approval_card(turn: ArcRwSignal<TurnView>, request: ToolApprovalRequest) -> i
         }
     });
     let args = serde_json::to_string_pretty(&request.args).unwrap_or_default();
+    let approval_id = request.approval_id.clone();
     let grant = request
         .session_grant
         .clone()
@@ -481,11 +482,12 @@ fn approval_card(turn: ArcRwSignal<TurnView>, request: ToolApprovalRequest) -> i
         move |_| actions::answer(ctx, turn.clone(), approval_id.clone(), decision)
     };
     view! {
-        <div class="approval" role="group" aria-label="Approval needed">
+        <div class="approval" role="group" aria-label="Approval needed" data-approval=approval_id>
             <div class="approval-title">
                 "Allow " <code>{request.name.clone()}</code> "?"
                 <span class=format!("badge cat-{}", request.category.as_str())>{request.category.as_str()}</span>
             </div>
+            {request.action.clone().map(|action| view! { <div class="approval-action">{action}</div> })}
             {request.subtask_title.clone().map(|title| view! {
                 <div class="approval-from">"Asked by the subtask “" {title} "”"</div>
             })}

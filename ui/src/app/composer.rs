@@ -55,6 +55,11 @@ pub fn Composer() -> impl IntoView {
                 node_ref=input
                 class="composer-input"
                 aria-label="Message"
+                // The command list is read through the box: arrows move in it while the
+                // typing goes on, so a screen reader hears the command the arrow is on.
+                aria-autocomplete="list"
+                aria-controls=move || list.is_open().then_some(SlashList::ID)
+                aria-activedescendant=move || list.active_id()
                 placeholder="Message Cairn (/ for commands)"
                 title="Enter sends; Shift+Enter starts a new line; / lists the commands"
                 rows=rows
@@ -114,6 +119,36 @@ impl SlashList {
         }
     }
 
+    const ID: &'static str = "slash-list";
+
+    fn item_id(at: usize) -> String {
+        format!("slash-item-{at}")
+    }
+
+    fn is_open(self) -> bool {
+        self.shown.with(|shown| !shown.is_empty())
+    }
+
+    /// The command the arrows are on, while the list is shown.
+    fn active_id(self) -> Option<String> {
+        self.is_open().then(|| Self::item_id(self.selected.get()))
+    }
+
+    /// Scrolls the list so the command the arrows are on is in sight: where the list is
+    /// shorter than its commands (a small window), the arrows reach every one.
+    fn reveal_selected(self) {
+        let item = web_sys::window()
+            .and_then(|window| window.document())
+            .and_then(|document| {
+                document.get_element_by_id(&Self::item_id(self.selected.get_untracked()))
+            });
+        if let Some(item) = item {
+            let options = web_sys::ScrollIntoViewOptions::new();
+            options.set_block(web_sys::ScrollLogicalPosition::Nearest);
+            item.scroll_into_view_with_scroll_into_view_options(&options);
+        }
+    }
+
     fn typed(self) {
         self.selected.set(0);
         self.dismissed.set(false);
@@ -153,6 +188,9 @@ impl SlashList {
             }
             _ => return false,
         }
+        if matches!(event.key().as_str(), "ArrowDown" | "ArrowUp") {
+            self.reveal_selected();
+        }
         event.prevent_default();
         // Esc here closes the list: it must not also stop a running turn.
         event.stop_propagation();
@@ -169,7 +207,7 @@ impl SlashList {
                     .enumerate()
                     .map(|(at, command)| {
                         view! {
-                            <li role="option" class="slash-item"
+                            <li role="option" class="slash-item" id=Self::item_id(at)
                                 class:selected=move || list.selected.get() == at
                                 aria-selected=move || (list.selected.get() == at).to_string()
                                 // Before the textarea loses the focus to the click.
@@ -184,7 +222,7 @@ impl SlashList {
                         }
                     })
                     .collect_view();
-                view! { <ul class="slash-list" role="listbox" aria-label="Commands">{items}</ul> }
+                view! { <ul class="slash-list" id=Self::ID role="listbox" aria-label="Commands">{items}</ul> }
             })
         }
     }
@@ -213,7 +251,7 @@ fn AgentChip() -> impl IntoView {
     };
     view! {
         <div class="agent-wrap">
-            <button class="agent-chip" aria-label="Agent" aria-haspopup="menu"
+            <button class="agent-chip" aria-label=move || format!("Agent: {}", ctx.agent()) aria-haspopup="menu"
                 aria-expanded=move || open.get().to_string()
                 title="The agent that answers; click to choose another (/agents lists them)"
                 on:click=toggle>{move || ctx.agent()}</button>
@@ -374,13 +412,17 @@ fn WorkspacePicker() -> impl IntoView {
             .to_owned(),
         None => "No folder".to_owned(),
     };
+    // The popover closes on a choice, and the keys go back to the message being written
+    // (left on the closed popover's button they would fall to the page).
+    let chosen = move |path: String| {
+        open.set(false);
+        actions::set_workspace(ctx, Some(path));
+        ctx.nav.focus.update(|n| *n += 1);
+    };
     let browse = move |_| {
         leptos::task::spawn_local(async move {
             match ipc::call(&PickWorkspace {}).await {
-                Ok(Some(path)) => {
-                    open.set(false);
-                    actions::set_workspace(ctx, Some(path));
-                }
+                Ok(Some(path)) => chosen(path),
                 Ok(None) => {}
                 Err(err) => ctx.say(err.message),
             }
@@ -389,8 +431,7 @@ fn WorkspacePicker() -> impl IntoView {
     let use_typed = move || {
         let path = typed.get_untracked();
         if !path.trim().is_empty() {
-            open.set(false);
-            actions::set_workspace(ctx, Some(path));
+            chosen(path);
         }
     };
     view! {

@@ -87,6 +87,9 @@ pub struct Nav {
     pub focus: RwSignal<u32>,
     /// The composer's agent menu is open.
     pub agent_menu: RwSignal<bool>,
+    /// What a screen reader says next, unasked: the open chat waits for the user, or
+    /// its answer is finished (the window's polite live region reads it).
+    pub announce: RwSignal<String>,
 }
 
 /// The chats: the list, which run, which wait for an answer, and the one open.
@@ -155,6 +158,7 @@ impl Ctx {
                 toast: RwSignal::new(None),
                 focus: RwSignal::new(0),
                 agent_menu: RwSignal::new(false),
+                announce: RwSignal::new(String::new()),
             },
             chats: Chats {
                 threads: RwSignal::new(Vec::new()),

@@ -51,6 +51,10 @@ fn App() -> impl IntoView {
             // Behind the chats while they cover a narrow window: a click beside them closes them.
             <div class="backdrop" on:click=move |_| ctx.nav.narrow_sidebar.set(false)></div>
             <QuitDialog />
+            // Present from the start: a live region only speaks of changes it saw.
+            <div class="sr-only announcer" role="status" aria-live="polite" aria-atomic="true">
+                {move || ctx.nav.announce.get()}
+            </div>
         </div>
     }
 }

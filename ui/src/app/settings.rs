@@ -513,7 +513,7 @@ fn Rules() -> impl IntoView {
             }).collect_view()}
         </ul>
         <div class="row">
-            <select prop:value=move || list.get().as_str() on:change=move |event| {
+            <select aria-label="What the rule does" prop:value=move || list.get().as_str() on:change=move |event| {
                 if let Ok(chosen) = event_target_value(&event).parse() {
                     list.set(chosen);
                 }
@@ -522,7 +522,7 @@ fn Rules() -> impl IntoView {
                 <option value="ask">"Ask"</option>
                 <option value="deny">"Deny"</option>
             </select>
-            <input type="text" class="rule-input" placeholder="tool(pattern)" prop:value=move || text.get()
+            <input type="text" class="rule-input" aria-label="Rule" placeholder="tool(pattern)" prop:value=move || text.get()
                 on:input=move |event| text.set(event_target_value(&event))
                 on:keydown=move |event| if event.key() == "Enter" { add() } />
             <button on:click=move |_| add()>"Add rule"</button>
