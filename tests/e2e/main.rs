@@ -3045,3 +3045,46 @@ async fn the_server_settings_say_what_is_wrong_and_how_to_fix_it() {
         .await;
     app.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn the_first_run_screen_offers_the_other_api_when_the_address_speaks_it() {
+    let server = FakeServer::start().await;
+    server.fallback(
+        "GET /v1/models",
+        Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"test-model","object":"model"}]}"#,
+        ),
+    );
+    let home = Home::new();
+    let app = App::launch_first_run(&home, &server.url()).await;
+    app.click(".custom-server summary").await;
+    app.choose_in(".custom-server select", "ollama").await;
+    let address = app.wait_for(".custom-url").await;
+    address
+        .send_keys(format!("{}/v1", server.url()))
+        .await
+        .unwrap();
+    app.click(".connect").await;
+    // Said beside the address, not in a toast that leaves: what failed and the way out.
+    let failure = text_of(
+        &app.wait_for_text(".custom-server .status.error-text", "404")
+            .await,
+    )
+    .await;
+    assert!(failure.contains("OpenAI-compatible"), "{failure}");
+    assert_eq!(app.count(".model-choice").await, 0);
+    app.screenshot("first-run-dialect-hint").await;
+    app.click(".custom-server .switch-dialect").await;
+    app.wait_for_text(".model-choice", "test-model").await;
+    assert_eq!(
+        app.js("return document.querySelector('.custom-server select').value;")
+            .await,
+        json!("openai")
+    );
+    assert_eq!(app.count(".custom-server .status.error-text").await, 0);
+    app.click(".model-choice").await;
+    app.wait_for(".composer-input").await;
+    app.quit().await;
+}

@@ -2,10 +2,11 @@
 //! into Ollama), and start.
 
 use cairn_protocol::Dialect;
-use cairn_protocol::desktop::commands::{DetectProviders, ListModels, PullModel, SaveSettings};
+use cairn_protocol::desktop::commands::{DetectProviders, PullModel, SaveSettings};
 use cairn_protocol::desktop::{DetectedServer, PullPhase, PullStep, Settings};
 use leptos::prelude::*;
 
+use super::settings::{ServerState, check_server, server_status};
 use super::{Screen, actions, ctx, ipc};
 use crate::format;
 
@@ -33,18 +34,26 @@ pub fn FirstRun() -> impl IntoView {
     let custom_url = RwSignal::new(String::new());
     let custom_dialect = RwSignal::new(Dialect::Openai);
     let custom_models = RwSignal::new(None::<Vec<String>>);
-    let connect = move |_| {
-        let server = ListModels {
-            dialect: Some(custom_dialect.get_untracked()),
-            base_url: Some(custom_url.get_untracked()),
-        };
+    // What went wrong with the address, said beside it, with the way to the other API
+    // when the address plainly speaks that one.
+    let custom_problem = RwSignal::new(None::<ServerState>);
+    let connect = move || {
+        let (dialect, base_url) = (custom_dialect.get_untracked(), custom_url.get_untracked());
+        custom_problem.set(None);
         leptos::task::spawn_local(async move {
-            match ipc::call(&server).await {
-                Ok(models) => custom_models.set(Some(models)),
-                Err(err) => ctx.say(err.message),
+            match check_server(dialect, base_url).await {
+                (_, Some(models)) => custom_models.set(Some(models)),
+                (state, None) => {
+                    custom_models.set(None);
+                    custom_problem.set(Some(state));
+                }
             }
         });
     };
+    let switch_dialect = Callback::new(move |dialect: Dialect| {
+        custom_dialect.set(dialect);
+        connect();
+    });
     let skip = move |_| {
         let settings = Settings {
             first_run_done: true,
@@ -76,8 +85,9 @@ pub fn FirstRun() -> impl IntoView {
                             <option value="openai">"OpenAI-compatible"</option>
                             <option value="ollama">"Ollama"</option>
                         </select>
-                        <button class="connect" on:click=connect>"Connect"</button>
+                        <button class="connect" on:click=move |_| connect()>"Connect"</button>
                     </div>
+                    {move || custom_problem.get().map(|state| server_status(state, switch_dialect))}
                     {move || custom_models.get().map(|models| {
                         let url = custom_url.get_untracked();
                         let dialect = custom_dialect.get_untracked();

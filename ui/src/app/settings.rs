@@ -42,29 +42,10 @@ pub fn SettingsScreen() -> impl IntoView {
         checks.set_value(check);
         status.set(ServerState::Checking);
         leptos::task::spawn_local(async move {
-            let state = match ipc::call(&CheckServer { dialect, base_url }).await {
-                Ok(ServerCheck {
-                    models: found,
-                    problem: None,
-                    ..
-                }) => {
-                    let count = found.len();
-                    models.set(found);
-                    ServerState::Connected(count)
-                }
-                Ok(ServerCheck {
-                    problem: Some(problem),
-                    suggested_dialect,
-                    ..
-                }) => ServerState::Failed {
-                    problem,
-                    suggested_dialect,
-                },
-                Err(err) => ServerState::Failed {
-                    problem: err.message,
-                    suggested_dialect: None,
-                },
-            };
+            let (state, found) = check_server(dialect, base_url).await;
+            if let Some(found) = found {
+                models.set(found);
+            }
             if checks.get_value() == check {
                 status.set(state);
             }
@@ -295,9 +276,42 @@ pub fn save_settings(ctx: Ctx, settings: Settings, draft: Option<RwSignal<Settin
     });
 }
 
+/// Asks the server at `base_url` for its models: how it stands, and its models when it
+/// answered.
+pub(super) async fn check_server(
+    dialect: Dialect,
+    base_url: String,
+) -> (ServerState, Option<Vec<String>>) {
+    match ipc::call(&CheckServer { dialect, base_url }).await {
+        Ok(ServerCheck {
+            models,
+            problem: None,
+            ..
+        }) => (ServerState::Connected(models.len()), Some(models)),
+        Ok(ServerCheck {
+            problem: Some(problem),
+            suggested_dialect,
+            ..
+        }) => (
+            ServerState::Failed {
+                problem,
+                suggested_dialect,
+            },
+            None,
+        ),
+        Err(err) => (
+            ServerState::Failed {
+                problem: err.message,
+                suggested_dialect: None,
+            },
+            None,
+        ),
+    }
+}
+
 /// How the server in the form stands.
 #[derive(Debug, Clone, PartialEq)]
-enum ServerState {
+pub(super) enum ServerState {
     Checking,
     /// The address is being typed: the last verdict was about another one.
     Edited,
@@ -308,7 +322,10 @@ enum ServerState {
     },
 }
 
-fn server_status(state: ServerState, switch_dialect: Callback<Dialect>) -> impl IntoView {
+pub(super) fn server_status(
+    state: ServerState,
+    switch_dialect: Callback<Dialect>,
+) -> impl IntoView {
     match state {
         ServerState::Checking => {
             view! { <p class="status muted" role="status">"Connecting…"</p> }.into_any()
