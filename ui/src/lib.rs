@@ -6,6 +6,7 @@
 //! renders them (`app`) only exists in the wasm build.
 
 pub mod announce;
+pub mod appending;
 pub mod format;
 pub mod highlight;
 pub mod markdown;

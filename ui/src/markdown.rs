@@ -5,11 +5,17 @@
 
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 
-pub fn to_html(markdown: &str) -> String {
-    let options = Options::ENABLE_TABLES
+/// The Markdown an answer may use: CommonMark with GitHub's tables, strikethrough and
+/// task lists.
+pub(crate) fn options() -> Options {
+    Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_GFM;
+        | Options::ENABLE_GFM
+}
+
+pub fn to_html(markdown: &str) -> String {
+    let options = options();
     let mut events = Vec::new();
     // A code block's text, gathered to be coloured and drawn as one piece.
     let mut code: Option<(String, String)> = None;

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::copy::copy_button;
 use super::{EntryView, actions, ctx};
+use crate::appending::Appending;
 use crate::format;
 use crate::markdown::{settle_streaming, to_html};
 use crate::turn::{Card, CardState, Segment, StepState, TurnView};
@@ -123,6 +124,7 @@ fn segments(turn: ArcRwSignal<TurnView>, parent: Option<String>) -> impl IntoVie
 fn segment(turn: ArcRwSignal<TurnView>, parent: Option<String>, key: Key) -> AnyView {
     match key {
         Key::Text(index) => {
+            // The text, and whether it is the one being written now.
             let text = ArcMemo::new(move |_| {
                 turn.with(|view| {
                     let segments = segments_of(view, parent.as_deref());
@@ -131,16 +133,64 @@ fn segment(turn: ArcRwSignal<TurnView>, parent: Option<String>, key: Key) -> Any
                         Some(Segment::Text(text))
                             if view.finished.is_none() && index + 1 == segments.len() =>
                         {
-                            settle_streaming(text).into_owned()
+                            (settle_streaming(text).into_owned(), true)
                         }
-                        Some(Segment::Text(text)) => text.clone(),
-                        _ => String::new(),
+                        Some(Segment::Text(text)) => (text.clone(), false),
+                        _ => (String::new(), false),
                     }
                 })
             });
-            view! { <div class="md" inner_html=move || to_html(&text.get())></div> }.into_any()
+            let writing = ArcMemo::new({
+                let text = text.clone();
+                move |_| text.with(|(_, writing)| *writing)
+            });
+            // Drawn whole once written: the page then holds what a reload draws.
+            (move || {
+                let text = text.clone();
+                if writing.get() {
+                    appending_markdown(text).into_any()
+                } else {
+                    view! { <div class="md" inner_html=move || text.with(|(text, _)| to_html(text))></div> }
+                        .into_any()
+                }
+            })
+            .into_any()
         }
         Key::Card(id) => card(turn, id).into_any(),
+    }
+}
+
+/// Text being written, drawn by appending (see [`Appending`]): the blocks that settled
+/// are drawn once, each in a wrapper that takes no box, and only the open block is
+/// drawn again as pieces arrive.
+fn appending_markdown(text: ArcMemo<(String, bool)>) -> impl IntoView {
+    let appending = StoredValue::new(Appending::default());
+    let drawn = Memo::new(move |_| {
+        text.with(|(text, _)| appending.try_update_value(|state| state.update(text)))
+    });
+    let pieces = move || {
+        drawn.with(|drawn| {
+            drawn.as_ref().map_or_else(Vec::new, |drawn| {
+                (0..drawn.settled)
+                    .map(|index| (drawn.generation, index))
+                    .collect()
+            })
+        })
+    };
+    view! {
+        <div class="md">
+            <For
+                each=pieces
+                key=|piece| *piece
+                children=move |(_, index)| {
+                    let html = appending.with_value(|state| state.piece(index).to_owned());
+                    view! { <div class="md-block" inner_html=html></div> }
+                }
+            />
+            <div class="md-block" inner_html=move || {
+                drawn.with(|drawn| drawn.as_ref().map(|drawn| drawn.open.clone()).unwrap_or_default())
+            }></div>
+        </div>
     }
 }
 
