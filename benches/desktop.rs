@@ -359,8 +359,36 @@ async fn stream_long_answer(home: &Home, server: &FakeServer) -> Vec<StreamCost>
         });
         assert!(app.count(".md pre .hl-k").await > 0, "the code is coloured");
     }
+    // The page the stream left is the page a reload draws: the answer drawn by
+    // appending ends as the whole answer drawn at once.
+    let live = answer_html(&app).await;
+    app.click(".new-chat").await;
+    app.wait_for_js("return !document.querySelector('.turn');")
+        .await;
+    app.click(".thread-open").await;
+    app.wait_for_text(".turn.finished", STREAM_END).await;
+    let reloaded = answer_html(&app).await;
+    assert!(
+        live == reloaded,
+        "the streamed answer's page ({} bytes) differs from the same answer reloaded ({} bytes)",
+        live.len(),
+        reloaded.len()
+    );
+    println!(
+        "the streamed answer's finished page: {} bytes of HTML, the same as reloaded",
+        live.len()
+    );
     app.quit().await;
     samples
+}
+
+/// The HTML of the answer on the page.
+async fn answer_html(app: &App) -> String {
+    app.js("return [...document.querySelectorAll('.turn.finished .md')].map(md => md.innerHTML).join('');")
+        .await
+        .as_str()
+        .expect("the answer's HTML")
+        .to_owned()
 }
 
 /// The CPU time (user and system, ms) process `pid` has used, to the kernel's 10 ms

@@ -55,6 +55,8 @@ registered! {
     load_thread => LoadThread,
     rename_thread => RenameThread,
     delete_thread => DeleteThread,
+    plan_restore => PlanRestore,
+    restore_answer => RestoreAnswer,
     export_thread => ExportThread,
     set_mode => SetMode,
     pick_workspace => PickWorkspace,
@@ -275,6 +277,36 @@ async fn delete_thread(
 ) -> Reply<<DeleteThread as Command>::Reply> {
     let DeleteThread { thread_id } = args;
     desk(&state)?.delete_thread(&thread_id).await.map_err(fail)
+}
+
+#[tauri::command]
+async fn plan_restore(
+    state: State<'_, AppState>,
+    args: PlanRestore,
+) -> Reply<<PlanRestore as Command>::Reply> {
+    let PlanRestore {
+        thread_id,
+        answer_id,
+    } = args;
+    desk(&state)?
+        .plan_restore(&thread_id, &answer_id)
+        .await
+        .map_err(fail)
+}
+
+#[tauri::command]
+async fn restore_answer(
+    state: State<'_, AppState>,
+    args: RestoreAnswer,
+) -> Reply<<RestoreAnswer as Command>::Reply> {
+    let RestoreAnswer {
+        thread_id,
+        answer_id,
+    } = args;
+    desk(&state)?
+        .restore_answer(&thread_id, &answer_id)
+        .await
+        .map_err(fail)
 }
 
 /// Asks where to save the thread and writes it there. `None` if the user cancelled.

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use cairn_protocol::desktop::{ExportFormat, RuleInfo, ThreadDetail, ToolInfo};
-use cairn_protocol::{AgentInfo, PermissionMode, RuleList, SearchHit, ThreadInfo};
+use cairn_protocol::{AgentInfo, PermissionMode, RestorePlan, RuleList, SearchHit, ThreadInfo};
 use cairn_runtime::Export;
 
 use super::{Desk, DeskError};
@@ -71,6 +71,27 @@ impl Desk {
     /// Deletes a thread that has no turn running, here or in another Cairn.
     pub async fn delete_thread(&self, thread_id: &str) -> Result<(), DeskError> {
         Ok(self.runtime.delete_thread(thread_id).await?)
+    }
+
+    /// What putting back the files of `answer_id` would do; changes nothing.
+    pub async fn plan_restore(
+        &self,
+        thread_id: &str,
+        answer_id: &str,
+    ) -> Result<RestorePlan, DeskError> {
+        Ok(self
+            .runtime
+            .restore_plan(thread_id, Some(answer_id))
+            .await?)
+    }
+
+    /// Puts back the files of `answer_id`, all or none.
+    pub async fn restore_answer(
+        &self,
+        thread_id: &str,
+        answer_id: &str,
+    ) -> Result<RestorePlan, DeskError> {
+        Ok(self.runtime.restore(thread_id, answer_id).await?)
     }
 
     /// A thread as Markdown (`md`) or as Cairn's JSON export (`json`).

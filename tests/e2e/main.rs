@@ -6,10 +6,12 @@
 
 mod a11y;
 mod accessibility;
+mod changes;
 #[path = "../support/fake_notifications.rs"]
 mod fake_notifications;
 #[path = "../support/fake_portal.rs"]
 mod fake_portal;
+mod follow;
 mod harness;
 mod pixels;
 #[path = "../support/private_bus.rs"]
@@ -840,6 +842,8 @@ async fn a_draft_plan_waits_for_run_it_then_runs_as_it_was_kept() {
     app.click(".run-draft").await;
     app.wait_for_text(".message.assistant .md", "The notes are sorted.")
         .await;
+    // The view followed the run to its end, past the plan's card.
+    follow::wait_until_in_sight(&app, ".message.assistant .md").await;
     app.wait_for(".plan-step.done[data-step='s1']").await;
     // The message that ran it named the draft, so the model ran it as it was kept.
     let asked = server.requests_to(CHAT)[2].json()["messages"]
@@ -2088,14 +2092,14 @@ async fn assert_usable(app: &App, controls: &[&str]) {
 }
 
 /// `count` numbered words ("word1 ", "word2 ", …): the pieces of a long answer.
-fn numbered(word: &str, count: usize) -> Vec<String> {
+pub(crate) fn numbered(word: &str, count: usize) -> Vec<String> {
     (1..=count).map(|n| format!("{word}{n} ")).collect()
 }
 
 /// An answer that streams its first `before` pieces, then holds at `gate` until the
 /// test opens it: a test acts mid-answer without racing the stream, however loaded
 /// the machine.
-fn held_answer(pieces: &[String], before: usize, gate: &str) -> Reply {
+pub(crate) fn held_answer(pieces: &[String], before: usize, gate: &str) -> Reply {
     let text: Vec<&str> = pieces.iter().map(String::as_str).collect();
     let parts = sse::answer_parts(&[], &text);
     let rest = parts.len() - 1 - before;

@@ -56,6 +56,7 @@ pub fn entries(messages: &[MessageView]) -> Vec<Entry> {
                 }
                 view.thread_id = Some(message.thread_id.clone());
                 view.message_id = Some(message.id.clone());
+                view.restorable.clone_from(&message.restorable);
                 // A cut answer's note is said by its own notice, not as a failure.
                 view.error = message
                     .error
@@ -107,6 +108,7 @@ mod tests {
             handover: None,
             created_at: 0,
             updated_at: 0,
+            restorable: Vec::new(),
         }
     }
 
@@ -115,6 +117,7 @@ mod tests {
         let mut answer = message("a1", Role::Assistant, "Both done.", MessageStatus::Complete);
         let node = |id: &str, parent: Option<&str>, name: &str| ExecutionTreeNode {
             subject: None,
+            change: None,
             id: id.into(),
             parent_id: parent.map(Into::into),
             name: name.into(),

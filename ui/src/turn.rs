@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_protocol::{
-    AgentStateKind, BudgetExceeded, Cut, ErrorEvent, Event, ExecutionMode, ExecutionTree, Image,
-    MessageStatus, Piece, PlanStep, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TreePlan,
-    TurnStatus, pieces, tree::preview,
+    AgentStateKind, ApprovalPreview, BudgetExceeded, Cut, ErrorEvent, Event, ExecutionMode,
+    ExecutionTree, Image, MessageStatus, Piece, PlanStep, ToolApprovalRequest, ToolCallStatus,
+    ToolCallUpdate, TreePlan, TurnStatus, pieces, tree::preview,
 };
 use serde_json::Value;
 
@@ -73,6 +73,8 @@ pub struct Card {
     pub pending: bool,
     /// Images the tool returned (shared, as `result`).
     pub images: Arc<[Image]>,
+    /// The change the call made to a file, once it is done.
+    pub change: Option<Arc<ApprovalPreview>>,
 }
 
 /// The tools a child level ends with: their arguments are what its card (a subtask's,
@@ -100,6 +102,7 @@ impl Card {
             expanded: starts_open(&update.name, update.depth),
             pending: false,
             images: Arc::from([]),
+            change: None,
         }
     }
 
@@ -170,6 +173,9 @@ pub struct TurnView {
     pub writing: bool,
     /// Why the answer was cut before the model finished it, if it was.
     pub cut: Option<Cut>,
+    /// The files this answer changed that Restore can put back: as stored, or (live)
+    /// as its calls said.
+    pub restorable: Vec<String>,
 }
 
 impl TurnView {
@@ -247,6 +253,7 @@ impl TurnView {
                             expanded: starts_open(&node.name, depth),
                             pending: false,
                             images: Arc::from(node.images.as_slice()),
+                            change: node.change.clone().map(Arc::new),
                         },
                     );
                     segments.push(Segment::Card(node.id.clone()));
@@ -300,6 +307,12 @@ impl TurnView {
                         }
                         card.waited_ms = update.waited_ms.unwrap_or(0);
                         card.images = Arc::from(update.images.as_slice());
+                        card.change = update.change.clone().map(Arc::new);
+                        if let Some(path) = update.change.as_ref().and_then(changed_path)
+                            && !self.restorable.iter().any(|known| known == path)
+                        {
+                            self.restorable.push(path.to_owned());
+                        }
                         // The engine's own figure when it sent one: events can reach the
                         // webview late, and a restart shows the stored figure.
                         card.duration_ms = update.duration_ms.or_else(|| {
@@ -508,6 +521,14 @@ impl TurnView {
 /// A stored preview as the live card had it: JSON objects and arrays come back as
 /// structure (so they are laid out the same way); text, and JSON cut off at the preview
 /// limit, stay text.
+/// The file a change was made to (a command changes none the card can name).
+fn changed_path(change: &ApprovalPreview) -> Option<&str> {
+    match change {
+        ApprovalPreview::Diff { path, .. } | ApprovalPreview::NewFile { path, .. } => Some(path),
+        ApprovalPreview::Command { .. } => None,
+    }
+}
+
 fn preview_value(preview: &str) -> Value {
     match serde_json::from_str::<Value>(preview) {
         Ok(value @ (Value::Object(_) | Value::Array(_))) => value,
@@ -538,6 +559,7 @@ mod tests {
     fn start(id: &str, name: &str, args: Value, parent: Option<&str>, depth: u32) -> Event {
         Event::ToolCallUpdate(ToolCallUpdate {
             subject: None,
+            change: None,
             tool_call_id: id.into(),
             name: name.into(),
             args: Some(args),
@@ -556,6 +578,7 @@ mod tests {
     fn end(id: &str, result: &str, error: bool, parent: Option<&str>, depth: u32) -> Event {
         Event::ToolCallUpdate(ToolCallUpdate {
             subject: None,
+            change: None,
             tool_call_id: id.into(),
             name: String::new(),
             args: None,
@@ -939,6 +962,7 @@ mod tests {
         let tree = ExecutionTree::new(vec![
             ExecutionTreeNode {
                 subject: None,
+                change: None,
                 id: "s1".into(),
                 parent_id: None,
                 name: "run_subtask".into(),
@@ -953,6 +977,7 @@ mod tests {
             },
             ExecutionTreeNode {
                 subject: None,
+                change: None,
                 id: "r1".into(),
                 parent_id: Some("s1".into()),
                 name: "read_file".into(),
@@ -1018,6 +1043,7 @@ mod tests {
                 Event::ToolCallUpdate(update) if update.status == ToolCallStatus::Start => {
                     Some(ExecutionTreeNode {
                         subject: None,
+                        change: None,
                         id: update.tool_call_id.clone(),
                         parent_id: update.parent_id.clone(),
                         name: update.name.clone(),
@@ -1111,6 +1137,7 @@ mod tests {
                       failed| {
             Event::ToolCallUpdate(ToolCallUpdate {
                 subject: None,
+                change: None,
                 tool_call_id: id.into(),
                 name: name.into(),
                 args,
@@ -1239,6 +1266,7 @@ mod tests {
                 Event::ToolCallUpdate(u) if u.status == ToolCallStatus::Start => {
                     nodes.push(cairn_protocol::ExecutionTreeNode {
                         subject: None,
+                        change: None,
                         id: u.tool_call_id.clone(),
                         parent_id: u.parent_id.clone(),
                         name: u.name.clone(),

@@ -349,6 +349,20 @@ pub enum ThreadsAction {
     },
     /// Delete a thread and all its messages.
     Delete { id: String },
+    /// Put back the files an answer changed, as they were before it (after showing
+    /// what that changes). Refused, changing nothing, where a file changed since.
+    Restore {
+        id: String,
+        /// The answer (message id, from `threads show --json`); the last answer with
+        /// files to put back when not given.
+        #[arg(long)]
+        answer: Option<String>,
+        /// Show what would change, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn parse_mode(text: &str) -> Result<PermissionMode, String> {

@@ -67,6 +67,13 @@ async fn act(runtime: &Runtime, action: ThreadsAction) -> Result<(), Failure> {
                         0,
                     );
                     println!("{out}");
+                    if !message.restorable.is_empty() {
+                        println!(
+                            "(changed {}: `cairn threads restore {id} --answer {}` puts them back)\n",
+                            message.restorable.join(", "),
+                            message.id
+                        );
+                    }
                 }
             }
         }
@@ -124,8 +131,61 @@ async fn act(runtime: &Runtime, action: ThreadsAction) -> Result<(), Failure> {
             runtime.delete_thread(&id).await?;
             println!("deleted {id}");
         }
+        ThreadsAction::Restore {
+            id,
+            answer,
+            dry_run,
+            json,
+        } => restore(runtime, &id, answer.as_deref(), dry_run, json).await?,
     }
     Ok(())
+}
+
+/// Shows what restoring an answer's files changes, then (unless `dry_run`) does it.
+async fn restore(
+    runtime: &Runtime,
+    thread_id: &str,
+    answer: Option<&str>,
+    dry_run: bool,
+    json: bool,
+) -> Result<(), Failure> {
+    let plan = runtime.restore_plan(thread_id, answer).await?;
+    if json {
+        print_json(&plan)?;
+    } else {
+        print!("{}", restore_said(&plan));
+    }
+    if dry_run {
+        return match plan.refusal() {
+            Some(refusal) => Err(Failure::Usage(refusal)),
+            None => Ok(()),
+        };
+    }
+    let done = runtime.restore(thread_id, &plan.answer_id).await?;
+    if !json {
+        let count = done.files.len();
+        println!("restored {count} file{}", if count == 1 { "" } else { "s" });
+    }
+    Ok(())
+}
+
+/// A restore in words: each file, what happens to it (or why it cannot), its diff.
+fn restore_said(plan: &cairn_protocol::RestorePlan) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!(
+        "Files answer {} changed in {}:\n",
+        plan.answer_id, plan.workspace
+    );
+    for file in &plan.files {
+        let _ = match &file.problem {
+            Some(problem) => writeln!(out, "  ✗ {}: {problem}", file.path),
+            None => writeln!(out, "  {}: {}", file.path, file.action.said()),
+        };
+        for line in file.diff.lines() {
+            let _ = writeln!(out, "      {line}");
+        }
+    }
+    out
 }
 
 /// A stored answer as `cairn run` showed it: text, then each call on its own line

@@ -164,7 +164,7 @@ impl Turn {
             self.execute(scope, call, args, callee, room, &waited).await
         };
         let denied = matches!(outcome, Err(CallFailure::Denied(_)));
-        let (content, value, is_error, signal, images) = match outcome {
+        let (content, value, is_error, signal, images, change) = match outcome {
             Ok(success) => {
                 let sized = self.kept.fit(&call.id, success.content, max);
                 let value = match success.value {
@@ -177,6 +177,7 @@ impl Turn {
                     false,
                     success.signal,
                     success.images,
+                    success.change,
                 )
             }
             Err(failure) => {
@@ -192,6 +193,7 @@ impl Turn {
                     true,
                     Signal::None,
                     images,
+                    None,
                 )
             }
         };
@@ -203,6 +205,7 @@ impl Turn {
             denied,
             images: images.clone(),
             subject: about.subject,
+            change,
             ..update(ToolCallStatus::End)
         }));
         let message = ChatMessage::Tool {
@@ -266,6 +269,7 @@ impl Turn {
             result = tool.call(args, &ctx) => result
                 .map(|output| Success {
                     images: output.images,
+                    change: output.change,
                     ..Success::text(output.content)
                 })
                 .map_err(|err| CallFailure::RespondToModel(err.to_string())),

@@ -103,6 +103,7 @@ impl TreeBuilder {
                 node.waited_ms = update.waited_ms.unwrap_or(0);
                 node.denied = update.denied;
                 node.images.clone_from(&update.images);
+                node.change.clone_from(&update.change);
             }
         }
     }

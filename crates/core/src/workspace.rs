@@ -10,6 +10,7 @@
 use std::fmt;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Largest file `read` loads; larger files are refused rather than exhausting memory.
 pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
@@ -143,10 +144,29 @@ fn looks_like_drive(text: &str) -> bool {
     bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':'
 }
 
+/// What a file held before a write changed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Before {
+    /// There was no file: the write made it.
+    Absent,
+    Held(Vec<u8>),
+    /// More than [`MAX_READ_BYTES`]: not kept.
+    TooLarge,
+}
+
+/// Told of every file a workspace writes, with what the file held before, as the write
+/// happens: how an answer's changes are kept so that they can be taken back (the
+/// runtime stores them with the answer).
+pub trait WriteLog: Send + Sync {
+    /// `path` (relative to `root`, normalized) now holds `after`.
+    fn wrote(&self, root: &Path, path: &str, before: Before, after: &[u8]);
+}
+
 /// A workspace root, opened once; every file operation walks from this handle.
 pub struct Workspace {
     root: PathBuf,
     dir: imp::RootDir,
+    log: Option<Arc<dyn WriteLog>>,
 }
 
 impl fmt::Debug for Workspace {
@@ -168,7 +188,20 @@ impl Workspace {
         };
         let root = given.canonicalize().map_err(root_err)?;
         let dir = imp::RootDir::open(&root).map_err(root_err)?;
-        Ok(Self { root, dir })
+        Ok(Self {
+            root,
+            dir,
+            log: None,
+        })
+    }
+
+    /// The same workspace, telling `log` of every write.
+    #[must_use]
+    pub fn with_log(self, log: Arc<dyn WriteLog>) -> Self {
+        Self {
+            log: Some(log),
+            ..self
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -267,6 +300,15 @@ impl Workspace {
             Some(EntryKind::Symlink) => return Err(WorkspaceError::Symlink { path: rel.text }),
             Some(EntryKind::File | EntryKind::Other) | None => {}
         }
+        let before = match (&self.log, existing) {
+            (None, _) => None,
+            (Some(_), None) => Some(Before::Absent),
+            (Some(_), Some(_)) => Some(match self.read(&rel.text) {
+                Ok(bytes) => Before::Held(bytes),
+                Err(WorkspaceError::TooLarge { .. }) => Before::TooLarge,
+                Err(err) => return Err(err),
+            }),
+        };
         let (temp_name, mut temp) = parent.create_temp(&rel, name)?;
         // The new file replaces the old one: it keeps the old one's permissions (an
         // edited script stays executable).
@@ -282,11 +324,30 @@ impl Workspace {
             parent.remove_quietly(&temp_name);
             return Err(err);
         }
+        if let (Some(log), Some(before)) = (&self.log, before) {
+            log.wrote(&self.root, &rel.text, before, contents);
+        }
         Ok(if existing.is_some() {
             WriteOutcome::Replaced
         } else {
             WriteOutcome::Created
         })
+    }
+
+    /// Removes the regular file at `path` (never a folder or a link), as taking back
+    /// a file an answer created does. Not told to the log.
+    pub fn remove(&self, path: &str) -> Result<(), WorkspaceError> {
+        let rel = RelPath::parse(path)?;
+        let Some((parents, name)) = rel.split_last() else {
+            return Err(WorkspaceError::IsDirectory { path: rel.text });
+        };
+        let parent = self.dir.walk(&rel, parents, false)?;
+        match parent.stat(&rel, name)?.map(|(kind, _)| kind) {
+            None => Err(WorkspaceError::NotFound { path: rel.text }),
+            Some(EntryKind::Directory) => Err(WorkspaceError::IsDirectory { path: rel.text }),
+            Some(EntryKind::Symlink) => Err(WorkspaceError::Symlink { path: rel.text }),
+            Some(EntryKind::File | EntryKind::Other) => parent.remove(&rel, name),
+        }
     }
 }
 
@@ -491,6 +552,11 @@ mod imp {
         ) -> Result<(), WorkspaceError> {
             rustix::fs::renameat(&self.0, from, &self.0, to)
                 .map_err(|e| io_err("writing", rel, e.into()))
+        }
+
+        pub(super) fn remove(&self, rel: &RelPath, name: &str) -> Result<(), WorkspaceError> {
+            rustix::fs::unlinkat(&self.0, name, AtFlags::empty())
+                .map_err(|e| io_err("removing", rel, e.into()))
         }
 
         pub(super) fn remove_quietly(&self, name: &str) {

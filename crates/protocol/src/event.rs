@@ -122,6 +122,11 @@ pub struct ToolCallUpdate {
     /// in docs/design.md, absent when the tool says nothing and from older writers.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// On `end`: the change the call made to a file (its diff, or the new file), so
+    /// its card keeps it whether or not the user was asked. (An extension of the wire
+    /// in docs/design.md, absent for calls that change no file.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<ApprovalPreview>,
 }
 
 /// The engine's tool that starts a subtask; its calls carry `{title, instructions, …}`.
@@ -151,6 +156,7 @@ impl ToolCallUpdate {
             denied: false,
             images: Vec::new(),
             subject: None,
+            change: None,
         }
     }
 

@@ -17,6 +17,7 @@ pub mod event;
 pub mod llm;
 pub mod permission;
 pub mod plan;
+pub mod restore;
 pub mod thread;
 pub mod tree;
 
@@ -37,6 +38,7 @@ pub use permission::{ApprovalDecision, PermissionMode, RuleList, ToolCategory};
 pub use plan::{
     CREATE_PLAN, ExecutionMode, PlanCreated, PlanReview, PlanStep, StoredPlan, Verdict,
 };
+pub use restore::{FileRestore, RestoreAction, RestorePlan};
 pub use thread::{Handover, MessageStatus, MessageView, Role, SearchHit, SnippetPart, ThreadInfo};
 pub use tree::{
     ExecutionTree, ExecutionTreeNode, PREVIEW_MAX_CHARS, Piece, TimelineBuilder, TimelineEntry,

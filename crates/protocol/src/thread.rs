@@ -109,6 +109,10 @@ pub struct MessageView {
     pub handover: Option<Handover>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// On an answer: the files it wrote that Restore can still put back as they were
+    /// before it (workspace-relative, in order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restorable: Vec<String>,
 }
 
 /// The router handing a thread to another profile, as a thread keeps it.

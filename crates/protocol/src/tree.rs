@@ -220,6 +220,9 @@ pub struct ExecutionTreeNode {
     /// What the call acts on, as its tool said (see `ToolCallUpdate::subject`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// The change the call made to a file (see `ToolCallUpdate::change`), kept whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<crate::ApprovalPreview>,
 }
 
 fn is_zero(n: &u64) -> bool {

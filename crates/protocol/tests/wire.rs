@@ -38,6 +38,7 @@ fn tool_call_update_start_and_end() {
     round_trip(
         Event::ToolCallUpdate(ToolCallUpdate {
             subject: None,
+            change: None,
             tool_call_id: "call_1".into(),
             name: "read_file".into(),
             args: Some(json!({"path": "a.txt"})),
@@ -57,6 +58,7 @@ fn tool_call_update_start_and_end() {
     round_trip(
         Event::ToolCallUpdate(ToolCallUpdate {
             subject: None,
+            change: None,
             tool_call_id: "call_2".into(),
             name: "write_file".into(),
             args: None,
@@ -78,6 +80,7 @@ fn tool_call_update_start_and_end() {
     round_trip(
         Event::ToolCallUpdate(ToolCallUpdate {
             subject: None,
+            change: None,
             tool_call_id: "call_3".into(),
             name: "write_file".into(),
             args: None,
@@ -95,6 +98,23 @@ fn tool_call_update_start_and_end() {
                "result": "Error: the user denied this call", "is_error": true,
                "parent_id": null, "depth": 0, "status": "end", "duration_ms": 6012,
                "waited_ms": 6000, "denied": true}),
+    );
+    // A write that ran: the change it made, for its card.
+    round_trip(
+        Event::ToolCallUpdate(ToolCallUpdate {
+            result: Some(json!("edited `a.txt`: 1 lines replaced with 1")),
+            is_error: Some(false),
+            duration_ms: Some(3),
+            change: Some(ApprovalPreview::Diff {
+                path: "a.txt".into(),
+                diff: "@@ -1 +1 @@\n-a\n+b\n".into(),
+            }),
+            ..ToolCallUpdate::new("call_4", "edit_file", None, 0, ToolCallStatus::End)
+        }),
+        json!({"type": "tool_call_update", "tool_call_id": "call_4", "name": "edit_file",
+               "result": "edited `a.txt`: 1 lines replaced with 1", "is_error": false,
+               "parent_id": null, "depth": 0, "status": "end", "duration_ms": 3,
+               "change": {"kind": "diff", "path": "a.txt", "diff": "@@ -1 +1 @@\n-a\n+b\n"}}),
     );
 }
 
@@ -329,6 +349,7 @@ fn execution_tree_version_one_round_trips() {
     let tree = ExecutionTree::new(vec![
         ExecutionTreeNode {
             subject: None,
+            change: None,
             id: "call_1".into(),
             parent_id: None,
             name: "run_subtask".into(),
@@ -343,6 +364,7 @@ fn execution_tree_version_one_round_trips() {
         },
         ExecutionTreeNode {
             subject: None,
+            change: None,
             id: "call_2".into(),
             parent_id: Some("call_1".into()),
             name: "read_file".into(),
@@ -432,6 +454,7 @@ fn modes_parse_and_reject_unknown_names() {
 fn only_a_run_subtask_start_has_a_subtask_title() {
     let call = |name: &str, args| ToolCallUpdate {
         subject: None,
+        change: None,
         tool_call_id: "c".into(),
         name: name.into(),
         args,

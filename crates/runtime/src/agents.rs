@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use cairn_agents::{AgentDirs, Catalog};
 use cairn_core::agent::{Agent, DEFAULT_AGENT};
 use cairn_core::switch::MAX_CONSECUTIVE_SWITCHES;
+use cairn_core::workspace::Workspace;
 use cairn_core::{AgentSwitch, Engine, Handover, NextTurn, PortError, TurnOutcome, TurnRequest};
 use cairn_protocol::{AgentInfo, ChatMessage, ThreadInfo};
 use cairn_store::Store;
@@ -189,12 +190,24 @@ impl Handover for Handing {
             thread_id.clone(),
             start.assistant_id.clone(),
         );
+        // The same folder, its writes now kept with the new answer.
+        let workspace = self
+            .template
+            .workspace
+            .as_deref()
+            .map(|workspace| {
+                Workspace::open(workspace.root())
+                    .map(|opened| Arc::new(opened.with_log(persistence.clone())))
+            })
+            .transpose()
+            .map_err(PortError::new)?;
         Ok(NextTurn {
             engine: self.engine.clone(),
             request: TurnRequest {
                 message_id: start.assistant_id,
                 history,
                 agents: self.catalog.setup(agent, Some(left)),
+                workspace,
                 ..self.template.clone()
             },
             persistence,

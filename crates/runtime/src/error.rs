@@ -64,6 +64,12 @@ pub enum RuntimeError {
     /// A file given to import that is not a thread exported as JSON.
     #[error("this is not a thread exported as JSON: {0}")]
     NotAnExport(String),
+    /// Restore asked of an answer with no files to put back.
+    #[error("{0}")]
+    NothingToRestore(String),
+    /// A restore that would overwrite a later change: nothing was changed.
+    #[error("{0}")]
+    RestoreRefused(String),
 }
 
 /// What a failure means for the person who met it.
@@ -104,10 +110,11 @@ impl RuntimeError {
             | Self::Agent(_)
             | Self::BadValue(_)
             | Self::NotAnExport(_)
+            | Self::RestoreRefused(_)
             | Self::Llm(_)
             | Self::Keychain(SecretError::Empty) => FailureKind::Invalid,
             Self::Keychain(_) => FailureKind::Keychain,
-            Self::Approval(_) => FailureKind::NotFound,
+            Self::Approval(_) | Self::NothingToRestore(_) => FailureKind::NotFound,
             Self::Mcp(McpError::Config { .. } | McpError::Setting(_)) => FailureKind::Invalid,
             // A server that cannot start is configuration the user can fix.
             Self::Mcp(McpError::Start { .. }) => FailureKind::Invalid,

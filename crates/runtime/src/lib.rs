@@ -18,6 +18,7 @@ mod keys;
 mod llm;
 mod model;
 mod recorder;
+mod restore;
 mod servers;
 mod settings;
 mod stored;
@@ -447,15 +448,15 @@ impl Runtime {
         let workspace = thread
             .workspace
             .as_deref()
-            .map(|root| Workspace::open(Path::new(root)).map(Arc::new))
+            .map(|root| Workspace::open(Path::new(root)))
             .transpose()
             .map_err(|err| RuntimeError::Workspace(err.to_string()))?;
         self.store
             .set_model(thread_id, &choice.dialect, &choice.base_url, &choice.model)
             .await?;
-        let instructions = workspace.as_deref().and_then(project_instructions);
+        let instructions = workspace.as_ref().and_then(project_instructions);
         let tools = self.thread_toolbelt(thread_id, workspace.is_some())?;
-        let catalog = self.agents(workspace.as_deref().map(Workspace::root));
+        let catalog = self.agents(workspace.as_ref().map(Workspace::root));
         let (agent, routes) = self.thread_agent(&thread, &catalog).await?;
         let rules = Arc::new(rule_set(&self.store).await?);
         let (history, start) = match opening {
@@ -476,6 +477,8 @@ impl Runtime {
             thread_id.to_owned(),
             start.assistant_id.clone(),
         );
+        // What the answer writes is kept with it, to be taken back (see restore.rs).
+        let workspace = workspace.map(|workspace| Arc::new(workspace.with_log(recorder.clone())));
         let switches = routes.then_some(cairn_core::switch::MAX_CONSECUTIVE_SWITCHES);
         let request = TurnRequest {
             thread_id: thread_id.to_owned(),

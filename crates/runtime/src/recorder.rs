@@ -6,13 +6,15 @@
 //! model-call log. A crash, `kill -9`, a budget or Stop loses at most the text of the
 //! last [`TEXT_FLUSH`].
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use cairn_core::workspace::{Before, WriteLog};
 use cairn_core::{CommitError, Journal, TreeBuilder, TurnOutcome, TurnPersistence};
 use cairn_protocol::{ChatMessage, Event, MessageStatus, ToolCallStatus, TurnStatus};
-use cairn_store::{AnswerSnapshot, Store, StoreError};
+use cairn_store::{AnswerSnapshot, FileCheckpoint, Store, StoreError};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
@@ -31,6 +33,8 @@ enum Note {
     Event(Box<Event>),
     Root(ChatMessage),
     Commit(Box<TurnOutcome>, oneshot::Sender<Result<(), CommitError>>),
+    /// A file the turn wrote, for the answer's checkpoint.
+    Wrote(Box<FileCheckpoint>),
 }
 
 impl Recorder {
@@ -39,6 +43,25 @@ impl Recorder {
         let (notes, receiver) = mpsc::unbounded_channel();
         tokio::spawn(write(store, thread_id, message_id, receiver));
         Arc::new(Self { notes })
+    }
+}
+
+/// The turn's writes, kept with its answer as they happen (in order, by the one
+/// writer: a path's first write keeps what was there before).
+impl WriteLog for Recorder {
+    fn wrote(&self, root: &Path, path: &str, before: Before, after: &[u8]) {
+        let (existed, before) = match before {
+            Before::Absent => (false, None),
+            Before::Held(bytes) => (true, Some(bytes)),
+            Before::TooLarge => (true, None),
+        };
+        let _ = self.notes.send(Note::Wrote(Box::new(FileCheckpoint {
+            path: path.to_owned(),
+            workspace: root.display().to_string(),
+            existed,
+            before,
+            after: after.to_vec(),
+        })));
     }
 }
 
@@ -147,6 +170,12 @@ async fn write(
             Some(Note::Event(event)) => {
                 track_approval(&store, &thread_id, &message_id, &event).await;
                 draft.apply(&event)
+            }
+            Some(Note::Wrote(file)) => {
+                if let Err(err) = store.record_write(&message_id, &file).await {
+                    tracing::warn!(path = %file.path, "the answer's checkpoint lost a file: {err}");
+                }
+                false
             }
         };
         if boundary || last_flush.elapsed() >= TEXT_FLUSH {

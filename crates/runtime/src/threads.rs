@@ -126,7 +126,11 @@ impl Runtime {
         Ok(self.store.import(&export).await?)
     }
 
-    async fn ensure_quiet(&self, thread_id: &str, doing: &'static str) -> Result<(), RuntimeError> {
+    pub(crate) async fn ensure_quiet(
+        &self,
+        thread_id: &str,
+        doing: &'static str,
+    ) -> Result<(), RuntimeError> {
         if self.is_running(thread_id) || self.store.answered_elsewhere(thread_id).await? {
             return Err(RuntimeError::Answering { doing });
         }

@@ -12,6 +12,7 @@
 
 mod answering;
 mod answers;
+mod checkpoints;
 mod error;
 mod export;
 mod messages;
@@ -29,6 +30,7 @@ use std::sync::Arc;
 use sqlx::SqlitePool;
 
 pub use answers::AnswerSpan;
+pub use checkpoints::FileCheckpoint;
 pub use error::StoreError;
 pub use export::{ExportedMessage, ThreadExport, markdown};
 pub use messages::{AnswerSnapshot, Redo, TurnStart, title_from_prompt};

@@ -273,6 +273,7 @@ fn user_message(
         handover: None,
         created_at,
         updated_at,
+        restorable: Vec::new(),
     }
 }
 

@@ -74,8 +74,10 @@ impl Reader {
             let mut statement = connection
                 .prepare_cached(
                     "SELECT id, role, content, reasoning, execution_tree, usage, status, error, \
-                     created_at, updated_at, synthetic, handover FROM messages \
-                     WHERE thread_id = ? ORDER BY seq",
+                     created_at, updated_at, synthetic, handover, \
+                     (SELECT json_group_array(path) FROM checkpoints c \
+                      WHERE c.message_id = messages.id AND c.restored_at IS NULL) \
+                     FROM messages WHERE thread_id = ? ORDER BY seq",
                 )
                 .map_err(fail)?;
             let mut rows = statement.query([&thread_id]).map_err(fail)?;
@@ -94,6 +96,11 @@ impl Reader {
                 let handover: Option<Handover> = text(11)?
                     .map(|json| decode("hand-over", json))
                     .transpose()?;
+                let mut restorable: Vec<String> = text(12)?
+                    .map(|json| decode("restorable files", json))
+                    .transpose()?
+                    .unwrap_or_default();
+                restorable.sort();
                 messages.push(MessageView {
                     id: row.get(0).map_err(fail)?,
                     thread_id: thread_id.clone(),
@@ -112,6 +119,7 @@ impl Reader {
                     updated_at: row.get(9).map_err(fail)?,
                     synthetic: row.get(10).map_err(fail)?,
                     handover,
+                    restorable,
                 });
             }
             Ok(messages)

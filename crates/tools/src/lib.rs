@@ -19,3 +19,5 @@ pub use builtin::{
 pub use cairn_core::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput, parse_args};
 pub use cairn_core::workspace::{Workspace, WorkspaceError};
 pub use cairn_core::{shell, workspace};
+/// The unified diff the approvals show, for other views of a change (a restore's).
+pub use diff::unified as unified_diff;

@@ -7,10 +7,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use cairn_protocol::ApprovalPreview;
 use cairn_testkit::{FakeServer, Piece, Reply};
 use cairn_tools::{
     EditFile, MemoryList, MemoryRead, MemoryStore, MemoryWrite, RunCommand, SearchFiles, Subject,
-    TodoWrite, Tool, ToolContext, ToolError, WebFetch, Workspace,
+    TodoWrite, Tool, ToolContext, ToolError, WebFetch, Workspace, WriteFile,
 };
 use serde_json::json;
 
@@ -92,6 +93,67 @@ async fn edit_file_replaces_exactly_one_occurrence() {
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
         "alpha\nBETA\n"
+    );
+}
+
+#[tokio::test]
+async fn a_write_or_an_edit_tells_its_card_the_change_it_made() {
+    let (dir, ctx) = workspace();
+    std::fs::write(dir.path().join("a.txt"), "alpha\nbeta\n").unwrap();
+    let change = |output: cairn_tools::ToolOutput| output.change.expect("the change");
+    let made = change(
+        WriteFile
+            .call(json!({"path": "b.txt", "content": "new\n"}), &ctx)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        made,
+        ApprovalPreview::NewFile {
+            path: "b.txt".into(),
+            content: "new\n".into()
+        }
+    );
+    let replaced = change(
+        WriteFile
+            .call(json!({"path": "a.txt", "content": "alpha\nBETA\n"}), &ctx)
+            .await
+            .unwrap(),
+    );
+    let ApprovalPreview::Diff { path, diff } = replaced else {
+        panic!("a replaced file shows its diff: {replaced:?}");
+    };
+    assert_eq!(path, "a.txt");
+    assert!(diff.contains("-beta\n+BETA"), "{diff}");
+    let edited = change(
+        EditFile
+            .call(
+                json!({"path": "a.txt", "old_text": "alpha", "new_text": "ALPHA"}),
+                &ctx,
+            )
+            .await
+            .unwrap(),
+    );
+    let ApprovalPreview::Diff { diff, .. } = edited else {
+        panic!("an edit shows its diff: {edited:?}");
+    };
+    assert!(diff.contains("-alpha\n+ALPHA"), "{diff}");
+    // A rewrite of a large file keeps the start of its change, and says what it left out.
+    let long: String = (0..5_000).map(|n| format!("line {n}\n")).collect();
+    let cut = change(
+        WriteFile
+            .call(json!({"path": "long.txt", "content": long}), &ctx)
+            .await
+            .unwrap(),
+    );
+    let ApprovalPreview::NewFile { content, .. } = cut else {
+        panic!("{cut:?}");
+    };
+    assert!(content.len() <= 20_100, "{}", content.len());
+    assert!(
+        content.ends_with("more lines\n"),
+        "{}",
+        &content[content.len() - 60..]
     );
 }
 

@@ -322,6 +322,7 @@ pub fn submit(ctx: Ctx) {
     if text.trim().is_empty() {
         return;
     }
+    ctx.nav.follow.update(|n| *n += 1);
     match slash::parse(&text) {
         Some(Ok(command)) => {
             ctx.chat.composer.set(String::new());
@@ -409,6 +410,7 @@ fn start_turn<C>(ctx: Ctx, command: C, prompt: String, typed: bool)
 where
     C: Streaming<Reply = Sent> + 'static,
 {
+    ctx.nav.follow.update(|n| *n += 1);
     let user_id = local_id("user");
     let turn_id = local_id("turn");
     let turn = ArcRwSignal::new(TurnView::new());
@@ -492,6 +494,7 @@ pub fn answer_again(ctx: Ctx, entry_id: String, again: Again) {
     if ctx.is_running(&thread_id) {
         return ctx.say("This chat is still answering: wait for it or press Stop.");
     }
+    ctx.nav.follow.update(|n| *n += 1);
     let turn = ArcRwSignal::new(TurnView::new());
     let (channel, done) = turn_channel(ctx, turn.clone());
     let generation = ctx.chats.generation.get_untracked();

@@ -13,6 +13,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::copy::copy_button;
+use super::diff::diff_view;
 use super::{EntryView, actions, ctx};
 use crate::appending::Appending;
 use crate::format;
@@ -301,6 +302,18 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             .as_ref()
             .map(|args| format::preview(args, PREVIEW_CHARS))
     });
+    // What a write did to its file, folded: there to review once the question is gone
+    // (or when none was asked).
+    let change = ArcMemo::new({
+        let data = data.clone();
+        move |_| {
+            data.with(|card| {
+                card.as_ref()
+                    .filter(|card| card.approval.is_none())
+                    .and_then(|card| card.change.clone())
+            })
+        }
+    });
     let denied = ArcMemo::new({
         let data = data.clone();
         move |_| {
@@ -401,17 +414,28 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             let denied = denied.clone();
             let pending = pending.clone();
             let images = images.clone();
+            let change = change.clone();
             let turn_for_approval = turn.clone();
             view! {
                 <div class="card-body">
-                    {move || pending.get().map(|text| view! {
-                        <pre class="card-pending" aria-live="polite">{text}</pre>
+                    {move || pending.get().map(|text| {
+                        // The arriving lines are the news: the box shows its end.
+                        let node: NodeRef<leptos::html::Pre> = NodeRef::new();
+                        Effect::new(move |_| {
+                            if let Some(pre) = node.get() {
+                                pre.set_scroll_top(pre.scroll_height());
+                            }
+                        });
+                        view! { <pre class="card-pending" aria-live="polite" node_ref=node>{text}</pre> }
                     })}
                     {plan_checklist(turn.clone(), id.clone())}
                     {move || args.get().map(|args| view! {
                         <details class="card-args"><summary>"Arguments"</summary><pre>{args}</pre></details>
                     })}
                     {move || approval.get().map(|request| approval_card(turn_for_approval.clone(), request))}
+                    {move || change.get().map(|change| view! {
+                        <details class="card-change"><summary>"Change"</summary>{preview_view((*change).clone())}</details>
+                    })}
                     {segments(turn.clone(), Some(id.clone()))}
                     {move || if denied.get() {
                         // What the model was told is for the model.
@@ -577,25 +601,11 @@ fn preview_view(preview: ApprovalPreview) -> AnyView {
             </div>
         }
         .into_any(),
-        ApprovalPreview::Diff { path, diff } => {
-            let lines = diff
-                .lines()
-                .map(|line| {
-                    let class = match line.as_bytes().first() {
-                        Some(b'+') => "diff-line added",
-                        Some(b'-') => "diff-line removed",
-                        Some(b'@') => "diff-line hunk",
-                        _ => "diff-line",
-                    };
-                    view! { <span class=class>{line.to_owned()}</span> }
-                })
-                .collect_view();
-            view! {
-                <div class="preview-path">"Changes to " <code>{path}</code></div>
-                <pre class="approval-diff">{lines}</pre>
-            }
-            .into_any()
+        ApprovalPreview::Diff { path, diff } => view! {
+            <div class="preview-path">"Changes to " <code>{path}</code></div>
+            {diff_view(&diff)}
         }
+        .into_any(),
         ApprovalPreview::NewFile { path, content } => view! {
             <div class="preview-path">"New file " <code>{path}</code></div>
             <pre class="approval-new-file">{content}</pre>
@@ -626,6 +636,8 @@ struct Ending {
 fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
     let ctx = ctx();
     let answer = turn.clone();
+    // A restore being looked at: what it would do, before the user says do it.
+    let restoring = RwSignal::new(None::<super::restore::Restoring>);
     let ending = ArcMemo::new(move |_| {
         turn.with(|view| Ending {
             // While the answer streams, the text is the sign of life.
@@ -702,8 +714,10 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
                             let answer = answer.clone();
                             move || answer.with_untracked(TurnView::text)
                         })}
+                        {super::restore::restore_button(answer.clone(), restoring)}
                         {answer_usage(answer.clone())}
                     </div>
+                    {super::restore::restore_panel(answer.clone(), restoring)}
                 }
             })}
             {(ending.plan && ending.draft.is_none() && is_last && plan_mode && ending.finished.is_some()).then(|| view! {

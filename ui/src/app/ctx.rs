@@ -87,6 +87,9 @@ pub struct Nav {
     pub focus: RwSignal<u32>,
     /// The composer's agent menu is open.
     pub agent_menu: RwSignal<bool>,
+    /// Bumped when the user asks for something that answers at the end of the thread
+    /// (a message, a command, a plan run): the view goes to the end and follows it.
+    pub follow: RwSignal<u32>,
     /// What a screen reader says next, unasked: the open chat waits for the user, or
     /// its answer is finished (the window's polite live region reads it).
     pub announce: RwSignal<String>,
@@ -158,6 +161,7 @@ impl Ctx {
                 toast: RwSignal::new(None),
                 focus: RwSignal::new(0),
                 agent_menu: RwSignal::new(false),
+                follow: RwSignal::new(0),
                 announce: RwSignal::new(String::new()),
             },
             chats: Chats {

@@ -8,9 +8,11 @@ mod cards;
 mod composer;
 mod copy;
 mod ctx;
+mod diff;
 mod first_run;
 mod ipc;
 mod prices;
+mod restore;
 mod settings;
 mod sidebar;
 mod thread_view;
@@ -39,10 +41,14 @@ fn App() -> impl IntoView {
     provide_context(ctx);
     leptos::task::spawn_local(startup(ctx));
     actions::keyboard_shortcuts(ctx);
+    // Changes only when the screen does: opening a chat sets the chat screen again, and
+    // drawing it anew would throw away where the chats list and the thread were
+    // scrolled to.
+    let screen = Memo::new(move |_| ctx.nav.screen.get());
     view! {
         <div class="app" class:sidebar-closed=move || !ctx.nav.sidebar_open.get()
             class:narrow-sidebar=move || ctx.nav.narrow_sidebar.get()>
-            {move || match ctx.nav.screen.get() {
+            {move || match screen.get() {
                 Screen::Loading => view! { <div class="loading">"Starting Cairn…"</div> }.into_any(),
                 Screen::FirstRun => view! { <first_run::FirstRun /> }.into_any(),
                 Screen::Settings => view! { <sidebar::Sidebar /> <settings::SettingsScreen /> }.into_any(),

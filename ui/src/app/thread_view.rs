@@ -8,6 +8,53 @@ use super::copy::copy_button;
 use super::{Ctx, EntryView, HEAD_MENU, Screen, actions, cards, composer, ctx};
 use crate::format;
 
+/// Keeps the end of the thread in sight while the reader is there: whatever grows it
+/// (a streamed piece, a card opening, a notice, a command's output, a panel) is
+/// followed. Whether they are there is decided before the growth, by where they last
+/// scrolled to: content arriving never counts as the reader leaving. A chat opened
+/// starts at its end, and so does the answer to what the user just asked
+/// ([`super::Nav::follow`]). Returns the flag the scroll handler keeps.
+fn follow_the_end(ctx: Ctx, scroller: NodeRef<leptos::html::Div>) -> StoredValue<bool> {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+
+    let at_end = StoredValue::new(true);
+    Effect::new(move |_| {
+        ctx.chats.generation.track();
+        ctx.nav.follow.track();
+        at_end.set_value(true);
+        if let Some(element) = scroller.get_untracked() {
+            element.set_scroll_top(element.scroll_height());
+        }
+    });
+    Effect::new(move |_| {
+        let Some(element) = scroller.get() else {
+            return;
+        };
+        let target = element.clone();
+        let follow = Closure::<dyn FnMut()>::new(move || {
+            if at_end.get_value() {
+                target.set_scroll_top(target.scroll_height());
+            }
+        });
+        let Ok(observer) = web_sys::MutationObserver::new(follow.as_ref().unchecked_ref()) else {
+            return;
+        };
+        let watch = web_sys::MutationObserverInit::new();
+        watch.set_child_list(true);
+        watch.set_subtree(true);
+        watch.set_character_data(true);
+        // A card or a disclosure opening changes an attribute, not the children.
+        watch.set_attributes(true);
+        if observer.observe_with_options(&element, &watch).is_err() {
+            return;
+        }
+        let kept = send_wrapper::SendWrapper::new((observer, follow));
+        on_cleanup(move || kept.take().0.disconnect());
+    });
+    at_end
+}
+
 #[component]
 pub fn ChatScreen() -> impl IntoView {
     let ctx = ctx();
@@ -19,18 +66,7 @@ pub fn ChatScreen() -> impl IntoView {
             .unwrap_or_else(|| "New chat".to_owned())
     };
     let running = move || ctx.current_id().is_some_and(|id| ctx.is_running(&id));
-    // Follow the stream while the reader is at the bottom; leave them be if they
-    // scrolled up to read.
-    Effect::new(move |_| {
-        ctx.chat.entries.track();
-        ctx.chat.stream_tick.track();
-        if let Some(element) = scroller.get_untracked() {
-            let distance = element.scroll_height() - element.scroll_top() - element.client_height();
-            if distance < 160 {
-                element.set_scroll_top(element.scroll_height());
-            }
-        }
-    });
+    let at_end = follow_the_end(ctx, scroller);
     view! {
         <main class="chat">
             <header class="chat-head">
@@ -46,7 +82,16 @@ pub fn ChatScreen() -> impl IntoView {
                 <button class="ghost icon-button" aria-label="Settings" title="Settings"
                     on:click=move |_| ctx.nav.screen.set(Screen::Settings)>"⚙"</button>
             </header>
-            <div class="messages" node_ref=scroller on:click=move |event| {
+            <div class="messages" node_ref=scroller
+                on:scroll=move |_| {
+                    // Where the reader is, as they move: at the end (or near it), the
+                    // view follows what comes; above it, it stays where they read.
+                    if let Some(element) = scroller.get_untracked() {
+                        let below = element.scroll_height() - element.scroll_top() - element.client_height();
+                        at_end.set_value(below < 48);
+                    }
+                }
+                on:click=move |event| {
                 if !super::copy::copy_clicked_code(ctx, &event) {
                     open_clicked_link(ctx, &event);
                 }

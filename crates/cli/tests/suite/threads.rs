@@ -638,3 +638,122 @@ async fn a_run_killed_mid_answer_leaves_its_thread_free() {
     let delete = output(cairn(&["threads", "delete", &thread, "--db", &db])).await;
     assert_eq!(delete.code, 0, "{}", delete.stderr);
 }
+
+#[tokio::test]
+async fn restore_shows_what_it_will_change_then_puts_an_answers_files_back() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[
+            (
+                "w1",
+                "write_file",
+                json!({"path": "notes.md", "content": "alpha\nBETA\n"}),
+            ),
+            (
+                "w2",
+                "write_file",
+                json!({"path": "new.md", "content": "new\n"}),
+            ),
+        ])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Changed both."])));
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let workspace = tempfile::tempdir().unwrap();
+    let notes = workspace.path().join("notes.md");
+    std::fs::write(&notes, "alpha\nbeta\n").unwrap();
+    let url = server.url();
+    let folder = workspace.path().to_str().unwrap();
+    let out = output(cairn(&[
+        "run",
+        "--db",
+        &db,
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--mode",
+        "auto",
+        "--workspace",
+        folder,
+        "--json",
+        "change the notes",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let thread = done(&out.events()).thread_id.clone();
+
+    // `threads show` says which answer changed what, and how to take it back.
+    let shown = output(cairn(&["threads", "show", &thread, "--db", &db])).await;
+    assert!(
+        shown
+            .stdout
+            .contains("(changed new.md, notes.md: `cairn threads restore "),
+        "{}",
+        shown.stdout
+    );
+
+    // A dry run shows each file and its diff back, and changes nothing.
+    let dry = output(cairn(&[
+        "threads",
+        "restore",
+        &thread,
+        "--db",
+        &db,
+        "--dry-run",
+    ]))
+    .await;
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert!(
+        dry.stdout
+            .contains("  new.md: removed (the answer created it)\n")
+            && dry.stdout.contains("  notes.md: put back as it was\n")
+            && dry.stdout.contains("      -BETA\n      +beta\n"),
+        "{}",
+        dry.stdout
+    );
+    assert!(workspace.path().join("new.md").exists());
+
+    // The user edits a file afterwards: refused, exit 2, nothing changed.
+    std::fs::write(&notes, "alpha\nmine\n").unwrap();
+    let refused = output(cairn(&["threads", "restore", &thread, "--db", &db])).await;
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused
+            .stdout
+            .contains("  ✗ notes.md: changed after this answer wrote it"),
+        "{}",
+        refused.stdout
+    );
+    assert!(
+        refused
+            .stderr
+            .contains("nothing was restored: notes.md changed after"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\nmine\n");
+    assert!(workspace.path().join("new.md").exists());
+
+    // Put back as the answer left it: now it restores.
+    std::fs::write(&notes, "alpha\nBETA\n").unwrap();
+    let restored = output(cairn(&["threads", "restore", &thread, "--db", &db])).await;
+    assert_eq!(restored.code, 0, "{}", restored.stderr);
+    assert!(
+        restored.stdout.ends_with("restored 2 files\n"),
+        "{}",
+        restored.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\nbeta\n");
+    assert!(!workspace.path().join("new.md").exists());
+    let again = output(cairn(&["threads", "restore", &thread, "--db", &db])).await;
+    assert_ne!(again.code, 0);
+    assert!(
+        again
+            .stderr
+            .contains("no answer in this chat changed files"),
+        "{}",
+        again.stderr
+    );
+}

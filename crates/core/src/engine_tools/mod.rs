@@ -10,7 +10,7 @@
 
 use async_trait::async_trait;
 use cairn_protocol::describe::CallAbout;
-use cairn_protocol::{Image, ToolCategory, ToolSpec};
+use cairn_protocol::{ApprovalPreview, Image, ToolCategory, ToolSpec};
 use serde_json::Value;
 
 use crate::agent::{AgentSetup, AgentSwitch};
@@ -157,6 +157,7 @@ pub(crate) struct Success {
     pub value: Value,
     pub signal: Signal,
     pub images: Vec<Image>,
+    pub change: Option<ApprovalPreview>,
 }
 
 impl Success {
@@ -166,6 +167,7 @@ impl Success {
             content,
             signal: Signal::None,
             images: Vec::new(),
+            change: None,
         }
     }
 }

@@ -138,6 +138,9 @@ pub struct ToolOutput {
     /// Images besides the text (which names each): shown in the call's card, and to
     /// a model that reads images.
     pub images: Vec<Image>,
+    /// The change the call made to a file, for its card: kept there once the call is
+    /// done, whether or not anyone was asked first.
+    pub change: Option<ApprovalPreview>,
 }
 
 impl ToolOutput {
@@ -145,7 +148,13 @@ impl ToolOutput {
         Self {
             content: content.into(),
             images: Vec::new(),
+            change: None,
         }
+    }
+
+    #[must_use]
+    pub fn with_change(self, change: Option<ApprovalPreview>) -> Self {
+        Self { change, ..self }
     }
 }
 

@@ -20,6 +20,7 @@ use crate::agent::AgentInfo;
 use crate::dialect::Dialect;
 use crate::event::Event;
 use crate::permission::{ApprovalDecision, PermissionMode, RuleList};
+use crate::restore::RestorePlan;
 use crate::thread::{SearchHit, ThreadInfo};
 
 /// One IPC command: the implementing struct is its arguments.
@@ -91,6 +92,10 @@ commands! {
     LoadThread = "load_thread" { thread_id: String } -> ThreadDetail;
     RenameThread = "rename_thread" { thread_id: String, title: String } -> ThreadInfo;
     DeleteThread = "delete_thread" { thread_id: String } -> ();
+    /// What putting back an answer's files would do, file by file; changes nothing.
+    PlanRestore = "plan_restore" { thread_id: String, answer_id: String } -> RestorePlan;
+    /// Puts back an answer's files, all or none; refused where one changed since.
+    RestoreAnswer = "restore_answer" { thread_id: String, answer_id: String } -> RestorePlan;
     /// Saves a thread where the user picks; the path, or `None` if they cancelled.
     ExportThread = "export_thread" { thread_id: String, format: ExportFormat } -> Option<String>;
     SetMode = "set_mode" { thread_id: String, mode: PermissionMode } -> ThreadInfo;

@@ -256,16 +256,18 @@ impl Tool for WriteFile {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: WriteFileArgs = parse_args(args)?;
         let bytes = args.content.len();
+        // Read before the write: what the card shows it changed.
+        let change = super::preview::write(ctx, &args.path, &args.content).await;
         let path = args.path.clone();
         let outcome = on_disk(ctx, move |ws| ws.write(&path, args.content.as_bytes())).await?;
         let verb = match outcome {
             WriteOutcome::Created => "created",
             WriteOutcome::Replaced => "replaced",
         };
-        Ok(ToolOutput::text(format!(
-            "{verb} `{}` ({bytes} bytes)",
-            args.path
-        )))
+        Ok(
+            ToolOutput::text(format!("{verb} `{}` ({bytes} bytes)", args.path))
+                .with_change(change.map(super::preview::for_card)),
+        )
     }
 }
 
@@ -503,6 +505,10 @@ impl Tool for EditFile {
             }));
         }
         let edited = text.replacen(&args.old_text, &args.new_text, 1);
+        let change = ApprovalPreview::Diff {
+            path: args.path.clone(),
+            diff: crate::diff::unified(&text, &edited),
+        };
         let path = args.path.clone();
         on_disk(ctx, move |ws| ws.write(&path, edited.as_bytes())).await?;
         Ok(ToolOutput::text(format!(
@@ -510,6 +516,7 @@ impl Tool for EditFile {
             args.path,
             args.old_text.lines().count().max(1),
             args.new_text.lines().count()
-        )))
+        ))
+        .with_change(Some(super::preview::for_card(change))))
     }
 }

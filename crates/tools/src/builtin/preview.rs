@@ -58,6 +58,45 @@ pub(crate) async fn edit(
     })
 }
 
+/// The most of a change a card keeps (a diff's or a new file's characters): the card
+/// is stored with its answer, and a file rewritten whole can be large.
+const CARD_CHANGE_MAX_CHARS: usize = 20_000;
+
+/// A change as its card keeps it: whole up to [`CARD_CHANGE_MAX_CHARS`], else its
+/// first lines and a last line saying how many more there were.
+pub(crate) fn for_card(change: ApprovalPreview) -> ApprovalPreview {
+    let cut = |text: String| {
+        if text.len() <= CARD_CHANGE_MAX_CHARS {
+            return text;
+        }
+        let mut kept = String::new();
+        let mut lines = text.lines();
+        for line in lines.by_ref() {
+            if kept.len() + line.len() >= CARD_CHANGE_MAX_CHARS {
+                let more = 1 + lines.count();
+                kept.push_str("… and ");
+                kept.push_str(&more.to_string());
+                kept.push_str(" more lines\n");
+                break;
+            }
+            kept.push_str(line);
+            kept.push('\n');
+        }
+        kept
+    };
+    match change {
+        ApprovalPreview::Diff { path, diff } => ApprovalPreview::Diff {
+            path,
+            diff: cut(diff),
+        },
+        ApprovalPreview::NewFile { path, content } => ApprovalPreview::NewFile {
+            path,
+            content: cut(content),
+        },
+        command @ ApprovalPreview::Command { .. } => command,
+    }
+}
+
 /// `command` as the shell runs it, in the workspace's folder.
 pub(crate) fn command(ctx: &ToolContext, command: &str) -> Option<ApprovalPreview> {
     let workspace = ctx.workspace().ok()?;

@@ -1,0 +1,86 @@
+//! What an answer's writes replaced, kept with the answer: the content each file held
+//! before the answer first wrote it, and what the answer left in it. Restoring puts
+//! the first back where the file still holds the second.
+
+use crate::{Store, StoreError, now_ms};
+
+/// One file an answer wrote.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct FileCheckpoint {
+    /// Workspace-relative.
+    pub path: String,
+    /// The workspace folder it was written in.
+    pub workspace: String,
+    /// Whether the file was there before the answer wrote it.
+    pub existed: bool,
+    /// What it held then; `None` where it did not exist, or was too large to keep.
+    pub before: Option<Vec<u8>>,
+    /// What the answer's last write of it left.
+    pub after: Vec<u8>,
+}
+
+impl Store {
+    /// Keeps that the answer `message_id` wrote `file.path`: the first write of a path
+    /// keeps what was there before; every write keeps what it left.
+    pub async fn record_write(
+        &self,
+        message_id: &str,
+        file: &FileCheckpoint,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        sqlx::query(
+            "INSERT INTO checkpoints (message_id, path, workspace, existed, before, after) \
+             VALUES (?, ?, ?, ?, ?, ?) \
+             ON CONFLICT (message_id, path) DO UPDATE SET after = excluded.after",
+        )
+        .bind(message_id)
+        .bind(&file.path)
+        .bind(&file.workspace)
+        .bind(file.existed)
+        .bind(&file.before)
+        .bind(&file.after)
+        .execute(&mut *tx)
+        .await
+        .map_err(|err| self.err(err))?;
+        tx.commit().await.map_err(|err| self.err(err))
+    }
+
+    /// The files the answer `message_id` wrote and that were not put back yet, by path.
+    pub async fn checkpoint(&self, message_id: &str) -> Result<Vec<FileCheckpoint>, StoreError> {
+        sqlx::query_as(
+            "SELECT path, workspace, existed, before, after FROM checkpoints \
+             WHERE message_id = ? AND restored_at IS NULL ORDER BY path",
+        )
+        .bind(message_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|err| self.err(err))
+    }
+
+    /// The thread's last answer with files to put back, if any.
+    pub async fn last_restorable(&self, thread_id: &str) -> Result<Option<String>, StoreError> {
+        sqlx::query_scalar(
+            "SELECT m.id FROM messages m WHERE m.thread_id = ? AND EXISTS \
+             (SELECT 1 FROM checkpoints c WHERE c.message_id = m.id AND c.restored_at IS NULL) \
+             ORDER BY m.seq DESC LIMIT 1",
+        )
+        .bind(thread_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|err| self.err(err))
+    }
+
+    /// Marks the answer's files as put back: Restore is not offered for them again.
+    pub async fn mark_restored(&self, message_id: &str) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        sqlx::query(
+            "UPDATE checkpoints SET restored_at = ? WHERE message_id = ? AND restored_at IS NULL",
+        )
+        .bind(now_ms())
+        .bind(message_id)
+        .execute(&mut *tx)
+        .await
+        .map_err(|err| self.err(err))?;
+        tx.commit().await.map_err(|err| self.err(err))
+    }
+}

@@ -1,0 +1,131 @@
+//! Changes a user can review and take back: an applied write keeps its diff in its
+//! card (folded), live and after a restart, and Restore puts an answer's files back,
+//! refusing over a later edit.
+
+use cairn_testkit::{FakeServer, Reply, sse};
+use serde_json::json;
+
+use crate::CHAT;
+use crate::harness::{App, Home, text_of};
+use crate::pixels;
+
+/// Opens the card `id` if it is folded, then its folded change; the change's text.
+async fn change_of(app: &App, id: &str) -> String {
+    let head = format!(".card[data-card='{id}'] > .card-head");
+    let expanded = app
+        .js(&format!(
+            "return document.querySelector({}).getAttribute('aria-expanded');",
+            json!(head)
+        ))
+        .await;
+    if expanded != json!("true") {
+        app.click(&head).await;
+    }
+    let change = format!(".card[data-card='{id}'] .card-change");
+    let open = app
+        .js(&format!(
+            "return document.querySelector({}).open;",
+            json!(change)
+        ))
+        .await;
+    assert_eq!(open, json!(false), "an applied change starts folded");
+    app.click(&format!("{change} > summary")).await;
+    text_of(
+        &app.wait_for(&format!("{change}[open] .approval-diff"))
+            .await,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn an_applied_write_keeps_its_diff_and_restore_puts_the_files_back_after_a_restart() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[
+            (
+                "w1",
+                "write_file",
+                json!({"path": "notes.md", "content": "alpha\nBETA\n"}),
+            ),
+            (
+                "w2",
+                "write_file",
+                json!({"path": "new.md", "content": "new\n"}),
+            ),
+        ])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Changed both."])));
+    let home = Home::new();
+    let workspace = home.workspace();
+    let notes = workspace.join("notes.md");
+    std::fs::write(&notes, "alpha\nbeta\n").unwrap();
+
+    // Auto mode: nobody is asked, so no approval ever showed the change.
+    let app = App::launch(&home, &server.url()).await;
+    app.choose_workspace(&workspace).await;
+    app.choose_mode("auto").await;
+    app.send("Shout and add a file").await;
+    app.wait_for_text(".message.assistant .md", "Changed both.")
+        .await;
+    let live = change_of(&app, "w1").await;
+    assert!(live.contains("-beta") && live.contains("+BETA"), "{live}");
+    let read =
+        pixels::readable_text(&app, ".card[data-card='w1'] .card-change", "applied-change").await;
+    pixels::assert_reads(&read, &["beta", "BETA"], "the applied change");
+    app.wait_for_text(".restore-files", "Restore 2 files").await;
+    app.quit().await;
+
+    let app = App::launch(&home, &server.url()).await;
+    app.open_chat("Shout and add a file").await;
+    app.wait_for_text(".message.assistant .md", "Changed both.")
+        .await;
+    assert_eq!(
+        change_of(&app, "w1").await,
+        live,
+        "the stored card reads as the live one"
+    );
+
+    // The user edits the file afterwards: Restore says so and will not overwrite it.
+    std::fs::write(&notes, "alpha\nmine\n").unwrap();
+    app.click(".restore-files").await;
+    app.wait_for_text(
+        ".restore-panel .restore-problem",
+        "notes.md changed after this answer wrote it",
+    )
+    .await;
+    assert_eq!(
+        app.js("return document.querySelector('.restore-confirm').disabled;")
+            .await,
+        json!(true)
+    );
+    app.screenshot("restore-refused").await;
+    crate::follow::wait_until_in_sight(&app, ".restore-panel").await;
+    app.click(".restore-cancel").await;
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\nmine\n");
+
+    // As the answer left it again: Restore shows what it will do, then does it.
+    std::fs::write(&notes, "alpha\nBETA\n").unwrap();
+    app.click(".restore-files").await;
+    app.wait_for_text(".restore-file", "new.md: removed (the answer created it)")
+        .await;
+    let shown = text_of(&app.wait_for_text(".restore-file", "notes.md").await).await;
+    assert!(
+        shown.contains("-BETA") && shown.contains("+beta"),
+        "{shown}"
+    );
+    app.screenshot("restore-shown").await;
+    crate::a11y::assert_accessible(&app, "a restore about to be done, the applied change open")
+        .await;
+    app.click(".restore-confirm").await;
+    app.wait_for_text(".toast", "Put back 2 files.").await;
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\nbeta\n");
+    assert!(
+        !workspace.join("new.md").exists(),
+        "the file it made is gone"
+    );
+    app.wait_for_js("return document.querySelector('.restore-files') === null;")
+        .await;
+    app.quit().await;
+}
