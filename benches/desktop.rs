@@ -111,7 +111,7 @@ async fn timings(home: &Home, server: &FakeServer) {
 
 /// What a long streamed answer costs, the median of its runs.
 async fn streaming(home: &Home, server: &FakeServer) {
-    let streams = stream_long_answer(home, server).await;
+    let (streams, (live, reloaded)) = stream_long_answer(home, server).await;
     let pieces = long_answer().len() as f64;
     let webview: Vec<f64> = streams.iter().map(|cost| cost.webview_ms).collect();
     let app: Vec<f64> = streams.iter().map(|cost| cost.app_ms).collect();
@@ -127,6 +127,17 @@ async fn streaming(home: &Home, server: &FakeServer) {
         median(app) * 1e3 / pieces,
         median(updates.clone()),
         list(&updates),
+    );
+    // After the figures, so a page that differs still says what it cost.
+    assert!(
+        live == reloaded,
+        "the streamed answer's page ({} bytes) differs from the same answer reloaded ({} bytes)",
+        live.len(),
+        reloaded.len()
+    );
+    println!(
+        "the streamed answer's finished page: {} bytes of HTML, the same as reloaded",
+        live.len()
     );
 }
 
@@ -294,7 +305,10 @@ struct StreamCost {
 /// process spend from the click on Send to the whole answer drawn. The server waits
 /// before answering so the window is listening from the first piece, as with a real
 /// model (an answer that is over before the window listens is drawn in one go).
-async fn stream_long_answer(home: &Home, server: &FakeServer) -> Vec<StreamCost> {
+async fn stream_long_answer(
+    home: &Home,
+    server: &FakeServer,
+) -> (Vec<StreamCost>, (String, String)) {
     let pieces = long_answer();
     let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
     let body = sse::text(&pieces);
@@ -368,18 +382,8 @@ async fn stream_long_answer(home: &Home, server: &FakeServer) -> Vec<StreamCost>
     app.click(".thread-open").await;
     app.wait_for_text(".turn.finished", STREAM_END).await;
     let reloaded = answer_html(&app).await;
-    assert!(
-        live == reloaded,
-        "the streamed answer's page ({} bytes) differs from the same answer reloaded ({} bytes)",
-        live.len(),
-        reloaded.len()
-    );
-    println!(
-        "the streamed answer's finished page: {} bytes of HTML, the same as reloaded",
-        live.len()
-    );
     app.quit().await;
-    samples
+    (samples, (live, reloaded))
 }
 
 /// The HTML of the answer on the page.

@@ -55,6 +55,7 @@ registered! {
     load_thread => LoadThread,
     rename_thread => RenameThread,
     delete_thread => DeleteThread,
+    load_tool_result => LoadToolResult,
     plan_restore => PlanRestore,
     restore_answer => RestoreAnswer,
     export_thread => ExportThread,
@@ -277,6 +278,21 @@ async fn delete_thread(
 ) -> Reply<<DeleteThread as Command>::Reply> {
     let DeleteThread { thread_id } = args;
     desk(&state)?.delete_thread(&thread_id).await.map_err(fail)
+}
+
+#[tauri::command]
+async fn load_tool_result(
+    state: State<'_, AppState>,
+    args: LoadToolResult,
+) -> Reply<<LoadToolResult as Command>::Reply> {
+    let LoadToolResult {
+        message_id,
+        tool_call_id,
+    } = args;
+    desk(&state)?
+        .tool_result(&message_id, &tool_call_id)
+        .await
+        .map_err(fail)
 }
 
 #[tauri::command]
@@ -769,7 +785,7 @@ async fn run_plan(
         .map_err(fail)?;
     stream_to(on_event, &live);
     Ok(Sent {
-        question: Some(cairn_runtime::run_plan_prompt(plan_id.as_deref())),
+        question: Some(cairn_runtime::run_plan_shown(plan_id.as_deref())),
         ..desk::sent(&live)
     })
 }

@@ -6,6 +6,7 @@
 //! servers) / keychain. Turns report to the [`Shell`]
 //! (notifications, the tray's running count) whether or not a window watches them.
 
+mod coalesce;
 mod error;
 mod llm;
 pub mod mcp;

@@ -73,6 +73,15 @@ impl Desk {
         Ok(self.runtime.delete_thread(thread_id).await?)
     }
 
+    /// The whole result of a stored call whose card keeps only its start.
+    pub async fn tool_result(
+        &self,
+        message_id: &str,
+        tool_call_id: &str,
+    ) -> Result<String, DeskError> {
+        Ok(self.runtime.tool_result(message_id, tool_call_id).await?)
+    }
+
     /// What putting back the files of `answer_id` would do; changes nothing.
     pub async fn plan_restore(
         &self,

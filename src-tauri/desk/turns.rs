@@ -8,6 +8,7 @@ use cairn_protocol::desktop::{NewThreadOptions, PendingApproval, Sent};
 use cairn_protocol::{ApprovalDecision, Event, PermissionMode};
 use cairn_runtime::{LiveTurn, Redo, ThreadOptions};
 
+use super::coalesce::{Coalesce, WINDOW};
 use super::{Desk, DeskError};
 
 impl Desk {
@@ -147,21 +148,52 @@ pub fn sent(live: &LiveTurn) -> Sent {
 }
 
 /// Sends a turn's events to `out`: what already streamed, then the rest as it
-/// comes, until `done` or until `out` says the receiver is gone.
+/// comes, until `done` or until `out` says the receiver is gone. Streamed text is
+/// joined into fewer messages on the way (see [`Coalesce`]).
 pub fn forward(live: &LiveTurn, mut out: impl FnMut(Event) -> bool + Send + 'static) {
     let (seen, mut events) = live.attach();
     tokio::spawn(async move {
+        let mut coalesce = Coalesce::default();
+        // Whether the receiver is still there and the turn not done.
+        let mut send = |events: Vec<Event>| {
+            events.into_iter().all(|event| {
+                let done = matches!(event, Event::Done(_));
+                out(event) && !done
+            })
+        };
         for event in seen {
-            let done = matches!(event, Event::Done(_));
-            if !out(event) || done {
+            if !send(coalesce.push(event)) {
                 return;
             }
         }
-        while let Some(event) = events.recv().await {
-            let done = matches!(event, Event::Done(_));
-            if !out(event) || done {
+        // When the text waiting now must go, however fast more arrives.
+        let mut due = None;
+        loop {
+            let next = match due {
+                Some(at) => match tokio::time::timeout_at(at, events.recv()).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        due = None;
+                        if !send(coalesce.flush().into_iter().collect()) {
+                            return;
+                        }
+                        continue;
+                    }
+                },
+                None => events.recv().await,
+            };
+            let Some(event) = next else {
+                send(coalesce.flush().into_iter().collect());
+                return;
+            };
+            if !send(coalesce.push(event)) {
                 return;
             }
+            due = match (coalesce.holding(), due) {
+                (false, _) => None,
+                (true, Some(due)) => Some(due),
+                (true, None) => Some(tokio::time::Instant::now() + WINDOW),
+            };
         }
     });
 }

@@ -855,18 +855,30 @@ async fn a_draft_plan_waits_for_run_it_then_runs_as_it_was_kept() {
         .unwrap()
         .to_owned();
     assert!(asked.starts_with("Run plan p1 as it is"), "{asked}");
-    // The window shows the message the model was asked with, as it will after a
-    // reload, not its stand-in.
-    app.wait_for_text(".message.user .bubble", "Run plan p1 as it is")
+    // The window shows what the user did, as it will after a reload; the model's
+    // instruction stays the model's.
+    let bubbles = "return [...document.querySelectorAll('.message.user .bubble')].map(e => e.textContent.trim())";
+    app.wait_for_js(&format!("{bubbles}.includes('Run plan p1');"))
         .await;
-    let shown = app
-        .js("return [...document.querySelectorAll('.message.user .bubble')].map(e => e.textContent)")
+    let shown = app.js(bubbles).await;
+    assert!(!shown.to_string().contains("as it is"), "{shown}");
+    // The draft's card shows its checklist, not what the model was told to do.
+    let cards = app
+        .js("return [...document.querySelectorAll('.card')].map(e => e.textContent).join(' ')")
         .await;
-    assert!(
-        !shown.to_string().contains("Run the plan"),
-        "the stand-in gave way: {shown}"
-    );
+    assert!(!cards.to_string().contains("show it to them"), "{cards}");
     assert_eq!(app.count(".notice.plan.draft").await, 0, "the draft ran");
+    app.quit().await;
+
+    let app = App::launch(&home, &server.url()).await;
+    app.open_chat("Plan a tidy-up").await;
+    app.wait_for_text(".message.assistant .md", "The notes are sorted.")
+        .await;
+    assert_eq!(
+        app.js(bubbles).await,
+        shown,
+        "a reload shows the same question"
+    );
     app.quit().await;
 }
 
@@ -2967,13 +2979,37 @@ async fn a_long_result_is_cut_for_the_model_and_shown_whole_in_its_card() {
     );
 
     // The card shows its start, and every line on request.
-    app.wait_for_text(".show-all", "Show all").await;
+    let offered = text_of(&app.wait_for_text(".show-all", "Show all").await).await;
     app.screenshot("long-result-start").await;
     app.click(".show-all").await;
     let shown = text_of(&app.wait_for_text(".card-result", "line 1500").await).await;
     assert_eq!(shown.trim_end(), lines.trim_end());
     assert_eq!(app.count(".show-all").await, 0);
     app.screenshot("long-result-whole").await;
+    app.quit().await;
+
+    // After a restart the card offers the same, and shows every line the tool returned.
+    let app = App::launch(&home, &server.url()).await;
+    app.open_chat("Read the long file").await;
+    let card_head = ".card[data-card='r1'] > .card-head";
+    app.wait_for(card_head).await;
+    if app
+        .js(&format!(
+            "return document.querySelector(\"{card_head}\").getAttribute('aria-expanded');"
+        ))
+        .await
+        != json!("true")
+    {
+        app.click(card_head).await;
+    }
+    let stored = text_of(&app.wait_for_text(".show-all", "Show all").await).await;
+    assert_eq!(
+        stored, offered,
+        "the stored card offers what the live one did"
+    );
+    app.click(".show-all").await;
+    let shown = text_of(&app.wait_for_text(".card-result", "line 1500").await).await;
+    assert_eq!(shown.trim_end(), lines.trim_end());
     app.quit().await;
 }
 

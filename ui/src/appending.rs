@@ -1,15 +1,18 @@
 //! An answer drawn as it streams, by appending: the blocks of Markdown that no later
-//! text can change are drawn once and kept; only the open block (a paragraph, a list,
-//! a code block) is drawn again as text arrives. Drawing the whole answer at each
-//! piece parsed and laid out all of it again: a long answer cost seconds of CPU.
+//! text can change are drawn once and kept; only the open block is drawn again as
+//! text arrives. A code block being written is itself drawn by appending: its lines
+//! that can no longer change colour are coloured once and kept, and only the lines
+//! still open are drawn again. Drawing the whole answer at each piece parsed, coloured
+//! and laid out all of it again: a long answer cost seconds of CPU.
 //!
-//! The blocks drawn so far, followed by the open block, read exactly as the whole text
-//! drawn at once ([`crate::markdown::to_html`]); the tests hold every prefix of a mixed
-//! answer to that.
+//! The pieces drawn so far, followed by the open block, read exactly as the whole text
+//! drawn at once ([`crate::markdown::to_html`]); the tests hold every prefix of mixed
+//! answers to that.
 
-use pulldown_cmark::{Event, Parser};
+use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
 
-use crate::markdown::{options, to_html};
+use crate::highlight;
+use crate::markdown::{CodeShape, options, to_html};
 
 /// The state of one answer being drawn.
 #[derive(Debug, Default)]
@@ -21,6 +24,19 @@ pub struct Appending {
     /// Bumped when the text did not extend the last one and drawing started over, so
     /// that a view keyed on it draws its pieces anew.
     generation: u64,
+    /// The open block, when it is a code block still being written.
+    code: Option<OpenCode>,
+}
+
+/// A code block being written: the lines of its body coloured for good.
+#[derive(Debug)]
+struct OpenCode {
+    /// Where the block starts in the text (the settled length when it opened).
+    at: usize,
+    language: String,
+    /// How much of its body is coloured for good.
+    done: usize,
+    pieces: Vec<String>,
 }
 
 /// What to draw now.
@@ -29,17 +45,30 @@ pub struct Drawn {
     pub generation: u64,
     /// How many settled pieces there are ([`Appending::piece`]).
     pub settled: usize,
-    /// The open block's HTML.
+    /// The open block's HTML, when it is not a code block being written.
+    pub open: String,
+    pub code: Option<CodeDrawn>,
+}
+
+/// A code block being written, as its parts: the pieces of its code coloured for good
+/// ([`Appending::code_piece`]) and the lines still open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeDrawn {
+    /// Which block this is: a new one is drawn anew.
+    pub at: usize,
+    pub shape: CodeShape,
+    pub settled: usize,
     pub open: String,
 }
 
 impl Appending {
     /// Takes the text so far and returns what to draw. Only the text after the settled
-    /// blocks is parsed.
+    /// blocks is parsed, and in a code block only its open lines are coloured.
     pub fn update(&mut self, text: &str) -> Drawn {
         if !text.starts_with(self.settled.as_str()) {
             self.settled.clear();
             self.pieces.clear();
+            self.code = None;
             self.generation += 1;
         }
         let rest = &text[self.settled.len()..];
@@ -48,10 +77,17 @@ impl Appending {
             self.pieces.push(to_html(&rest[..done]));
             self.settled.push_str(&rest[..done]);
         }
+        let open = &text[self.settled.len()..];
+        let code = self.open_code(open);
         Drawn {
             generation: self.generation,
             settled: self.pieces.len(),
-            open: to_html(&text[self.settled.len()..]),
+            open: if code.is_some() {
+                String::new()
+            } else {
+                to_html(open)
+            },
+            code,
         }
     }
 
@@ -59,6 +95,84 @@ impl Appending {
     pub fn piece(&self, index: usize) -> &str {
         self.pieces.get(index).map_or("", String::as_str)
     }
+
+    /// The HTML of piece `index` of the code block being written.
+    pub fn code_piece(&self, index: usize) -> &str {
+        self.code
+            .as_ref()
+            .and_then(|code| code.pieces.get(index))
+            .map_or("", String::as_str)
+    }
+
+    /// The open block drawn by appending, if it is a code block still being written.
+    fn open_code(&mut self, open: &str) -> Option<CodeDrawn> {
+        let at = self.settled.len();
+        let Some((language, body)) = unclosed_code(open) else {
+            self.code = None;
+            return None;
+        };
+        let code = match &mut self.code {
+            Some(code) if code.at == at && code.language == language => code,
+            _ => self.code.insert(OpenCode {
+                at,
+                language,
+                done: 0,
+                pieces: Vec::new(),
+            }),
+        };
+        // Lines coloured for good stay so: the body only grows while the block is open.
+        let fresh = body.get(code.done..)?;
+        let more = highlight::settled_len(&code.language, fresh);
+        if more > 0 {
+            code.pieces
+                .push(highlight::to_html(&code.language, &fresh[..more]));
+            code.done += more;
+        }
+        Some(CodeDrawn {
+            at,
+            shape: CodeShape::of(&code.language),
+            settled: code.pieces.len(),
+            open: highlight::to_html(&code.language, &body[code.done..]),
+        })
+    }
+}
+
+/// The language and body of `open` when it is one fenced code block not yet closed,
+/// its opening line whole: the body as the finished block will hold it.
+fn unclosed_code(open: &str) -> Option<(String, String)> {
+    // A fence at the start of its line only: an indented one has its indent taken off
+    // every line, which this does not follow.
+    let fence = open
+        .as_bytes()
+        .first()
+        .filter(|c| matches!(c, b'`' | b'~'))?;
+    let fence_len = open.bytes().take_while(|c| c == fence).count();
+    let (first, lines) = open.split_once('\n')?;
+    let closes = |line: &str| {
+        let line = line.trim_end();
+        let stripped = line.trim_start_matches(' ');
+        line.len() - stripped.len() <= 3
+            && stripped.len() >= fence_len
+            && stripped.bytes().all(|c| c == *fence)
+    };
+    if fence_len < 3 || lines.split('\n').any(closes) {
+        return None;
+    }
+    let mut events = Parser::new_ext(open, options());
+    let Some(Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info)))) = events.next() else {
+        return None;
+    };
+    debug_assert!(first.starts_with(char::from(*fence)));
+    let mut body = String::new();
+    for event in events {
+        match event {
+            Event::Text(text) => body.push_str(&text),
+            // The parser ends an unclosed block where the text ends.
+            Event::End(TagEnd::CodeBlock) => break,
+            _ => return None,
+        }
+    }
+    Some((info.trim().to_owned(), body))
 }
 
 /// How much of `text`, from its start, is top-level blocks that later text cannot
@@ -104,6 +218,31 @@ mod tests {
         | a | b |\n|---|---|\n| 1 | 2 |\n\n```rust\n// greet\nfn main() {\n\n    println!(\"hi\");\n}\n```\n\n\
         ---\n\n    indented code\n\nLast words with **bold** and `code` and [a link](https://example.com).\n";
 
+    /// The page the view builds from `drawn`, as one string: the settled pieces, then
+    /// the open block (a code block being written from its parts, as the view builds
+    /// it, without the wrappers that take no box).
+    fn assembled(appending: &Appending, drawn: &Drawn) -> String {
+        let mut html: String = (0..drawn.settled).map(|i| appending.piece(i)).collect();
+        match &drawn.code {
+            None => html.push_str(&drawn.open),
+            Some(code) => {
+                html.push_str("<div class=\"code-block\">");
+                html.push_str(&code.shape.head);
+                html.push_str("<pre><code");
+                if let Some(class) = &code.shape.class {
+                    html.push_str(&format!(" class=\"{class}\""));
+                }
+                html.push('>');
+                for index in 0..code.settled {
+                    html.push_str(appending.code_piece(index));
+                }
+                html.push_str(&code.open);
+                html.push_str("</code></pre></div>\n");
+            }
+        }
+        html
+    }
+
     /// Feeds `text` in pieces of `size` bytes and checks, at each step, that the
     /// settled pieces and the open block are the whole text drawn at once.
     fn stream(text: &str, size: usize) -> Appending {
@@ -116,9 +255,11 @@ mod tests {
             }
             let shown = &text[..end];
             let drawn = appending.update(shown);
-            let mut html: String = (0..drawn.settled).map(|i| appending.piece(i)).collect();
-            html.push_str(&drawn.open);
-            assert_eq!(html, to_html(shown), "after {shown:?}");
+            assert_eq!(
+                assembled(&appending, &drawn),
+                to_html(shown),
+                "after {shown:?}"
+            );
         }
         appending
     }
@@ -135,6 +276,40 @@ mod tests {
                 stream(text, size);
             }
         }
+    }
+
+    /// Code whose tokens run over lines: a block comment, a string, a lifetime, and a
+    /// Python block with a triple-quoted string; a diff; a block with no language.
+    const CODE: &str = "Look:\n\n```rust\n/* one\ntwo */ fn main() {\n    let s = \"a\nb\";\n    let r: &'a str = x; // note\n}\n```\n\n\
+        ```python\ndef f():\n    \"\"\"doc\n    more\"\"\"\n    return 1  # one\n```\n\n\
+        ```diff\n-old\n+new\n```\n\n```\nplain <b>text</b>\n```\n\nDone.\n";
+
+    #[test]
+    fn code_being_written_keeps_its_coloured_lines_and_draws_as_the_whole() {
+        for size in [1, 2, 5, 11] {
+            stream(CODE, size);
+        }
+        // A long block: its lines are coloured once, not at every piece.
+        let mut long = String::from("```rust\n");
+        for n in 0..50 {
+            long.push_str(&format!("let n{n} = {n}; // line {n}\n"));
+        }
+        let mut appending = Appending::default();
+        let drawn = appending.update(&long);
+        let code = drawn.code.expect("an open code block");
+        assert_eq!(code.settled, 1);
+        assert!(
+            code.open.is_empty(),
+            "every whole line is kept: {:?}",
+            code.open
+        );
+        let drawn = appending.update(&format!("{long}let last"));
+        let code = drawn.code.expect("still open");
+        assert_eq!(
+            code.settled, 1,
+            "nothing new settled: the last line is open"
+        );
+        assert!(code.open.contains("last"), "{:?}", code.open);
     }
 
     #[test]

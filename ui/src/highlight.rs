@@ -379,6 +379,46 @@ pub fn to_html(language: &str, code: &str) -> String {
     out
 }
 
+/// Where `code`, still being written, can be cut so that what comes before is coloured
+/// the same whatever follows: the start of its last line that begins between tokens
+/// (a comment or a string still open runs on, and so does the line being written).
+/// Coloured apart, the part before and the part after give exactly the colouring of
+/// the whole: a token never reaches back over a line start it did not cover, and the
+/// lexer carries nothing else from one token to the next.
+pub fn settled_len(language: &str, code: &str) -> usize {
+    let last_line = code.rfind('\n').map_or(0, |at| at + 1);
+    let Some(grammar) = grammar(language).filter(|_| !matches!(language.trim(), "diff" | "patch"))
+    else {
+        // Plain text and diffs are coloured line by line.
+        return last_line;
+    };
+    let mut scratch = String::new();
+    let mut lexer = Lexer {
+        grammar,
+        code,
+        at: 0,
+        out: &mut scratch,
+    };
+    let mut settled = 0;
+    // Whether the last character was read as plain text (not inside a token).
+    let mut plain = false;
+    while let Some(c) = lexer.rest().chars().next() {
+        let start = lexer.at;
+        if start > 0 && code.as_bytes()[start - 1] == b'\n' {
+            settled = start;
+        }
+        plain = lexer.token(c).is_none();
+        if plain {
+            lexer.at = start + c.len_utf8();
+        }
+    }
+    // A last line ended outside any token is whole too.
+    if plain && code.ends_with('\n') {
+        settled = code.len();
+    }
+    settled
+}
+
 fn diff(code: &str, out: &mut String) {
     for line in code.split_inclusive('\n') {
         let class = match line.as_bytes().first() {
@@ -693,5 +733,24 @@ mod tests {
     fn unknown_languages_are_escaped_text() {
         assert_eq!(to_html("brainfuck", "<+>"), "&lt;+&gt;");
         assert_eq!(to_html("", "a & b"), "a &amp; b");
+    }
+
+    #[test]
+    fn code_settles_at_line_starts_outside_tokens() {
+        use super::settled_len;
+        let code = "let a = 1;\n/* open\nstill\n";
+        assert_eq!(
+            settled_len("rust", code),
+            "let a = 1;\n".len(),
+            "a comment runs on"
+        );
+        let code = "let a = 1; // done\nlet b";
+        assert_eq!(settled_len("rust", code), "let a = 1; // done\n".len());
+        assert_eq!(
+            settled_len("rust", "x\ny\n"),
+            4,
+            "a last line ended outside tokens"
+        );
+        assert_eq!(settled_len("text", "a\nb"), 2, "plain text by lines");
     }
 }

@@ -59,20 +59,46 @@ pub fn to_html(markdown: &str) -> String {
 /// handles the button's click for every block at once, see `thread_view`). A block
 /// still being written has no closing fence yet and is drawn the same.
 fn code_block(language: &str, body: &str) -> String {
-    let name = language.split([',', ' ', '{']).next().unwrap_or_default();
+    let shape = CodeShape::of(language);
     let mut html = String::with_capacity(body.len() * 2 + 200);
-    html.push_str("<div class=\"code-block\"><div class=\"code-head\"><span class=\"code-lang\">");
-    crate::highlight::escape_into(name, &mut html);
-    html.push_str("</span><button class=\"code-copy\" type=\"button\" title=\"Copy the code\">Copy</button></div><pre><code");
-    if !name.is_empty() {
-        html.push_str(" class=\"language-");
-        crate::highlight::escape_into(name, &mut html);
+    html.push_str("<div class=\"code-block\">");
+    html.push_str(&shape.head);
+    html.push_str("<pre><code");
+    if let Some(class) = &shape.class {
+        html.push_str(" class=\"");
+        html.push_str(class);
         html.push('"');
     }
     html.push('>');
     html.push_str(&crate::highlight::to_html(language, body));
     html.push_str("</code></pre></div>\n");
     html
+}
+
+/// What a code block is around its code: the bar over it and the class of its `code`
+/// element. A block still being written is built from the same parts
+/// (ui/src/appending.rs), so it reads as the finished one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeShape {
+    /// The bar: the language and the Copy button (`<div class="code-head">…</div>`).
+    pub head: String,
+    /// `language-NAME`, escaped; none for a block without a language.
+    pub class: Option<String>,
+}
+
+impl CodeShape {
+    pub fn of(language: &str) -> Self {
+        let name = language.split([',', ' ', '{']).next().unwrap_or_default();
+        let mut head = String::from("<div class=\"code-head\"><span class=\"code-lang\">");
+        crate::highlight::escape_into(name, &mut head);
+        head.push_str("</span><button class=\"code-copy\" type=\"button\" title=\"Copy the code\">Copy</button></div>");
+        let class = (!name.is_empty()).then(|| {
+            let mut class = String::from("language-");
+            crate::highlight::escape_into(name, &mut class);
+            class
+        });
+        Self { head, class }
+    }
 }
 
 /// The text of an answer still being written, as it reads so far: a link whose

@@ -41,9 +41,13 @@ pub fn entries(messages: &[MessageView]) -> Vec<Entry> {
                 text: message.content.clone(),
                 handover: message.handover.clone(),
             },
+            // A question Cairn wrote for the user's action shows the action.
             Role::User => Entry::User {
                 id: message.id.clone(),
-                text: message.content.clone(),
+                text: message
+                    .shown
+                    .clone()
+                    .unwrap_or_else(|| message.content.clone()),
             },
             Role::Assistant => {
                 let mut view = TurnView::from_stored(
@@ -109,6 +113,7 @@ mod tests {
             created_at: 0,
             updated_at: 0,
             restorable: Vec::new(),
+            shown: None,
         }
     }
 
@@ -118,6 +123,7 @@ mod tests {
         let node = |id: &str, parent: Option<&str>, name: &str| ExecutionTreeNode {
             subject: None,
             change: None,
+            result_bytes: None,
             id: id.into(),
             parent_id: parent.map(Into::into),
             name: name.into(),

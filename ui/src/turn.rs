@@ -75,6 +75,9 @@ pub struct Card {
     pub images: Arc<[Image]>,
     /// The change the call made to a file, once it is done.
     pub change: Option<Arc<ApprovalPreview>>,
+    /// A stored card's whole result size, where `result` is only its start: the whole
+    /// is read from the store when asked for.
+    pub result_bytes: Option<u64>,
 }
 
 /// The tools a child level ends with: their arguments are what its card (a subtask's,
@@ -103,6 +106,7 @@ impl Card {
             pending: false,
             images: Arc::from([]),
             change: None,
+            result_bytes: None,
         }
     }
 
@@ -254,6 +258,7 @@ impl TurnView {
                             pending: false,
                             images: Arc::from(node.images.as_slice()),
                             change: node.change.clone().map(Arc::new),
+                            result_bytes: node.result_bytes,
                         },
                     );
                     segments.push(Segment::Card(node.id.clone()));
@@ -963,6 +968,7 @@ mod tests {
             ExecutionTreeNode {
                 subject: None,
                 change: None,
+                result_bytes: None,
                 id: "s1".into(),
                 parent_id: None,
                 name: "run_subtask".into(),
@@ -978,6 +984,7 @@ mod tests {
             ExecutionTreeNode {
                 subject: None,
                 change: None,
+                result_bytes: None,
                 id: "r1".into(),
                 parent_id: Some("s1".into()),
                 name: "read_file".into(),
@@ -1044,6 +1051,7 @@ mod tests {
                     Some(ExecutionTreeNode {
                         subject: None,
                         change: None,
+                        result_bytes: None,
                         id: update.tool_call_id.clone(),
                         parent_id: update.parent_id.clone(),
                         name: update.name.clone(),
@@ -1267,6 +1275,7 @@ mod tests {
                     nodes.push(cairn_protocol::ExecutionTreeNode {
                         subject: None,
                         change: None,
+                        result_bytes: None,
                         id: u.tool_call_id.clone(),
                         parent_id: u.parent_id.clone(),
                         name: u.name.clone(),

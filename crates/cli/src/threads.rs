@@ -62,7 +62,8 @@ async fn act(runtime: &Runtime, action: ThreadsAction) -> Result<(), Failure> {
                     transcript_level(
                         &mut out,
                         message.execution_tree.as_ref(),
-                        &message.content,
+                        // A question Cairn wrote for the user's action shows the action.
+                        message.shown.as_deref().unwrap_or(&message.content),
                         None,
                         0,
                     );

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cairn_protocol::{
     AgentState, AgentStateKind, ChatMessage, Event, ExecutionTree, ExecutionTreeNode,
-    TimelineBuilder, ToolCallStatus, ToolCallUpdate, TreePlan, preview,
+    PREVIEW_MAX_CHARS, TimelineBuilder, ToolCallStatus, ToolCallUpdate, TreePlan, preview,
 };
 use serde_json::Value;
 use tokio::time::Instant;
@@ -95,7 +95,12 @@ impl TreeBuilder {
                     return;
                 };
                 let node = &mut self.nodes[index];
-                node.result_preview = update.result.as_ref().map(|r| preview(&value_text(r)));
+                let text = update.result.as_ref().map(value_text);
+                node.result_preview = text.as_deref().map(preview);
+                // Where the preview is a cut, the recorder keeps the whole beside it.
+                node.result_bytes = text
+                    .filter(|text| text.chars().count() > PREVIEW_MAX_CHARS)
+                    .map(|text| u64::try_from(text.len()).unwrap_or(u64::MAX));
                 node.is_error = Some(update.is_error.unwrap_or(false));
                 node.duration_ms = update
                     .duration_ms

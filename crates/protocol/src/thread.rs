@@ -113,6 +113,10 @@ pub struct MessageView {
     /// before it (workspace-relative, in order).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restorable: Vec<String>,
+    /// On a question Cairn wrote on the user's behalf (running a plan): what the
+    /// window shows ("Run plan p1"); `content` is what the model read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown: Option<String>,
 }
 
 /// The router handing a thread to another profile, as a thread keeps it.

@@ -223,6 +223,10 @@ pub struct ExecutionTreeNode {
     /// The change the call made to a file (see `ToolCallUpdate::change`), kept whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change: Option<crate::ApprovalPreview>,
+    /// The whole result's size in bytes, where `result_preview` is only its start: the
+    /// whole is kept beside the answer, for a card's "Show all".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_bytes: Option<u64>,
 }
 
 fn is_zero(n: &u64) -> bool {

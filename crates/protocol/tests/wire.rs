@@ -350,6 +350,7 @@ fn execution_tree_version_one_round_trips() {
         ExecutionTreeNode {
             subject: None,
             change: None,
+            result_bytes: None,
             id: "call_1".into(),
             parent_id: None,
             name: "run_subtask".into(),
@@ -365,6 +366,7 @@ fn execution_tree_version_one_round_trips() {
         ExecutionTreeNode {
             subject: None,
             change: None,
+            result_bytes: None,
             id: "call_2".into(),
             parent_id: Some("call_1".into()),
             name: "read_file".into(),

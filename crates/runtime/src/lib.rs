@@ -359,12 +359,16 @@ impl Runtime {
         let claim = self.claim(thread_id).await?;
         self.store.set_mode(thread_id, mode).await?;
         let prompt = run_plan_prompt(plan_id);
+        let shown = run_plan_shown(plan_id);
         // A stored draft runs through create_plan, shown from the start.
         let preload = plan_id.map(|_| vec![cairn_core::plan::PLAN_TOOLS.to_owned()]);
         self.start_claimed(
             claim,
             thread_id,
-            Opening::Ask(&prompt),
+            Opening::Ask {
+                prompt: &prompt,
+                shown: Some(&shown),
+            },
             choice,
             preload.unwrap_or_default(),
         )
@@ -401,7 +405,11 @@ impl Runtime {
         // Held from before anything is stored until the turn runs: a second send to
         // this thread meanwhile is refused instead of storing a message no turn answers.
         let claim = self.claim(thread_id).await?;
-        self.start_claimed(claim, thread_id, Opening::Ask(prompt), choice, Vec::new())
+        let opening = Opening::Ask {
+            prompt,
+            shown: None,
+        };
+        self.start_claimed(claim, thread_id, opening, choice, Vec::new())
             .await
     }
 
@@ -460,10 +468,18 @@ impl Runtime {
         let (agent, routes) = self.thread_agent(&thread, &catalog).await?;
         let rules = Arc::new(rule_set(&self.store).await?);
         let (history, start) = match opening {
-            Opening::Ask(prompt) => {
+            Opening::Ask { prompt, shown } => {
                 let mut history = self.store.history(thread_id).await?;
                 history.push(ChatMessage::user(prompt));
-                (history, self.store.begin_turn(thread_id, prompt).await?)
+                let start = match shown {
+                    Some(shown) => {
+                        self.store
+                            .begin_turn_shown(thread_id, prompt, shown)
+                            .await?
+                    }
+                    None => self.store.begin_turn(thread_id, prompt).await?,
+                };
+                (history, start)
             }
             // The question is already the history's last message once the failed
             // answer is gone.
@@ -715,9 +731,22 @@ pub fn run_plan_prompt(plan_id: Option<&str>) -> String {
     }
 }
 
+/// The question a plan run shows for the user: what they did, in their words.
+pub fn run_plan_shown(plan_id: Option<&str>) -> String {
+    match plan_id {
+        None => "Carry out the plan".to_owned(),
+        Some(id) => format!("Run plan {id}"),
+    }
+}
+
 /// How a turn's messages begin: a new question, or the last one asked again.
 enum Opening<'a> {
-    Ask(&'a str),
+    /// A new question: what the model reads, and what the window shows instead when
+    /// Cairn wrote it on the user's behalf.
+    Ask {
+        prompt: &'a str,
+        shown: Option<&'a str>,
+    },
     /// The last question again (retried, regenerated or edited).
     Redo(Redo<'a>),
 }

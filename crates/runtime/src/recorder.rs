@@ -13,8 +13,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use cairn_core::workspace::{Before, WriteLog};
 use cairn_core::{CommitError, Journal, TreeBuilder, TurnOutcome, TurnPersistence};
-use cairn_protocol::{ChatMessage, Event, MessageStatus, ToolCallStatus, TurnStatus};
+use cairn_protocol::{
+    ChatMessage, Event, MessageStatus, PREVIEW_MAX_CHARS, ToolCallStatus, TurnStatus,
+};
 use cairn_store::{AnswerSnapshot, FileCheckpoint, Store, StoreError};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
@@ -169,6 +172,7 @@ async fn write(
             }
             Some(Note::Event(event)) => {
                 track_approval(&store, &thread_id, &message_id, &event).await;
+                keep_whole_result(&store, &message_id, &event).await;
                 draft.apply(&event)
             }
             Some(Note::Wrote(file)) => {
@@ -202,6 +206,34 @@ async fn flush(store: &Store, thread_id: &str, message_id: &str, draft: &Draft) 
         // The final commit reports failures to the user; a missed intermediate save
         // only widens what a crash would lose.
         tracing::warn!(error = %err, "could not save the answer so far");
+    }
+}
+
+/// A result longer than the preview the execution tree keeps is kept whole beside it
+/// (what a card's "Show all" reads after a reload).
+async fn keep_whole_result(store: &Store, message_id: &str, event: &Event) {
+    let Event::ToolCallUpdate(update) = event else {
+        return;
+    };
+    let Some(result) = update
+        .result
+        .as_ref()
+        .filter(|_| update.status == ToolCallStatus::End)
+    else {
+        return;
+    };
+    let text = match result {
+        Value::String(text) => std::borrow::Cow::Borrowed(text.as_str()),
+        other => std::borrow::Cow::Owned(other.to_string()),
+    };
+    if text.chars().count() <= PREVIEW_MAX_CHARS {
+        return;
+    }
+    if let Err(err) = store
+        .keep_result(message_id, &update.tool_call_id, &text)
+        .await
+    {
+        tracing::warn!(call = %update.tool_call_id, "a whole result was not kept: {err}");
     }
 }
 

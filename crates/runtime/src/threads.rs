@@ -126,6 +126,24 @@ impl Runtime {
         Ok(self.store.import(&export).await?)
     }
 
+    /// The whole result of a call whose stored card keeps only its start.
+    pub async fn tool_result(
+        &self,
+        message_id: &str,
+        tool_call_id: &str,
+    ) -> Result<String, RuntimeError> {
+        self.store
+            .tool_result(message_id, tool_call_id)
+            .await?
+            .ok_or_else(|| {
+                cairn_store::StoreError::NotFound {
+                    kind: "tool result",
+                    id: tool_call_id.to_owned(),
+                }
+                .into()
+            })
+    }
+
     pub(crate) async fn ensure_quiet(
         &self,
         thread_id: &str,

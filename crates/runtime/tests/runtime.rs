@@ -416,6 +416,13 @@ async fn a_plan_is_offered_then_carried_out_in_another_mode() {
             .any(|m| m.content() == "1. Write notes.md with a heading."),
         "the plan is in the history"
     );
+    // Stored as the model read it, shown as what the user did.
+    let messages = runtime.messages(&thread.id).await.unwrap();
+    let question = &messages[messages.len() - 2];
+    assert_eq!(
+        (question.content.as_str(), question.shown.as_deref()),
+        ("Carry out the plan above.", Some("Carry out the plan"))
+    );
 }
 
 #[tokio::test]

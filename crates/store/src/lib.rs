@@ -19,6 +19,7 @@ mod messages;
 mod open;
 mod plans;
 mod reader;
+mod results;
 mod search;
 mod settings;
 mod threads;

@@ -50,7 +50,18 @@ pub fn title_from_prompt(prompt: &str) -> String {
 impl Store {
     /// Stores the user's message and opens the assistant's, before the model is called.
     pub async fn begin_turn(&self, thread_id: &str, prompt: &str) -> Result<TurnStart, StoreError> {
-        self.open_turn(thread_id, prompt, None).await
+        self.open_turn(thread_id, prompt, None, None).await
+    }
+
+    /// Like [`Store::begin_turn`], for a question Cairn wrote on the user's behalf:
+    /// the model reads `prompt`, the window shows `shown` ("Run plan p1").
+    pub async fn begin_turn_shown(
+        &self,
+        thread_id: &str,
+        prompt: &str,
+        shown: &str,
+    ) -> Result<TurnStart, StoreError> {
+        self.open_turn(thread_id, prompt, Some(shown), None).await
     }
 
     /// Stores the follow-up of a hand-over as a synthetic user message, opens the
@@ -61,13 +72,15 @@ impl Store {
         handover: &Handover,
         follow_up: &str,
     ) -> Result<TurnStart, StoreError> {
-        self.open_turn(thread_id, follow_up, Some(handover)).await
+        self.open_turn(thread_id, follow_up, None, Some(handover))
+            .await
     }
 
     async fn open_turn(
         &self,
         thread_id: &str,
         prompt: &str,
+        shown: Option<&str>,
         handover: Option<&Handover>,
     ) -> Result<TurnStart, StoreError> {
         let now = now_ms();
@@ -94,6 +107,7 @@ impl Store {
             seq: seq + 1,
             role: Role::User,
             content: prompt,
+            shown,
             status: MessageStatus::Complete,
             handover: handover_json.as_deref(),
         };
@@ -110,6 +124,7 @@ impl Store {
         }
         tx.commit().await.map_err(|err| self.err(err))?;
         let mut user = user_message(user_id, thread_id, prompt.to_owned(), now, now);
+        user.shown = shown.map(str::to_owned);
         user.synthetic = handover.is_some();
         user.handover = handover.cloned();
         Ok(TurnStart { user, assistant_id })
@@ -274,6 +289,7 @@ fn user_message(
         created_at,
         updated_at,
         restorable: Vec::new(),
+        shown: None,
     }
 }
 
@@ -337,6 +353,8 @@ struct NewMessage<'a> {
     seq: i64,
     role: Role,
     content: &'a str,
+    /// What the window shows in place of `content` (see [`Store::begin_turn_shown`]).
+    shown: Option<&'a str>,
     status: MessageStatus,
     /// JSON of the hand-over a synthetic message continues.
     handover: Option<&'a str>,
@@ -350,6 +368,7 @@ impl<'a> NewMessage<'a> {
             seq,
             role: Role::Assistant,
             content: "",
+            shown: None,
             status: MessageStatus::Partial,
             handover: None,
         }
@@ -364,14 +383,15 @@ async fn insert_message(
     now: i64,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO messages (id, thread_id, seq, role, content, status, synthetic, handover, \
-         created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO messages (id, thread_id, seq, role, content, shown, status, synthetic, \
+         handover, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(message.id)
     .bind(thread_id)
     .bind(message.seq)
     .bind(message.role.as_str())
     .bind(message.content)
+    .bind(message.shown)
     .bind(message.status.as_str())
     .bind(message.handover.is_some())
     .bind(message.handover)

@@ -76,8 +76,8 @@ impl Reader {
                     "SELECT id, role, content, reasoning, execution_tree, usage, status, error, \
                      created_at, updated_at, synthetic, handover, \
                      (SELECT json_group_array(path) FROM checkpoints c \
-                      WHERE c.message_id = messages.id AND c.restored_at IS NULL) \
-                     FROM messages WHERE thread_id = ? ORDER BY seq",
+                      WHERE c.message_id = messages.id AND c.restored_at IS NULL), \
+                     shown FROM messages WHERE thread_id = ? ORDER BY seq",
                 )
                 .map_err(fail)?;
             let mut rows = statement.query([&thread_id]).map_err(fail)?;
@@ -120,6 +120,7 @@ impl Reader {
                     synthetic: row.get(10).map_err(fail)?,
                     handover,
                     restorable,
+                    shown: row.get(13).map_err(fail)?,
                 });
             }
             Ok(messages)

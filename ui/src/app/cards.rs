@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use cairn_protocol::describe::Headline;
+use cairn_protocol::desktop::commands::LoadToolResult;
 use cairn_protocol::{
     ApprovalDecision, ApprovalPreview, Cut, Image, PermissionMode, ToolApprovalRequest, TurnStatus,
     Verdict,
@@ -14,10 +15,10 @@ use serde_json::Value;
 
 use super::copy::copy_button;
 use super::diff::diff_view;
-use super::{EntryView, actions, ctx};
-use crate::appending::Appending;
+use super::{EntryView, actions, ctx, ipc};
+use crate::appending::{Appending, Drawn};
 use crate::format;
-use crate::markdown::{settle_streaming, to_html};
+use crate::markdown::{CodeShape, settle_streaming, to_html};
 use crate::turn::{Card, CardState, Segment, StepState, TurnView};
 
 /// Longest argument or result preview on a card; the approval card shows all.
@@ -169,6 +170,14 @@ fn appending_markdown(text: ArcMemo<(String, bool)>) -> impl IntoView {
     let drawn = Memo::new(move |_| {
         text.with(|(text, _)| appending.try_update_value(|state| state.update(text)))
     });
+    // Which code block is being written, if one is: a new one is built anew.
+    let code_block = Memo::new(move |_| {
+        drawn.with(|drawn| {
+            let drawn = drawn.as_ref()?;
+            let code = drawn.code.as_ref()?;
+            Some(((drawn.generation, code.at), code.shape.clone()))
+        })
+    });
     let pieces = move || {
         drawn.with(|drawn| {
             drawn.as_ref().map_or_else(Vec::new, |drawn| {
@@ -188,11 +197,95 @@ fn appending_markdown(text: ArcMemo<(String, bool)>) -> impl IntoView {
                     view! { <div class="md-block" inner_html=html></div> }
                 }
             />
-            <div class="md-block" inner_html=move || {
-                drawn.with(|drawn| drawn.as_ref().map(|drawn| drawn.open.clone()).unwrap_or_default())
-            }></div>
+            {move || {
+                let code = code_block.get();
+                match code {
+                    None => view! {
+                        <div class="md-block" inner_html=move || {
+                            drawn.with(|drawn| drawn.as_ref().map(|drawn| drawn.open.clone()).unwrap_or_default())
+                        }></div>
+                    }
+                    .into_any(),
+                    Some((_, shape)) => appending_code(appending, drawn, shape).into_any(),
+                }
+            }}
         </div>
     }
+}
+
+/// A code block being written, built from the parts the finished block has (its bar,
+/// its `code`): the lines coloured for good are drawn once each, in spans that change
+/// nothing of how the code lays out, and only the open lines are drawn again.
+fn appending_code(
+    appending: StoredValue<Appending>,
+    drawn: Memo<Option<Drawn>>,
+    shape: CodeShape,
+) -> impl IntoView {
+    let lines = move || {
+        drawn.with(|drawn| {
+            drawn
+                .as_ref()
+                .and_then(|drawn| drawn.code.as_ref())
+                .map_or(0, |code| code.settled)
+        })
+    };
+    view! {
+        <div class="md-block">
+            <div class="code-block">
+                <div class="md-block" inner_html=shape.head></div>
+                <pre><code class=shape.class>
+                    <For
+                        each=move || 0..lines()
+                        key=|index| *index
+                        children=move |index| {
+                            let html = appending.with_value(|state| state.code_piece(index).to_owned());
+                            view! { <span inner_html=html></span> }
+                        }
+                    />
+                    <span inner_html=move || {
+                        drawn.with(|drawn| {
+                            drawn
+                                .as_ref()
+                                .and_then(|drawn| drawn.code.as_ref())
+                                .map(|code| code.open.clone())
+                                .unwrap_or_default()
+                        })
+                    }></span>
+                </code></pre>
+            </div>
+        </div>
+    }
+}
+
+/// Shows a card's whole result: at once when the card holds it (live), else once read
+/// from the store (a stored card keeps only the start in its answer's tree).
+fn show_whole(turn: ArcRwSignal<TurnView>, id: String, show_all: RwSignal<bool>) {
+    let ctx = ctx();
+    let stored = turn.with_untracked(|view| {
+        let bytes = view.cards.get(&id)?.result_bytes;
+        bytes.and(view.message_id.clone())
+    });
+    let Some(message_id) = stored else {
+        return show_all.set(true);
+    };
+    leptos::task::spawn_local(async move {
+        let asked = LoadToolResult {
+            message_id,
+            tool_call_id: id.clone(),
+        };
+        match ipc::call(&asked).await {
+            Ok(whole) => {
+                turn.update(|view| {
+                    if let Some(card) = view.cards.get_mut(&id) {
+                        card.result = Some(Arc::new(Value::String(whole)));
+                        card.result_bytes = None;
+                    }
+                });
+                show_all.set(true);
+            }
+            Err(err) => ctx.say(err.message),
+        }
+    });
 }
 
 /// What a card's header shows.
@@ -326,9 +419,18 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
     // A long result shows its start; "Show all" shows every byte the tool returned
     // (the model may have read only a cut of it).
     let show_all = RwSignal::new(false);
+    // A plan's card shows its checklist; its result is the model's instructions.
+    let is_plan = ArcMemo::new({
+        let turn = turn.clone();
+        let id = id.clone();
+        move |_| turn.with(|view| view.plans.contains_key(&id))
+    });
     let result = ArcMemo::new({
         let data = data.clone();
         move |_| {
+            if is_plan.get() {
+                return None;
+            }
             let max = if show_all.get() {
                 usize::MAX
             } else {
@@ -348,6 +450,10 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             .result
             .as_ref()
             .filter(|_| !card.result_repeats_text())?;
+        // A stored card holds the start; the store has the whole.
+        if let Some(size) = card.result_bytes {
+            return Some(format::bytes(size));
+        }
         let size = match &**result {
             Value::String(text) => text.len(),
             other => other.to_string().len(),
@@ -416,6 +522,8 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             let images = images.clone();
             let change = change.clone();
             let turn_for_approval = turn.clone();
+            let turn_for_result = turn.clone();
+            let id_for_result = id.clone();
             view! {
                 <div class="card-body">
                     {move || pending.get().map(|text| {
@@ -444,10 +552,14 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
                         result.get().map(|result| view! { <pre class="card-result">{result}</pre> }.into_any())
                     }}
                     {move || images.with(|images| card_images(images))}
-                    {move || hidden.get().filter(|_| !show_all.get()).map(|size| view! {
-                        <button class="link show-all" on:click=move |_| show_all.set(true)>
-                            {format!("Show all ({size})")}
-                        </button>
+                    {move || hidden.get().filter(|_| !show_all.get()).map(|size| {
+                        let turn = turn_for_result.clone();
+                        let id = id_for_result.clone();
+                        view! {
+                            <button class="link show-all" on:click=move |_| show_whole(turn.clone(), id.clone(), show_all)>
+                                {format!("Show all ({size})")}
+                            </button>
+                        }
                     })}
                 </div>
             }

@@ -92,6 +92,8 @@ commands! {
     LoadThread = "load_thread" { thread_id: String } -> ThreadDetail;
     RenameThread = "rename_thread" { thread_id: String, title: String } -> ThreadInfo;
     DeleteThread = "delete_thread" { thread_id: String } -> ();
+    /// The whole result of a stored call whose card keeps only its start.
+    LoadToolResult = "load_tool_result" { message_id: String, tool_call_id: String } -> String;
     /// What putting back an answer's files would do, file by file; changes nothing.
     PlanRestore = "plan_restore" { thread_id: String, answer_id: String } -> RestorePlan;
     /// Puts back an answer's files, all or none; refused where one changed since.

@@ -169,8 +169,9 @@ pub struct SettingsSaved {
 pub struct Sent {
     pub thread_id: String,
     pub message_id: String,
-    /// The question as the core wrote and stored it, when the core wrote it (running
-    /// a plan): the window shows it in place of its own stand-in.
+    /// The question as it is stored to be shown, when the core wrote it for the user's
+    /// action (running a plan: "Run plan p1"; the model reads its own instruction):
+    /// the window shows it in place of its own stand-in, as a reload will.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
 }
