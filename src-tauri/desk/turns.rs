@@ -166,6 +166,10 @@ pub fn forward(live: &LiveTurn, mut out: impl FnMut(Event) -> bool + Send + 'sta
                 return;
             }
         }
+        // What streamed before this front end came is sent at once.
+        if !send(coalesce.flush().into_iter().collect()) {
+            return;
+        }
         // When the text waiting now must go, however fast more arrives.
         let mut due = None;
         loop {

@@ -134,17 +134,20 @@ async fn every_main_screen_passes_the_accessibility_checker() {
     app.quit().await;
 }
 
-/// What has the keys now: its classes (or its tag), and whether a focus ring is drawn.
-async fn focused(app: &App) -> (String, bool) {
-    let found = app
-        .js("const el = document.activeElement; \
-             return [el.className || el.tagName.toLowerCase(), \
-                     getComputedStyle(el).outlineStyle !== 'none'];")
+/// What has the keys now: its classes (or its tag).
+async fn focused(app: &App) -> String {
+    app.js("const el = document.activeElement; return el.className || el.tagName.toLowerCase();")
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Waits until what has the keys draws its focus ring (it settles a moment after the
+/// key that moved the focus reached the page); a control that never draws one fails.
+async fn wait_until_ringed(app: &App) {
+    app.wait_for_js("return getComputedStyle(document.activeElement).outlineStyle !== 'none';")
         .await;
-    (
-        found[0].as_str().unwrap_or_default().to_owned(),
-        found[1].as_bool().unwrap_or_default(),
-    )
 }
 
 async fn keys(app: &App, key: impl Into<thirtyfour::common::keys::TypingData>) {
@@ -211,10 +214,17 @@ async fn a_turn_with_an_approval_is_walked_by_keyboard_alone() {
     // that order, each with its focus ring drawn.
     let mut visited = Vec::new();
     for _ in 0..6 {
+        app.js("window.cairnBefore = document.activeElement;").await;
         keys(&app, thirtyfour::Key::Tab).await;
-        let (class, ringed) = focused(&app).await;
-        assert!(ringed, "{class} has the keys without a visible focus ring");
-        visited.push(class);
+        // The key reaches the page after the command returns: the focus, and the ring
+        // the keyboard's focus draws, settle a moment later. A control that never
+        // draws one fails the wait.
+        app.wait_for_js(
+            "const el = document.activeElement; \
+             return el !== window.cairnBefore && getComputedStyle(el).outlineStyle !== 'none';",
+        )
+        .await;
+        visited.push(focused(&app).await);
     }
     let place = |control: &str| {
         visited
@@ -254,13 +264,11 @@ async fn a_turn_with_an_approval_is_walked_by_keyboard_alone() {
     // The approval takes the keys and is announced; its buttons are a Tab apart.
     app.wait_for(".approval .approval-diff").await;
     wait_until_focused(&app, ".approval-buttons .primary").await;
-    assert!(
-        focused(&app).await.1,
-        "the Allow button shows it has the keys"
-    );
+    // The Allow button shows it has the keys.
+    wait_until_ringed(&app).await;
     wait_until_announced(&app, "Waiting for you: allow").await;
     keys(&app, thirtyfour::Key::Tab).await;
-    let (class, _) = focused(&app).await;
+    let class = focused(&app).await;
     let label = app.js("return document.activeElement.textContent;").await;
     assert!(
         label
@@ -301,10 +309,8 @@ async fn a_turn_with_an_approval_is_walked_by_keyboard_alone() {
         reached,
         "Shift+Tab from the composer never reached the card"
     );
-    assert!(
-        focused(&app).await.1,
-        "the card's head shows it has the keys"
-    );
+    // The card's head shows it has the keys.
+    wait_until_ringed(&app).await;
     let expanded = app
         .js("return document.activeElement.getAttribute('aria-expanded');")
         .await;
