@@ -205,6 +205,9 @@ async fn a_turn_with_an_approval_is_walked_by_keyboard_alone() {
     let notes = workspace.join("notes.md");
     std::fs::write(&notes, "alpha\nbeta\n").unwrap();
     let app = App::launch(&home, &server.url()).await;
+    // Keys go to the window that has the X input focus (with no window manager, none
+    // has it until given), and WebKit draws focus rings only in a focused window.
+    app.focus_window().await;
     // The folder comes from the system's file dialog, which is not the app's to test.
     app.choose_workspace(&workspace).await;
     // Once the folder is chosen the keys are back in the composer.
@@ -309,8 +312,22 @@ async fn a_turn_with_an_approval_is_walked_by_keyboard_alone() {
         reached,
         "Shift+Tab from the composer never reached the card"
     );
-    // The card's head shows it has the keys.
+    // The card's head shows it has the keys: its ring is painted, not only styled (the
+    // card clips what passes its edge).
     wait_until_ringed(&app).await;
+    let head = ".card[data-card='w1'] > .card-head";
+    app.wait_for_js(&format!(
+        "return document.activeElement === document.querySelector({});",
+        json!(head)
+    ))
+    .await;
+    let shot = crate::pixels::region(&app, head, "card-head-focused").await;
+    let ring = crate::pixels::inked(&shot, [0xff, 0xff, 0xff], [0x1f, 0x7a, 0x6d]);
+    assert!(
+        ring > 1_000,
+        "{}: {ring} pixels of the focus ring",
+        shot.display()
+    );
     let expanded = app
         .js("return document.activeElement.getAttribute('aria-expanded');")
         .await;
