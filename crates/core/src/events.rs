@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cairn_protocol::{
     AgentState, AgentStateKind, ChatMessage, Event, ExecutionTree, ExecutionTreeNode,
-    PREVIEW_MAX_CHARS, TimelineBuilder, ToolCallStatus, ToolCallUpdate, TreePlan, preview,
+    TimelineBuilder, ToolCallStatus, ToolCallUpdate, TreePlan, preview, preview_cuts,
 };
 use serde_json::Value;
 use tokio::time::Instant;
@@ -99,7 +99,7 @@ impl TreeBuilder {
                 node.result_preview = text.as_deref().map(preview);
                 // Where the preview is a cut, the recorder keeps the whole beside it.
                 node.result_bytes = text
-                    .filter(|text| text.chars().count() > PREVIEW_MAX_CHARS)
+                    .filter(|text| preview_cuts(text))
                     .map(|text| u64::try_from(text.len()).unwrap_or(u64::MAX));
                 node.is_error = Some(update.is_error.unwrap_or(false));
                 node.duration_ms = update

@@ -42,5 +42,5 @@ pub use restore::{FileRestore, RestoreAction, RestorePlan};
 pub use thread::{Handover, MessageStatus, MessageView, Role, SearchHit, SnippetPart, ThreadInfo};
 pub use tree::{
     ExecutionTree, ExecutionTreeNode, PREVIEW_MAX_CHARS, Piece, TimelineBuilder, TimelineEntry,
-    TreePlan, pieces, preview,
+    TreePlan, pieces, preview, preview_cuts,
 };

@@ -233,6 +233,11 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Whether [`preview`] cuts `text`: then the whole is kept beside the tree.
+pub fn preview_cuts(text: &str) -> bool {
+    text.chars().count() > PREVIEW_MAX_CHARS
+}
+
 /// `text` cut to at most [`PREVIEW_MAX_CHARS`] characters, `…` marking a cut.
 pub fn preview(text: &str) -> String {
     let mut starts = text.char_indices().map(|(at, _)| at);

@@ -13,9 +13,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use cairn_core::workspace::{Before, WriteLog};
 use cairn_core::{CommitError, Journal, TreeBuilder, TurnOutcome, TurnPersistence};
-use cairn_protocol::{
-    ChatMessage, Event, MessageStatus, PREVIEW_MAX_CHARS, ToolCallStatus, TurnStatus,
-};
+use cairn_protocol::{ChatMessage, Event, MessageStatus, ToolCallStatus, TurnStatus, preview_cuts};
 use cairn_store::{AnswerSnapshot, FileCheckpoint, Store, StoreError};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -226,7 +224,7 @@ async fn keep_whole_result(store: &Store, message_id: &str, event: &Event) {
         Value::String(text) => std::borrow::Cow::Borrowed(text.as_str()),
         other => std::borrow::Cow::Owned(other.to_string()),
     };
-    if text.chars().count() <= PREVIEW_MAX_CHARS {
+    if !preview_cuts(&text) {
         return;
     }
     if let Err(err) = store
