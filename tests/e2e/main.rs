@@ -44,17 +44,14 @@ async fn a_message_gets_its_streamed_answer() {
     let home = Home::new();
     let app = App::launch(&home, &server.url()).await;
     app.send("Say hello").await;
-    let answer = app
-        .wait_for_text(".message.assistant .md", "Hello from Cairn.")
+    app.wait_for_text(".message.assistant .md", "Hello from Cairn.")
         .await;
-    assert_eq!(
-        answer
-            .find_all(thirtyfour::By::Css("strong"))
-            .await
-            .unwrap()
-            .len(),
-        1
-    );
+    // Counted afresh once the list's last item is in, not through the element found
+    // above: the answer being written is drawn anew when it is finished, and an element
+    // held across that is stale.
+    app.wait_for_text(".message.assistant li:last-child", "two")
+        .await;
+    assert_eq!(app.count(".message.assistant .md strong").await, 1);
     assert_eq!(
         app.count(".message.assistant li").await,
         2,
