@@ -56,6 +56,7 @@ registered! {
     rename_thread => RenameThread,
     delete_thread => DeleteThread,
     load_tool_result => LoadToolResult,
+    server_reports => ServerReports,
     plan_restore => PlanRestore,
     restore_answer => RestoreAnswer,
     export_thread => ExportThread,
@@ -281,6 +282,15 @@ async fn delete_thread(
 }
 
 #[tauri::command]
+async fn server_reports(
+    state: State<'_, AppState>,
+    args: ServerReports,
+) -> Reply<<ServerReports as Command>::Reply> {
+    let ServerReports {} = args;
+    desk(&state)?.server_reports().await.map_err(fail)
+}
+
+#[tauri::command]
 async fn load_tool_result(
     state: State<'_, AppState>,
     args: LoadToolResult,
@@ -412,7 +422,7 @@ async fn get_settings(
     args: GetSettings,
 ) -> Reply<<GetSettings as Command>::Reply> {
     let GetSettings {} = args;
-    Ok(desk(&state)?.settings())
+    desk(&state)?.current_settings().await.map_err(fail)
 }
 
 /// Keeps new settings and moves the summon shortcut if it changed.

@@ -64,7 +64,9 @@ impl Desk {
         shell: Arc<dyn Shell>,
         overrides: &settings::Overrides,
     ) -> Result<Arc<Self>, DeskError> {
-        let stored: Settings = runtime.setting(SETTINGS_KEY).await?.unwrap_or_default();
+        let mut stored: Settings = runtime.setting(SETTINGS_KEY).await?.unwrap_or_default();
+        stored.endpoints = settings::named_servers(&runtime, &stored).await?;
+        runtime.use_secrets(Arc::clone(&secrets));
         let mut settings = stored.clone();
         overrides.apply(&mut settings)?;
         // The window asks each server afresh when it opens (the model picker does, in

@@ -3,7 +3,7 @@
 use std::sync::PoisonError;
 
 use cairn_protocol::Dialect;
-use cairn_protocol::desktop::{SavedEndpoint, Settings};
+use cairn_protocol::desktop::{SavedEndpoint, ServerView, Settings};
 use cairn_runtime::Endpoint;
 use serde::{Deserialize, Serialize};
 
@@ -108,14 +108,67 @@ impl Overrides {
     }
 }
 
+/// The servers the user named: the runtime's list, shared with `cairn servers`. A list
+/// only the desktop kept (before the two shared one) moves there once.
+pub(super) async fn named_servers(
+    runtime: &cairn_runtime::Runtime,
+    stored: &Settings,
+) -> Result<Vec<SavedEndpoint>, DeskError> {
+    let named = runtime.servers().await?;
+    if !named.is_empty() || stored.endpoints.is_empty() {
+        return Ok(named);
+    }
+    match runtime.set_servers(stored.endpoints.clone()).await {
+        Ok(moved) => Ok(moved),
+        Err(err) => {
+            tracing::warn!(error = %err, "the desktop's own server list could not be shared");
+            Ok(Vec::new())
+        }
+    }
+}
+
 impl Desk {
+    /// The settings, with the named servers as they stand now (`cairn servers add`
+    /// may have changed them while the window was open).
+    pub async fn current_settings(&self) -> Result<Settings, DeskError> {
+        let named = self.runtime.servers().await?;
+        let mut settings = self
+            .settings
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        settings.endpoints = named;
+        Ok(settings.clone())
+    }
+
+    /// The named servers, each with what it says of itself now.
+    pub async fn server_reports(&self) -> Result<Vec<ServerView>, DeskError> {
+        Ok(self
+            .runtime
+            .server_reports()
+            .await?
+            .into_iter()
+            .map(|report| ServerView {
+                kind: report.facts.map(|facts| facts.kind.name().to_owned()),
+                window: report.facts.and_then(|facts| facts.window),
+                slots: report.slots,
+                error: report.error,
+                server: report.server,
+            })
+            .collect())
+    }
+
     /// Checks and keeps new settings; the old ones stay if anything is wrong.
     pub async fn save_settings(&self, mut settings: Settings) -> Result<Settings, DeskError> {
         tidy(&mut settings);
         check(&settings).map_err(DeskError::Invalid)?;
-        // The runtime keeps the default agent where the CLI reads it too.
+        // The runtime keeps the default agent and the named servers where the CLI
+        // reads them too.
         self.runtime
             .set_default_agent(&settings.default_agent)
+            .await?;
+        settings.endpoints = self
+            .runtime
+            .set_servers(std::mem::take(&mut settings.endpoints))
             .await?;
         let kept = {
             let stored = self.stored.read().unwrap_or_else(PoisonError::into_inner);
@@ -154,10 +207,6 @@ fn tidy(settings: &mut Settings) {
         .take()
         .map(|model| model.trim().to_owned())
         .filter(|model| !model.is_empty());
-    for endpoint in &mut settings.endpoints {
-        endpoint.name = endpoint.name.trim().to_owned();
-        endpoint.base_url = endpoint.base_url.trim().to_owned();
-    }
 }
 
 /// What is wrong with `settings`, said so the user can fix it.
@@ -194,22 +243,7 @@ fn check(settings: &Settings) -> Result<(), String> {
             settings.zoom_percent
         ));
     }
-    let mut names = std::collections::HashSet::new();
-    for SavedEndpoint {
-        name,
-        dialect,
-        base_url,
-    } in &settings.endpoints
-    {
-        if name.is_empty() {
-            return Err(format!("the server at {base_url} needs a name"));
-        }
-        if !names.insert(name.as_str()) {
-            return Err(format!("two servers are named `{name}`"));
-        }
-        check_server(*dialect, base_url).map_err(|err| format!("server `{name}`: {err}"))?;
-    }
-    Ok(())
+    cairn_runtime::check_servers(&mut settings.endpoints.clone())
 }
 
 fn check_server(dialect: Dialect, base_url: &str) -> Result<(), String> {
@@ -249,6 +283,7 @@ mod tests {
                         name: "box".into(),
                         dialect: Dialect::Openai,
                         base_url: "http://gpu:8000".into(),
+                        slots: None,
                     };
                     s.endpoints = vec![server.clone(), server];
                 },

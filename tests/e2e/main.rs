@@ -16,6 +16,7 @@ mod harness;
 mod pixels;
 #[path = "../support/private_bus.rs"]
 mod private_bus;
+mod servers;
 mod session;
 
 use std::time::Duration;

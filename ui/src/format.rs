@@ -207,6 +207,20 @@ pub fn thread_usage(usage: &ThreadUsage) -> Vec<String> {
         format!("{} in the model", duration(total.latency_ms)),
         cost(total.cost),
     ]
+    .into_iter()
+    .chain(usage.by_server.iter().map(|split| {
+        let name = if split.server.is_empty() {
+            "an unnamed server"
+        } else {
+            &split.server
+        };
+        format!(
+            "on {name}: {} · {}",
+            plural(split.totals.llm_calls, "model call", "model calls"),
+            tokens(&split.totals)
+        )
+    }))
+    .collect()
 }
 
 /// "1.5 GB" and the like, for download progress.
@@ -450,6 +464,7 @@ mod tests {
             },
             tool_calls: 0,
             answers: vec![answer],
+            by_server: Vec::new(),
         };
         assert_eq!(
             thread_usage(&usage),
@@ -459,6 +474,26 @@ mod tests {
                 "0 tool calls",
                 "900 ms in the model",
                 "free"
+            ]
+        );
+        // With more than one server, each server's share follows.
+        let split = |server: &str, llm_calls, prompt_tokens| cairn_protocol::ServerTotals {
+            server: server.into(),
+            totals: CallTotals {
+                llm_calls,
+                prompt_tokens,
+                ..CallTotals::default()
+            },
+        };
+        let usage = ThreadUsage {
+            by_server: vec![split("laptop", 1, 10), split("gpu", 3, 4_000)],
+            ..usage
+        };
+        assert_eq!(
+            thread_usage(&usage)[5..],
+            [
+                "on laptop: 1 model call · 10 tokens (10 in, 0 out)",
+                "on gpu: 3 model calls · 4,000 tokens (4,000 in, 0 out)"
             ]
         );
     }

@@ -124,6 +124,7 @@ mod tests {
             subject: None,
             change: None,
             result_bytes: None,
+            server: None,
             id: id.into(),
             parent_id: parent.map(Into::into),
             name: name.into(),

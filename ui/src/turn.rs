@@ -78,6 +78,11 @@ pub struct Card {
     /// A stored card's whole result size, where `result` is only its start: the whole
     /// is read from the store when asked for.
     pub result_bytes: Option<u64>,
+    /// A subtask's model server, when it ran on another than the thread's (or waited
+    /// for one of that server's slots).
+    pub server: Option<String>,
+    /// The subtask waits for a free slot on `server` right now.
+    pub waiting_for_slot: bool,
 }
 
 /// The tools a child level ends with: their arguments are what its card (a subtask's,
@@ -107,6 +112,8 @@ impl Card {
             images: Arc::from([]),
             change: None,
             result_bytes: None,
+            server: None,
+            waiting_for_slot: false,
         }
     }
 
@@ -180,6 +187,11 @@ pub struct TurnView {
     /// The files this answer changed that Restore can put back: as stored, or (live)
     /// as its calls said.
     pub restorable: Vec<String>,
+    /// The model server the answer came from, when not the thread's own (a hand-over
+    /// to a profile on another machine).
+    pub server: Option<String>,
+    /// The root waits for a free slot on this server right now.
+    pub waiting_for_slot: Option<String>,
 }
 
 impl TurnView {
@@ -209,6 +221,7 @@ impl TurnView {
             .filter(|plan| plan.created.execution_mode == ExecutionMode::DraftOnly)
             .map(|plan| plan.created.plan_id.clone());
         view.cut = tree.and_then(|tree| tree.cut);
+        view.server = tree.and_then(|tree| tree.server.clone());
         view.finished = Some(match status {
             MessageStatus::Complete => TurnStatus::Completed,
             // A cut answer's turn completed; only its answer is partial.
@@ -259,6 +272,8 @@ impl TurnView {
                             images: Arc::from(node.images.as_slice()),
                             change: node.change.clone().map(Arc::new),
                             result_bytes: node.result_bytes,
+                            server: node.server.clone(),
+                            waiting_for_slot: false,
                         },
                     );
                     segments.push(Segment::Card(node.id.clone()));
@@ -345,6 +360,18 @@ impl TurnView {
             }
             Event::BudgetExceeded(exceeded) => self.budget = Some(*exceeded),
             Event::AgentState(state) => self.state = Some(state.state),
+            Event::ServerState(state) => match &state.parent_id {
+                Some(id) => {
+                    if let Some(card) = self.cards.get_mut(id) {
+                        card.server = Some(state.server.clone());
+                        card.waiting_for_slot = state.waiting;
+                    }
+                }
+                None => {
+                    self.server = Some(state.server.clone());
+                    self.waiting_for_slot = state.waiting.then(|| state.server.clone());
+                }
+            },
             Event::PlanReady(plan) => {
                 self.plan = Some(plan.plan.clone());
                 self.draft.clone_from(&plan.plan_id);
@@ -668,6 +695,50 @@ mod tests {
     }
 
     #[test]
+    fn a_subtask_names_its_server_and_says_while_it_waits_for_a_slot_live_and_stored() {
+        let state = |parent: Option<&str>, waiting| {
+            Event::ServerState(ServerState {
+                parent_id: parent.map(Into::into),
+                depth: u32::from(parent.is_some()),
+                server: "gpu".into(),
+                waiting,
+            })
+        };
+        let mut live = TurnView::new();
+        live.apply(
+            &start("s1", "run_subtask", json!({"title": "Count"}), None, 0),
+            0.0,
+        );
+        live.apply(&state(Some("s1"), false), 0.0);
+        assert_eq!(live.cards["s1"].server.as_deref(), Some("gpu"));
+        assert!(!live.cards["s1"].waiting_for_slot);
+        live.apply(&state(Some("s1"), true), 0.0);
+        assert!(live.cards["s1"].waiting_for_slot);
+        live.apply(&state(Some("s1"), false), 0.0);
+        assert!(!live.cards["s1"].waiting_for_slot);
+        // An answer handed to a profile on another machine names it, and its wait.
+        live.apply(&state(None, true), 0.0);
+        assert_eq!(live.waiting_for_slot.as_deref(), Some("gpu"));
+        live.apply(&state(None, false), 0.0);
+        assert_eq!(live.waiting_for_slot, None);
+        assert_eq!(live.server.as_deref(), Some("gpu"));
+
+        let tree = ExecutionTree {
+            server: Some("gpu".into()),
+            ..ExecutionTree::new(vec![ExecutionTreeNode {
+                id: "s1".into(),
+                name: "run_subtask".into(),
+                title: Some("Count".into()),
+                server: Some("gpu".into()),
+                ..ExecutionTreeNode::default()
+            }])
+        };
+        let stored = TurnView::from_stored("", Some(&tree), MessageStatus::Complete);
+        assert_eq!(stored.cards["s1"].server, live.cards["s1"].server);
+        assert_eq!(stored.server, live.server);
+    }
+
+    #[test]
     fn a_denial_a_wait_and_a_finishing_call_read_the_same_live_and_stored() {
         let mut denied = end("w1", "Error: the user denied this call", true, None, 0);
         if let Event::ToolCallUpdate(update) = &mut denied {
@@ -969,6 +1040,7 @@ mod tests {
                 subject: None,
                 change: None,
                 result_bytes: None,
+                server: None,
                 id: "s1".into(),
                 parent_id: None,
                 name: "run_subtask".into(),
@@ -985,6 +1057,7 @@ mod tests {
                 subject: None,
                 change: None,
                 result_bytes: None,
+                server: None,
                 id: "r1".into(),
                 parent_id: Some("s1".into()),
                 name: "read_file".into(),
@@ -1052,6 +1125,7 @@ mod tests {
                         subject: None,
                         change: None,
                         result_bytes: None,
+                        server: None,
                         id: update.tool_call_id.clone(),
                         parent_id: update.parent_id.clone(),
                         name: update.name.clone(),
@@ -1276,6 +1350,7 @@ mod tests {
                         subject: None,
                         change: None,
                         result_bytes: None,
+                        server: None,
                         id: u.tool_call_id.clone(),
                         parent_id: u.parent_id.clone(),
                         name: u.name.clone(),

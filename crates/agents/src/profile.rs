@@ -14,6 +14,9 @@ pub struct FrontMatter {
     pub base: Option<String>,
     #[serde(default)]
     pub model: Option<String>,
+    /// The named model server its calls go to (`cairn servers list`).
+    #[serde(default)]
+    pub server: Option<String>,
     #[serde(default)]
     pub temperature: Option<f64>,
     #[serde(default)]
@@ -141,6 +144,7 @@ mod tests {
             description: Reviews diffs\n\
             base: chat\n\
             model: qwen3:32b\n\
+            server: gpu\n\
             temperature: 0.2\n\
             tools:\n  add: [read_file]\n  remove: ['write_.*']\n\
             subagent: {runnable: false}\n\
@@ -155,6 +159,7 @@ mod tests {
                 description: "Reviews diffs".into(),
                 base: Some("chat".into()),
                 model: Some("qwen3:32b".into()),
+                server: Some("gpu".into()),
                 temperature: Some(0.2),
                 tools: ToolLists {
                     add: vec!["read_file".into()],

@@ -38,6 +38,9 @@ fn table(infos: &[AgentInfo]) -> String {
         if let Some(model) = &info.model {
             notes.push(format!("model {model}"));
         }
+        if let Some(server) = &info.server {
+            notes.push(format!("on {server}"));
+        }
         // What it is for: its role says it best; else who may pick it.
         match (info.role.as_deref(), info.hidden, info.runnable) {
             (Some("router"), ..) => notes.push("routes each request".into()),

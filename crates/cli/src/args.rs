@@ -40,6 +40,40 @@ pub enum Command {
     Usage(UsageArgs),
     /// The model's parameters: defaults for every thread, or one thread's own.
     Llm(LlmArgs),
+    /// Named model servers (an agent profile picks one with `server: NAME`).
+    Servers(ServersArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServersArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    #[command(subcommand)]
+    pub action: ServersAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServersAction {
+    /// Every named server, with what it says of itself: its kind, slots and window.
+    List,
+    /// Names the server at URL.
+    Add {
+        name: String,
+        url: String,
+        /// ollama or openai; guessed from the address when omitted.
+        #[arg(long, value_parser = parse_dialect)]
+        dialect: Option<Dialect>,
+        /// The requests it is sent at once (default: what the server says, else 1
+        /// for Ollama, llama.cpp and LM Studio, 4 for others).
+        #[arg(long)]
+        slots: Option<u32>,
+    },
+    /// Forgets a named server (its API key stays in the keychain).
+    Remove { name: String },
 }
 
 #[derive(Debug, clap::Args)]
@@ -194,7 +228,8 @@ pub struct DbArgs {
 /// Which model server to talk to.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServerArgs {
-    /// A known server at its usual address: ollama, lmstudio, vllm or llamacpp.
+    /// A server you named (`cairn servers list`), or a known one at its usual
+    /// address: ollama, lmstudio, vllm or llamacpp.
     #[arg(long, env = "CAIRN_PROVIDER", conflicts_with = "base_url")]
     pub provider: Option<String>,
 

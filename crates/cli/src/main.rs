@@ -17,6 +17,7 @@ mod preview;
 mod rules;
 mod run;
 mod server;
+mod servers;
 mod threads;
 mod usage;
 
@@ -58,6 +59,7 @@ fn real_main() -> Exit {
             Command::Agents(args) => agents::agents(args),
             Command::Usage(args) => usage::usage(args).await,
             Command::Llm(args) => llm::llm(args).await,
+            Command::Servers(args) => servers::servers(args).await,
         }
     });
     // The stdin reader blocks in a read that only ends when stdin does; dropping the

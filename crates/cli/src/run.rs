@@ -79,7 +79,7 @@ async fn start(args: RunArgs) -> Result<Started, Failure> {
     // The server and the model are settled before a new thread is stored: a run that
     // cannot start leaves no empty thread behind.
     // Flags first, then the thread's parameters (`cairn llm`), then their defaults.
-    let mut request = args.model_request()?;
+    let mut request = args.model_request(&runtime.servers().await?)?;
     runtime
         .apply_llm(&mut request, existing.as_ref().map(|t| t.id.as_str()))
         .await?;

@@ -1,5 +1,6 @@
 //! From flags to a model server: the runtime resolves it the way the desktop does.
 
+use cairn_protocol::desktop::SavedEndpoint;
 use cairn_runtime::{DefaultModel, Endpoint, ModelRequest, Sampling, ServerName};
 use cairn_secrets::Keychain;
 
@@ -22,7 +23,23 @@ impl ServerArgs {
 
     /// Where to connect, without its key: the server named, else the default address.
     pub fn endpoint(&self) -> Result<Endpoint, Failure> {
-        let mut endpoint = self.name().endpoint()?;
+        self.endpoint_among(&[])
+    }
+
+    /// Like [`ServerArgs::endpoint`], where `--provider` may also give the name of
+    /// one of the user's `named` servers (`cairn servers list`), before a preset's id.
+    pub fn endpoint_among(&self, named: &[SavedEndpoint]) -> Result<Endpoint, Failure> {
+        let chosen = self
+            .provider
+            .as_deref()
+            .and_then(|name| named.iter().find(|server| server.name == name));
+        let mut endpoint = match chosen {
+            Some(server) => Endpoint::new(
+                self.dialect.unwrap_or(server.dialect),
+                server.base_url.clone(),
+            ),
+            None => self.name().endpoint()?,
+        };
         endpoint.idle_timeout = self.idle_timeout.map(std::time::Duration::from_secs);
         endpoint.context_cap = self.context_cap;
         Ok(endpoint)
@@ -38,8 +55,9 @@ impl ServerArgs {
 
 impl RunArgs {
     /// What the flags say about the model; the thread and the server say the rest.
-    pub fn model_request(&self) -> Result<ModelRequest, Failure> {
-        let endpoint = self.server.endpoint()?;
+    /// `named` are the user's servers, which `--provider` may name.
+    pub fn model_request(&self, named: &[SavedEndpoint]) -> Result<ModelRequest, Failure> {
+        let endpoint = self.server.endpoint_among(named)?;
         Ok(ModelRequest {
             server: self.server.given().then(|| endpoint.clone()),
             model: self.model.clone(),

@@ -3,7 +3,7 @@
 //! costs.
 
 use cairn_protocol::describe::duration;
-use cairn_protocol::{CallTotals, ModelPrice, cost_of};
+use cairn_protocol::{CallTotals, ModelPrice, cost_of, split_by_server};
 use cairn_runtime::Runtime;
 use serde_json::json;
 
@@ -46,10 +46,34 @@ async fn act(args: UsageArgs) -> Result<(), Failure> {
     }
 }
 
-/// One line of the log's table: text columns to the left, figures to the right.
-fn row(cells: [&str; 7]) -> String {
-    let [call, model, prompt, output, time, cost, answer] = cells;
-    format!("{call:<8} {model:<24} {prompt:>8} {output:>8} {time:>8} {cost:>9}  {answer}")
+/// One line of the log's table: text columns to the left, figures to the right. The
+/// server column is there only when the calls went to more than one server.
+fn row(cells: [&str; 8], servers: bool) -> String {
+    let [call, model, server, prompt, output, time, cost, answer] = cells;
+    let server = if servers {
+        format!("{server:<12} ")
+    } else {
+        String::new()
+    };
+    format!("{call:<8} {model:<24} {server}{prompt:>8} {output:>8} {time:>8} {cost:>9}  {answer}")
+}
+
+/// One line of totals: what `totals` sum up, after `label`.
+fn totals_line(label: &str, totals: &CallTotals) -> String {
+    format!(
+        "{label}{} call{}: {} prompt + {} completion tokens{}, {:.1} s, cost {:.4}",
+        totals.llm_calls,
+        if totals.llm_calls == 1 { "" } else { "s" },
+        totals.prompt_tokens,
+        totals.completion_tokens,
+        if totals.estimated {
+            " (some estimated)"
+        } else {
+            ""
+        },
+        totals.latency_ms as f64 / 1000.0,
+        totals.cost
+    )
 }
 
 fn print_prices(prices: &[ModelPrice], json: bool) {
@@ -72,6 +96,7 @@ async fn list(runtime: &Runtime, thread: Option<&str>, as_json: bool) -> Result<
     let calls = runtime.usage_log(thread).await?;
     let prices = runtime.prices().await?;
     let totals = CallTotals::of(calls.iter().map(|logged| &logged.call), &prices);
+    let by_server = split_by_server(calls.iter().map(|logged| &logged.call), &prices);
     if as_json {
         let calls: Vec<_> = calls
             .iter()
@@ -84,6 +109,7 @@ async fn list(runtime: &Runtime, thread: Option<&str>, as_json: bool) -> Result<
         let out = json!({
             "calls": calls,
             "totals": totals,
+            "by_server": by_server,
         });
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(());
@@ -91,9 +117,12 @@ async fn list(runtime: &Runtime, thread: Option<&str>, as_json: bool) -> Result<
     if !calls.is_empty() {
         println!(
             "{}",
-            row([
-                "call", "model", "prompt", "output", "time", "cost", "answer"
-            ])
+            row(
+                [
+                    "call", "model", "server", "prompt", "output", "time", "cost", "answer"
+                ],
+                !by_server.is_empty()
+            )
         );
     }
     for logged in &calls {
@@ -107,29 +136,29 @@ async fn list(runtime: &Runtime, thread: Option<&str>, as_json: bool) -> Result<
             .unwrap_or_default();
         println!(
             "{}{failed}",
-            row([
-                &call.operation,
-                &call.model,
-                &format!("{mark}{}", call.prompt_tokens),
-                &format!("{mark}{}", call.completion_tokens),
-                &duration(call.latency_ms),
-                &format!("{:.4}", cost_of(call, &prices)),
-                logged.message_id.as_deref().unwrap_or(&logged.thread_id),
-            ])
+            row(
+                [
+                    &call.operation,
+                    &call.model,
+                    call.server.as_deref().unwrap_or("-"),
+                    &format!("{mark}{}", call.prompt_tokens),
+                    &format!("{mark}{}", call.completion_tokens),
+                    &duration(call.latency_ms),
+                    &format!("{:.4}", cost_of(call, &prices)),
+                    logged.message_id.as_deref().unwrap_or(&logged.thread_id),
+                ],
+                !by_server.is_empty()
+            )
         );
     }
-    println!(
-        "{} calls: {} prompt + {} completion tokens{}, {:.1} s, cost {:.4}",
-        totals.llm_calls,
-        totals.prompt_tokens,
-        totals.completion_tokens,
-        if totals.estimated {
-            " (some estimated)"
+    for server in &by_server {
+        let name = if server.server.is_empty() {
+            "(unnamed)"
         } else {
-            ""
-        },
-        totals.latency_ms as f64 / 1000.0,
-        totals.cost
-    );
+            &server.server
+        };
+        println!("{}", totals_line(&format!("on {name}: "), &server.totals));
+    }
+    println!("{}", totals_line("", &totals));
     Ok(())
 }

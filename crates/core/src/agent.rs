@@ -40,6 +40,9 @@ pub struct Agent {
     pub instructions: String,
     /// The model its calls use, instead of the thread's.
     pub model: Option<String>,
+    /// The named model server its calls go to, instead of the thread's (see
+    /// [`crate::servers`]).
+    pub server: Option<String>,
     pub temperature: Option<f64>,
     pub tools: Arc<dyn ToolSelection>,
     /// Whether `run_subtask` may start it.
@@ -77,6 +80,7 @@ impl fmt::Debug for Agent {
         f.debug_struct("Agent")
             .field("id", &self.id)
             .field("model", &self.model)
+            .field("server", &self.server)
             .field("runnable", &self.runnable)
             .field("hidden", &self.hidden)
             .field("role", &self.role)
@@ -96,6 +100,7 @@ impl Agent {
             description: String::new(),
             instructions: String::new(),
             model: None,
+            server: None,
             temperature: None,
             tools: Arc::new(AllTools),
             runnable: true,

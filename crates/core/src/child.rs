@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use cairn_protocol::ChatMessage;
+use cairn_protocol::{ChatMessage, Event, ServerState};
 use serde_json::Value;
 
 use crate::agent::Agent;
@@ -95,13 +95,22 @@ impl Turn {
         child: Child,
     ) -> Result<Success, CallFailure> {
         let agent = child.agent.unwrap_or_else(|| Arc::clone(&scope.agent));
-        // The child's profile picks its model; one that names none asks the thread's.
-        let (model, sampling) = if Arc::ptr_eq(&agent, &scope.agent) {
-            (scope.model.clone(), scope.sampling)
+        // The child's profile picks its model and server; one that names none asks the
+        // thread's.
+        let (model, sampling, server) = if Arc::ptr_eq(&agent, &scope.agent) {
+            (
+                scope.model.clone(),
+                scope.sampling,
+                Arc::clone(&scope.server),
+            )
         } else {
-            self.model_for(&agent)
+            let (model, sampling) = self.model_for(&agent);
+            let server = crate::turn::server_for(&agent, &self.home, self.servers.as_ref())
+                .await
+                .map_err(|why| format!("the subtask cannot run: {why}"))?;
+            (model, sampling, server)
         };
-        let callable = self.model.can_call_tools(&model);
+        let callable = server.client.can_call_tools(&model);
         let tools = match &child.tools {
             Some(names) => scope.tools.subset(names).map_err(|unknown| {
                 format!(
@@ -146,6 +155,7 @@ impl Turn {
                 title: Some(title.clone()),
                 agent,
                 model,
+                server,
                 sampling,
                 tools,
                 can_spawn,
@@ -169,6 +179,14 @@ impl Turn {
                 prompt::subtask(&ctx, &title, depth, &ending)
             },
         );
+        if !self.is_home(&child_scope.server) {
+            self.emitter.emit(Event::ServerState(ServerState {
+                parent_id: child_scope.parent_id.clone(),
+                depth,
+                server: child_scope.server.name.clone(),
+                waiting: false,
+            }));
+        }
         let history = vec![
             ChatMessage::system(system),
             ChatMessage::user(child.instructions),
@@ -200,6 +218,9 @@ impl Turn {
                 Err(format!("the subtask `{title}` kept repeating `{call}` and was stopped").into())
             }
             Err(LevelFailure::Stopped) => Err(CallFailure::Stopped),
+            Err(LevelFailure::Server(why)) => {
+                Err(format!("the subtask `{title}` could not finish: {why}").into())
+            }
         }
     }
 }

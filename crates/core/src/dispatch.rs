@@ -441,4 +441,21 @@ impl TurnServices for LevelServices<'_> {
     fn read_kept(&self, args: &ReadArgs, room: usize) -> Result<String, String> {
         self.turn.kept.read(args, room)
     }
+
+    async fn server_answers(&self, agent: &crate::agent::Agent) -> Result<(), String> {
+        if agent.server.is_none() {
+            return Ok(());
+        }
+        let turn = self.turn;
+        let server = crate::turn::server_for(agent, &turn.home, turn.servers.as_ref()).await?;
+        if turn.is_home(&server) {
+            return Ok(());
+        }
+        turn.servers.probe(&server).await.map_err(|why| {
+            format!(
+                "the agent `{}` runs on the server `{}`, which cannot be reached: {why}",
+                agent.id, server.name
+            )
+        })
+    }
 }

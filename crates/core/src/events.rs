@@ -39,6 +39,8 @@ pub struct TreeBuilder {
     open: HashMap<String, (usize, Instant)>,
     timeline: TimelineBuilder,
     plans: Vec<TreePlan>,
+    /// The server the root answered on, when not the thread's own.
+    server: Option<String>,
 }
 
 impl TreeBuilder {
@@ -51,6 +53,14 @@ impl TreeBuilder {
         self.timeline.observe(event);
         match event {
             Event::ToolCallUpdate(update) => self.call(update),
+            Event::ServerState(state) => match &state.parent_id {
+                None => self.server = Some(state.server.clone()),
+                Some(card) => {
+                    if let Some(node) = self.nodes.iter_mut().find(|node| &node.id == card) {
+                        node.server = Some(state.server.clone());
+                    }
+                }
+            },
             Event::PlanCreated(created) => self.plans.push(TreePlan {
                 created: created.clone(),
                 review: None,
@@ -122,9 +132,12 @@ impl TreeBuilder {
             node.result_preview = Some("did not finish".into());
             node.duration_ms = millis(started.elapsed());
         }
-        ExecutionTree::new(nodes)
-            .with_timeline(self.timeline.entries().to_vec())
-            .with_plans(self.plans.clone())
+        ExecutionTree {
+            server: self.server.clone(),
+            ..ExecutionTree::new(nodes)
+                .with_timeline(self.timeline.entries().to_vec())
+                .with_plans(self.plans.clone())
+        }
     }
 }
 
@@ -203,6 +216,7 @@ impl Emitter {
         if matches!(
             event,
             Event::ToolCallUpdate(_)
+                | Event::ServerState(_)
                 | Event::Chunk(_)
                 | Event::PlanCreated(_)
                 | Event::PlanReview(_)

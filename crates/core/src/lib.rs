@@ -36,6 +36,7 @@ mod repetition;
 mod results;
 mod round;
 pub mod rules;
+pub mod servers;
 mod session;
 pub mod shell;
 pub mod subtask;
@@ -55,6 +56,7 @@ pub use limits::{Limits, LimitsError};
 pub use port::PortError;
 pub use results::{MAX_KEPT_BYTES, READ_TOOL_RESULT};
 pub use rules::{Rule, RuleError, RuleList, RuleSet};
+pub use servers::{ModelServer, NoServers, ServerDirectory};
 pub use session::{
     Claim, CommitError, Handover, LiveTurn, NextTurn, NoPersistence, SessionError, Sessions,
     TurnPersistence,

@@ -13,9 +13,9 @@ use crate::model::{ModelClient, Sampling};
 use crate::workspace::Workspace;
 use cairn_protocol::{
     BudgetExceeded, ChatMessage, Cut, Done, ErrorEvent, ErrorKind, Event, ExecutionTree, ModelCall,
-    PermissionMode, PlanReady, TurnStatus, Usage,
+    PermissionMode, PlanReady, ServerState, TurnStatus, Usage,
 };
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, AgentSetup, AgentSwitch};
@@ -32,12 +32,15 @@ use crate::plan::{MemoryPlans, PlanBook, StoredPlan};
 use crate::prompt::{self, PromptContext};
 use crate::results::KeptResults;
 use crate::rules::RuleSet;
+use crate::servers::{ModelServer, NoServers, ServerDirectory};
 use crate::toolbelt::Toolbelt;
 
-/// The engine: a model and the limits every turn runs under.
+/// The engine: the thread's model server, the others a profile may name, and the
+/// limits every turn runs under.
 #[derive(Clone)]
 pub struct Engine {
-    model: Arc<dyn ModelClient>,
+    home: Arc<ModelServer>,
+    servers: Arc<dyn ServerDirectory>,
     limits: Limits,
 }
 
@@ -158,8 +161,28 @@ pub(crate) enum Stop {
 }
 
 impl Engine {
+    /// An engine on one server, named `default`, with no others to pick from: as
+    /// many requests in flight as the turn allows.
     pub fn new(model: Arc<dyn ModelClient>, limits: Limits) -> Self {
-        Self { model, limits }
+        Self {
+            home: Arc::new(ModelServer::new(
+                "default",
+                model,
+                limits.max_parallel_per_turn,
+            )),
+            servers: Arc::new(NoServers),
+            limits,
+        }
+    }
+
+    /// The engine with `home` as the thread's server and `servers` for the profiles
+    /// that name their own.
+    pub fn with_servers(self, home: Arc<ModelServer>, servers: Arc<dyn ServerDirectory>) -> Self {
+        Self {
+            home,
+            servers,
+            ..self
+        }
     }
 
     pub fn limits(&self) -> &Limits {
@@ -175,14 +198,33 @@ impl Engine {
         sink: Arc<dyn EventSink>,
     ) -> TurnOutcome {
         let model = request.model_for_root().0;
-        let window = tokio::select! {
-            biased;
-            () = control.cancel.cancelled() => None,
-            window = self.model.context_window(&model) => window,
+        let server = self.root_server(&request).await;
+        let window = match &server {
+            Ok(server) => tokio::select! {
+                biased;
+                () = control.cancel.cancelled() => None,
+                window = server.client.context_window(&model) => window,
+            },
+            Err(_) => None,
         };
         let fit = ContextFit::new(self.limits, window, request.sampling.max_tokens);
         let turn = Turn::new(self, &fit, &request, &control, sink);
-        let mut root = self.open_root(&fit, request);
+        let server = server.unwrap_or_else(|problem| {
+            turn.fail(ErrorEvent {
+                message: problem,
+                kind: ErrorKind::Config,
+            });
+            Arc::clone(&self.home)
+        });
+        if !turn.is_home(&server) {
+            turn.emitter.emit(Event::ServerState(ServerState {
+                parent_id: None,
+                depth: 0,
+                server: server.name.clone(),
+                waiting: false,
+            }));
+        }
+        let mut root = self.open_root(&fit, request, server);
         root.journal = control.journal.clone();
         if let Some(window) = fit.too_small() {
             turn.fail(too_small(window));
@@ -211,9 +253,12 @@ impl Engine {
     /// keeps a prompt's prefix at no cost; errors are the client's to log.
     pub async fn warm(&self, request: TurnRequest) {
         let model = request.model_for_root().0;
+        let Ok(server) = self.root_server(&request).await else {
+            return;
+        };
         // Asked first: what the server says of its window is what says it is local.
-        let window = self.model.context_window(&model).await;
-        if !self.model.keeps_prefix(&model) {
+        let window = server.client.context_window(&model).await;
+        if !server.client.keeps_prefix(&model) {
             return;
         }
         let fit = ContextFit::new(self.limits, window, request.sampling.max_tokens);
@@ -222,20 +267,26 @@ impl Engine {
         }
         let quiet: Arc<dyn EventSink> = Arc::new(|_: Event| {});
         let turn = Turn::new(self, &fit, &request, &TurnControl::default(), quiet);
-        let mut root = self.open_root(&fit, request);
+        let mut root = self.open_root(&fit, request, Arc::clone(&server));
         if let Some(first) = turn.first_request(&mut root) {
-            self.model.warm(first).await;
+            server.client.warm(first).await;
         }
+    }
+
+    /// The server the root runs on: its profile's where it names one, else the
+    /// thread's.
+    async fn root_server(&self, request: &TurnRequest) -> Result<Arc<ModelServer>, String> {
+        server_for(&request.agents.current, &self.home, self.servers.as_ref()).await
     }
 
     /// The root level of `request` as a turn opens it: its scope laid out for the
     /// window, its history the system prompt and then the thread's.
-    fn open_root(&self, fit: &ContextFit, request: TurnRequest) -> Level {
+    fn open_root(&self, fit: &ContextFit, request: TurnRequest, server: Arc<ModelServer>) -> Level {
         let agent = Arc::clone(&request.agents.current);
         let agent_is_router = agent.routes();
         let (model, sampling) = request.model_for_root();
-        tracing::info!(%model, agent = %agent.id, "{}", fit.describe());
-        let root = RootView::new(&request, self.limits, self.model.can_call_tools(&model));
+        tracing::info!(%model, agent = %agent.id, server = %server.name, "{}", fit.describe());
+        let root = RootView::new(&request, self.limits, server.client.can_call_tools(&model));
         let (scope, system) = Scope::lay_out(
             LevelPlan {
                 depth: 0,
@@ -243,6 +294,7 @@ impl Engine {
                 title: None,
                 agent,
                 model,
+                server,
                 sampling,
                 tools: root.tools.clone(),
                 can_spawn: root.can_spawn,
@@ -374,7 +426,9 @@ const MAX_COUNTED_PER_ESTIMATED: u64 = 3000;
 
 /// State shared by every level of one turn.
 pub(crate) struct Turn {
-    pub(crate) model: Arc<dyn ModelClient>,
+    /// The thread's server, and the ones profiles name.
+    pub(crate) home: Arc<ModelServer>,
+    pub(crate) servers: Arc<dyn ServerDirectory>,
     /// The thread's model and sampling, for a profile that names none of its own.
     thread_model: String,
     thread_sampling: Sampling,
@@ -426,7 +480,8 @@ impl Turn {
         sink: Arc<dyn EventSink>,
     ) -> Self {
         Self {
-            model: Arc::clone(&engine.model),
+            home: Arc::clone(&engine.home),
+            servers: Arc::clone(&engine.servers),
             thread_model: request.model.clone(),
             thread_sampling: request.sampling,
             limits: fit.limits,
@@ -505,6 +560,44 @@ impl Turn {
         self.cancel.is_cancelled()
     }
 
+    /// Whether `server` is the thread's own.
+    pub(crate) fn is_home(&self, server: &Arc<ModelServer>) -> bool {
+        Arc::ptr_eq(server, &self.home)
+    }
+
+    /// The slots one model request of the level `scope` holds: one of its server's
+    /// first (said on the wire while it waits), then one of the turn's. Waiting for
+    /// the server holds nothing of the turn's, so requests to other servers go on.
+    /// `None` when the turn stops first.
+    pub(crate) async fn model_slots(
+        &self,
+        scope: &Scope,
+    ) -> Option<(OwnedSemaphorePermit, SemaphorePermit<'_>)> {
+        let server = &scope.server;
+        let held = match server.try_slot() {
+            Some(permit) => permit,
+            None => {
+                let state = |waiting| {
+                    Event::ServerState(ServerState {
+                        parent_id: scope.parent_id.clone(),
+                        depth: scope.depth,
+                        server: server.name.clone(),
+                        waiting,
+                    })
+                };
+                self.emitter.emit(state(true));
+                let permit = tokio::select! {
+                    biased;
+                    () = self.cancel.cancelled() => None,
+                    permit = server.slot() => permit,
+                };
+                self.emitter.emit(state(false));
+                permit?
+            }
+        };
+        Some((held, self.slot().await?))
+    }
+
     /// A slot for one model request or tool execution, once one is free; none when
     /// the turn stops first.
     pub(crate) async fn slot(&self) -> Option<SemaphorePermit<'_>> {
@@ -576,6 +669,15 @@ impl Turn {
                 }),
                 None,
             ),
+            // Only a subtask's level ends so; the root's server failing fails the turn.
+            Err(LevelFailure::Server(message)) => (
+                TurnStatus::Failed,
+                Some(ErrorEvent {
+                    message,
+                    kind: ErrorKind::Provider,
+                }),
+                None,
+            ),
             Err(LevelFailure::Stopped) => match self.stop.get() {
                 Some(Stop::Budget(exceeded)) => (TurnStatus::BudgetExceeded, None, Some(*exceeded)),
                 Some(Stop::Failed(error)) => (TurnStatus::Failed, Some(error.clone()), None),
@@ -643,6 +745,24 @@ impl Turn {
             },
             cut,
         }
+    }
+}
+
+/// The server `agent`'s calls go to: the one it names, else the thread's (`home`).
+pub(crate) async fn server_for(
+    agent: &Agent,
+    home: &Arc<ModelServer>,
+    servers: &dyn ServerDirectory,
+) -> Result<Arc<ModelServer>, String> {
+    match agent.server.as_deref() {
+        None => Ok(Arc::clone(home)),
+        Some(name) if name == home.name => Ok(Arc::clone(home)),
+        Some(name) => servers.server(name).await.map_err(|why| {
+            format!(
+                "the agent `{}` runs on the server `{name}`: {why}",
+                agent.id
+            )
+        }),
     }
 }
 

@@ -10,6 +10,10 @@ pub struct ModelCall {
     /// reviewer. Calls stored before these were told apart say `chat` at the root.
     pub operation: String,
     pub model: String,
+    /// The model server that answered, by its name (`cairn servers list`); absent in
+    /// calls logged before servers were named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
     pub depth: u32,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
@@ -108,6 +112,44 @@ pub struct ThreadUsage {
     pub total: CallTotals,
     /// Tool calls over the whole thread.
     pub tool_calls: u64,
+    /// The totals split by model server, when more than one answered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_server: Vec<ServerTotals>,
+}
+
+/// The model calls one server answered, summed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerTotals {
+    /// Its name; empty for calls logged before servers were named.
+    pub server: String,
+    pub totals: CallTotals,
+}
+
+/// `calls` summed per server, in the order each server first answered; empty when
+/// one server (or none) answered them all, as there is nothing to split.
+pub fn split_by_server<'a>(
+    calls: impl IntoIterator<Item = &'a ModelCall>,
+    prices: &[ModelPrice],
+) -> Vec<ServerTotals> {
+    let mut split: Vec<ServerTotals> = Vec::new();
+    for call in calls {
+        let server = call.server.as_deref().unwrap_or_default();
+        let at = match split.iter().position(|kept| kept.server == server) {
+            Some(at) => at,
+            None => {
+                split.push(ServerTotals {
+                    server: server.to_owned(),
+                    totals: CallTotals::default(),
+                });
+                split.len() - 1
+            }
+        };
+        split[at].totals.add(call, prices);
+    }
+    if split.len() < 2 {
+        split.clear();
+    }
+    split
 }
 
 impl ThreadUsage {
@@ -136,6 +178,7 @@ mod tests {
         ModelCall {
             operation: "turn".into(),
             model: model.into(),
+            server: None,
             depth: 0,
             prompt_tokens: prompt,
             completion_tokens: completion,
@@ -163,5 +206,22 @@ mod tests {
         assert!(totals.estimated);
         // 1M prompt tokens at 2 plus 0.1M completion tokens at 10; the local model is free.
         assert!((totals.cost - 3.0).abs() < 1e-9, "{}", totals.cost);
+    }
+
+    #[test]
+    fn calls_split_by_server_only_when_more_than_one_answered() {
+        let on = |server: &str, prompt| ModelCall {
+            server: Some(server.into()),
+            ..call("m", prompt, 1, 10)
+        };
+        let one = [on("laptop", 5), on("laptop", 7)];
+        assert!(split_by_server(&one, &[]).is_empty());
+        let two = [on("laptop", 5), on("gpu", 100), on("laptop", 7)];
+        let split = split_by_server(&two, &[]);
+        let names: Vec<&str> = split.iter().map(|kept| kept.server.as_str()).collect();
+        assert_eq!(names, ["laptop", "gpu"]);
+        assert_eq!(split[0].totals.prompt_tokens, 12);
+        assert_eq!(split[0].totals.llm_calls, 2);
+        assert_eq!(split[1].totals.prompt_tokens, 100);
     }
 }

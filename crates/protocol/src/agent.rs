@@ -35,6 +35,9 @@ pub struct AgentInfo {
     pub hidden: bool,
     pub runnable: bool,
     pub model: Option<String>,
+    /// The named model server it runs on, when not the thread's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
     pub error: Option<String>,
     /// The file it came from; absent for built-ins.
     #[serde(default, skip_serializing_if = "Option::is_none")]

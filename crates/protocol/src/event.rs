@@ -22,6 +22,8 @@ pub enum Event {
     ToolApprovalRequest(ToolApprovalRequest),
     BudgetExceeded(BudgetExceeded),
     AgentState(AgentState),
+    /// Which model server a level runs on, and whether it waits for one of its slots.
+    ServerState(ServerState),
     /// A plan-mode turn finished: its answer is a plan the user can run.
     PlanReady(PlanReady),
     /// The router handed the thread to another profile; a new answer follows.
@@ -44,6 +46,7 @@ impl Event {
             Self::ToolApprovalRequest(_) => "tool_approval_request",
             Self::BudgetExceeded(_) => "budget_exceeded",
             Self::AgentState(_) => "agent_state",
+            Self::ServerState(_) => "server_state",
             Self::PlanReady(_) => "plan_ready",
             Self::AgentSwitched(_) => "agent_switched",
             Self::PlanCreated(_) => "plan_created",
@@ -265,6 +268,21 @@ pub enum AgentStateKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentState {
     pub state: AgentStateKind,
+}
+
+/// The model server a level runs on, when it is not the thread's own, and whether its
+/// next request waits because every slot of that server is taken (a GPU serves only
+/// a few requests at once). Sent when a level opens on another server and when its
+/// waiting starts and ends; `parent_id`/`depth` say which level, as on `chunk`. (An
+/// extension of the wire in docs/design.md.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerState {
+    pub parent_id: Option<String>,
+    pub depth: u32,
+    /// The server's name, as the user named it (`cairn servers list`).
+    pub server: String,
+    /// True while the level waits for a free slot on `server`.
+    pub waiting: bool,
 }
 
 /// Token and call counts for a turn (or, summed, a thread).

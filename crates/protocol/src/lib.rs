@@ -22,7 +22,8 @@ pub mod thread;
 pub mod tree;
 
 pub use accounting::{
-    AnswerUsage, CallTotals, LoggedCall, ModelCall, ModelPrice, ThreadUsage, cost_of,
+    AnswerUsage, CallTotals, LoggedCall, ModelCall, ModelPrice, ServerTotals, ThreadUsage, cost_of,
+    split_by_server,
 };
 pub use agent::{AgentInfo, AgentSource};
 pub use chat::{ChatMessage, Image, ToolCall, ToolSpec};
@@ -30,7 +31,7 @@ pub use client::{ApprovalResponse, ClientMessage};
 pub use dialect::Dialect;
 pub use event::{
     AgentState, AgentStateKind, AgentSwitched, ApprovalPreview, BudgetExceeded, BudgetReason,
-    Chunk, Cut, Done, ErrorEvent, ErrorKind, Event, PlanReady, RUN_SUBTASK, Reasoning,
+    Chunk, Cut, Done, ErrorEvent, ErrorKind, Event, PlanReady, RUN_SUBTASK, Reasoning, ServerState,
     ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TurnStatus, Usage,
 };
 pub use llm::{LLM_KEYS, LlmError, LlmParams, LlmSource, LlmView};

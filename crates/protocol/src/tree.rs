@@ -29,6 +29,10 @@ pub struct ExecutionTree {
     /// Why the answer was cut before the model finished it, if it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<crate::Cut>,
+    /// The model server the root answered on, when it was not the thread's own (a
+    /// hand-over to a profile on another machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
 }
 
 /// A plan as its answer keeps it: the `create_plan` card's checklist.
@@ -116,6 +120,7 @@ impl ExecutionTree {
             nodes,
             timeline: Vec::new(),
             plans: Vec::new(),
+            server: None,
             cut: None,
         }
     }
@@ -227,6 +232,10 @@ pub struct ExecutionTreeNode {
     /// whole is kept beside the answer, for a card's "Show all".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_bytes: Option<u64>,
+    /// For a subtask: the model server it ran on, when it was not the thread's own
+    /// or it waited for one of that server's slots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {

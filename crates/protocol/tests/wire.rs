@@ -208,6 +208,16 @@ fn budget_state_done_and_error() {
         }),
         json!({"type": "budget_exceeded", "reason": "llm_calls", "limit": 60, "observed": 61}),
     );
+    round_trip(
+        Event::ServerState(ServerState {
+            parent_id: Some("s1".into()),
+            depth: 1,
+            server: "gpu".into(),
+            waiting: true,
+        }),
+        json!({"type": "server_state", "parent_id": "s1", "depth": 1, "server": "gpu",
+               "waiting": true}),
+    );
     for (state, word) in [
         (AgentStateKind::Thinking, "thinking"),
         (AgentStateKind::Executing, "executing"),
@@ -351,6 +361,7 @@ fn execution_tree_version_one_round_trips() {
             subject: None,
             change: None,
             result_bytes: None,
+            server: Some("gpu".into()),
             id: "call_1".into(),
             parent_id: None,
             name: "run_subtask".into(),
@@ -367,6 +378,7 @@ fn execution_tree_version_one_round_trips() {
             subject: None,
             change: None,
             result_bytes: None,
+            server: None,
             id: "call_2".into(),
             parent_id: Some("call_1".into()),
             name: "read_file".into(),
@@ -382,6 +394,7 @@ fn execution_tree_version_one_round_trips() {
     ]);
     let encoded = serde_json::to_value(&tree).unwrap();
     assert_eq!(encoded["version"], 1);
+    assert_eq!(encoded["nodes"][0]["server"], "gpu");
     assert_eq!(
         encoded["nodes"][1],
         json!({"id": "call_2", "parent_id": "call_1", "name": "read_file", "duration_ms": 3})

@@ -8,6 +8,7 @@
 //! (A deterministic scripted model for tests lives in the testkit.)
 
 mod adapt;
+pub mod facts;
 pub mod http;
 mod images;
 pub mod ollama;
@@ -24,5 +25,6 @@ pub use cairn_core::model::{
     ChatRequest, ContextFuture, ContextWindow, FinishReason, ModelClient, ModelEvent, ModelStream,
     ProviderError, RequestOrigin, Sampling, TokenUsage, WarmFuture,
 };
+pub use facts::{ServerFacts, ServerKind};
 pub use server::{Detected, Dialect, Endpoint, PRESETS, Preset, Server, detect};
 pub use windows::Said;

@@ -212,6 +212,21 @@ impl Server {
         }
     }
 
+    /// What the server says of itself; an error when it does not answer.
+    pub async fn facts(&self) -> Result<crate::ServerFacts, ProviderError> {
+        match self {
+            Self::Ollama(client) => {
+                client.list_models().await?;
+                Ok(crate::ServerFacts {
+                    kind: crate::ServerKind::Ollama,
+                    slots: None,
+                    window: None,
+                })
+            }
+            Self::OpenAi(client) => client.facts().await,
+        }
+    }
+
     pub fn model_client(&self) -> Arc<dyn ModelClient> {
         match self {
             Self::Ollama(client) => Arc::new(client.clone()),

@@ -23,6 +23,9 @@ pub struct Said {
     /// Its chat template takes no tools: they are described in its prompt instead, and
     /// its calls read back from its text.
     pub tools_in_text: bool,
+    /// The requests the server serves at once, where it says (llama.cpp's
+    /// `total_slots`, in the same `/props` answer as its window).
+    pub slots: Option<u32>,
 }
 
 type Found = HashMap<(String, String), (Instant, Said)>;

@@ -70,6 +70,16 @@ pub enum RuntimeError {
     /// A restore that would overwrite a later change: nothing was changed.
     #[error("{0}")]
     RestoreRefused(String),
+    /// A server name no server has (a profile's `server:`, `cairn servers remove`).
+    #[error("there is no server named `{name}`: {}", known_servers(.known))]
+    UnknownServer { name: String, known: Vec<String> },
+}
+
+fn known_servers(known: &[String]) -> String {
+    format!(
+        "use one of {} (add one with `cairn servers add NAME URL` or in Settings)",
+        known.join(", ")
+    )
 }
 
 /// What a failure means for the person who met it.
@@ -111,6 +121,7 @@ impl RuntimeError {
             | Self::BadValue(_)
             | Self::NotAnExport(_)
             | Self::RestoreRefused(_)
+            | Self::UnknownServer { .. }
             | Self::Llm(_)
             | Self::Keychain(SecretError::Empty) => FailureKind::Invalid,
             Self::Keychain(_) => FailureKind::Keychain,

@@ -17,6 +17,7 @@ mod export;
 mod keys;
 mod llm;
 mod model;
+mod named;
 mod recorder;
 mod restore;
 mod servers;
@@ -46,6 +47,7 @@ pub use keys::{delete_api_key, has_api_key, set_api_key};
 pub use model::{
     DEFAULT_BASE_URL, DefaultModel, ModelChoice, ModelRequest, ServerName, api_key, resolve_model,
 };
+pub use named::{MAX_SLOTS, SERVERS_KEY, ServerReport, check_servers};
 pub use recorder::{Recorder, TEXT_FLUSH, commit_turn};
 pub use servers::{
     DETECT_TIMEOUT, detect_servers, list_models, list_models_said, models_said, pull_model,
@@ -99,6 +101,10 @@ pub struct Runtime {
     windows_trusted_for: std::sync::atomic::AtomicU64,
     /// The prompt a server is reading ahead of a question, if any.
     warm_ups: warmup::WarmUps,
+    /// Each model server's slots, shared by every turn.
+    slots: Arc<named::SlotTable>,
+    /// The keychain, for the keys of the servers profiles name.
+    secrets: named::Secrets,
 }
 
 #[derive(Debug, Default)]
@@ -176,6 +182,8 @@ impl Runtime {
             agents_dir,
             windows_trusted_for: std::sync::atomic::AtomicU64::new(millis(windows::KEPT_FOR)),
             warm_ups: warmup::WarmUps::default(),
+            slots: Arc::default(),
+            secrets: named::Secrets::new(),
         })
     }
 
@@ -459,13 +467,15 @@ impl Runtime {
             .map(|root| Workspace::open(Path::new(root)))
             .transpose()
             .map_err(|err| RuntimeError::Workspace(err.to_string()))?;
+        let catalog = self.agents(workspace.as_ref().map(Workspace::root));
+        let (agent, routes) = self.thread_agent(&thread, &catalog).await?;
+        let client = self.remembered(choice.client.clone(), &choice.base_url);
+        let (home, servers) = self.engine_servers(&choice, client.clone(), &agent).await?;
         self.store
             .set_model(thread_id, &choice.dialect, &choice.base_url, &choice.model)
             .await?;
         let instructions = workspace.as_ref().and_then(project_instructions);
         let tools = self.thread_toolbelt(thread_id, workspace.is_some())?;
-        let catalog = self.agents(workspace.as_ref().map(Workspace::root));
-        let (agent, routes) = self.thread_agent(&thread, &catalog).await?;
         let rules = Arc::new(rule_set(&self.store).await?);
         let (history, start) = match opening {
             Opening::Ask { prompt, shown } => {
@@ -514,8 +524,7 @@ impl Runtime {
             })),
             load_tools,
         };
-        let client = self.remembered(choice.client, &choice.base_url);
-        let engine = Engine::new(client, self.limits);
+        let engine = Engine::new(client, self.limits).with_servers(home, servers);
         let handover: Option<Arc<dyn Handover>> = routes.then(|| {
             Arc::new(agents::Handing::new(
                 self.store.clone(),

@@ -73,6 +73,18 @@ impl Runtime {
             return Err(RuntimeError::EmptyPrompt);
         }
         let checked = self.check_thread_options(options, existing.as_ref())?;
+        let agent = match &checked.agent {
+            Some(agent) => Arc::clone(agent),
+            None => {
+                let folder = checked
+                    .workspace
+                    .clone()
+                    .or_else(|| existing.as_ref()?.workspace.as_ref().map(PathBuf::from));
+                self.agents(folder.as_deref())
+                    .choose(&self.agent_id(existing.as_ref()).await?)?
+            }
+        };
+        self.check_agent_server(&agent).await?;
         let mut thread = match existing {
             Some(thread) => thread,
             None => {

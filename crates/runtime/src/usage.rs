@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use cairn_protocol::{AnswerUsage, CallTotals, ModelPrice, ThreadUsage};
+use cairn_protocol::{AnswerUsage, CallTotals, ModelPrice, ThreadUsage, split_by_server};
 
 use crate::{Runtime, RuntimeError};
 
@@ -38,6 +38,7 @@ impl Runtime {
             .collect::<Vec<_>>();
         Ok(ThreadUsage {
             total: CallTotals::of(calls.iter().map(|logged| &logged.call), &prices),
+            by_server: split_by_server(calls.iter().map(|logged| &logged.call), &prices),
             tool_calls: answers.iter().map(|answer| answer.tool_calls).sum(),
             answers,
         })

@@ -65,6 +65,7 @@ impl RememberedWindows {
                 .window
                 .map(|(tokens, source)| ContextWindow::new(tokens, source)),
             tools_in_text: known.tools_in_text,
+            slots: None,
         };
         // The client reads it too (Ollama sends the window back as num_ctx; a template
         // without tools gets them in its prompt).

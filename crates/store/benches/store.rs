@@ -117,6 +117,7 @@ fn answer(n: usize, nodes: usize) -> Answer {
         calls: vec![ModelCall {
             operation: "chat".into(),
             model: "qwen3:8b".into(),
+            server: Some("ollama".into()),
             depth: 0,
             prompt_tokens: 1200,
             completion_tokens: 300,

@@ -20,14 +20,15 @@ impl Store {
         update_assistant(self, &mut tx, thread_id, message_id, snapshot).await?;
         for call in calls {
             sqlx::query(
-                "INSERT INTO model_calls (thread_id, message_id, operation, model, depth, prompt_tokens, \
-                 completion_tokens, estimated, latency_ms, first_token_ms, error, created_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO model_calls (thread_id, message_id, operation, model, server, depth, \
+                 prompt_tokens, completion_tokens, estimated, latency_ms, first_token_ms, error, \
+                 created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             )
             .bind(thread_id)
             .bind(message_id)
             .bind(&call.operation)
             .bind(&call.model)
+            .bind(&call.server)
             .bind(i64::from(call.depth))
             .bind(saturate(call.prompt_tokens))
             .bind(saturate(call.completion_tokens))
@@ -113,7 +114,7 @@ impl Store {
         thread_id: Option<&str>,
     ) -> Result<Vec<cairn_protocol::LoggedCall>, StoreError> {
         let rows: Vec<CallRow> = sqlx::query_as(
-            "SELECT thread_id, message_id, operation, model, depth, prompt_tokens, \
+            "SELECT thread_id, message_id, operation, model, server, depth, prompt_tokens, \
              completion_tokens, estimated, latency_ms, first_token_ms, error, created_at \
              FROM model_calls WHERE ?1 IS NULL OR thread_id = ?1 ORDER BY id",
         )
@@ -183,6 +184,7 @@ struct CallRow {
     message_id: Option<String>,
     operation: String,
     model: String,
+    server: Option<String>,
     depth: i64,
     prompt_tokens: i64,
     completion_tokens: i64,
@@ -202,6 +204,7 @@ impl CallRow {
             call: cairn_protocol::ModelCall {
                 operation: self.operation,
                 model: self.model,
+                server: self.server,
                 depth: u32::try_from(self.depth).unwrap_or(0),
                 prompt_tokens: count(self.prompt_tokens),
                 completion_tokens: count(self.completion_tokens),

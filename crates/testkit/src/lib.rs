@@ -6,6 +6,7 @@
 //! benchmarks of the engine.
 
 mod fixtures;
+pub mod machines;
 pub mod mcp;
 pub mod ndjson;
 mod scripted;

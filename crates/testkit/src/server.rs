@@ -143,6 +143,35 @@ struct Script {
     upstream: Option<String>,
     received: Vec<Recorded>,
     opened: std::collections::HashSet<String>,
+    /// Per route: the requests being answered now, and the most there ever were.
+    in_flight: HashMap<String, (usize, usize)>,
+}
+
+/// Counts a request as being answered until dropped (however its reply ends).
+struct Answering {
+    shared: Arc<Shared>,
+    route: String,
+}
+
+impl Answering {
+    fn start(shared: &Arc<Shared>, route: &str) -> Self {
+        let mut script = shared.lock();
+        let (now, peak) = script.in_flight.entry(route.to_owned()).or_default();
+        *now += 1;
+        *peak = (*peak).max(*now);
+        Self {
+            shared: Arc::clone(shared),
+            route: route.to_owned(),
+        }
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        if let Some((now, _)) = self.shared.lock().in_flight.get_mut(&self.route) {
+            *now = now.saturating_sub(1);
+        }
+    }
 }
 
 /// The script and the bell rung when a gate opens.
@@ -261,6 +290,15 @@ impl FakeServer {
             .collect()
     }
 
+    /// The most requests to `route` ever answered at once: what a model server with
+    /// that many slots would have had to take.
+    pub fn peak_in_flight(&self, route: &str) -> usize {
+        self.lock()
+            .in_flight
+            .get(route)
+            .map_or(0, |(_, peak)| *peak)
+    }
+
     /// Lets every reply waiting at the gate `name` go on (now or when it gets there).
     pub fn open_gate(&self, name: &str) {
         self.lock().opened.insert(name.to_owned());
@@ -296,6 +334,7 @@ async fn serve(mut socket: TcpStream, shared: Arc<Shared>) {
         return;
     };
     let route = format!("{} {}", request.method, request.path);
+    let _answering = Answering::start(&shared, &route);
     let (reply, responder, upstream) = {
         let mut script = shared.lock();
         script.received.push(request.clone());

@@ -297,6 +297,10 @@ struct Head {
     subject: Option<String>,
     /// An MCP tool's server.
     server: Option<String>,
+    /// A subtask's model server, when not the thread's, and whether it waits for one
+    /// of its slots.
+    machine: Option<String>,
+    slot_wait: bool,
     state: CardState,
     /// The call's own time, and the time it waited for the user.
     time: Option<u64>,
@@ -334,6 +338,8 @@ impl Head {
             label,
             subject,
             server,
+            machine: card.server.clone(),
+            slot_wait: card.waiting_for_slot && card.state == CardState::Running,
             state: card.state,
             time: card.own_time_ms(),
             waited: card.waited_ms,
@@ -501,6 +507,11 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
                     <span class="card-label">{head.label}</span>
                     {head.subject.map(|subject| view! { <span class="card-subject">{subject}</span> })}
                     {head.server.map(|server| view! { <span class="card-tool" title="MCP server">{server}</span> })}
+                    {head.machine.map(|machine| if head.slot_wait {
+                        view! { <span class="card-machine waiting">{format!("waiting for a free slot on {machine}")}</span> }.into_any()
+                    } else {
+                        view! { <span class="card-machine" title="The model server it runs on">{format!("on {machine}")}</span> }.into_any()
+                    })}
                     <span class="card-depth" data-depth=head.depth></span>
                     {(head.waited > 0).then(|| view! {
                         <span class="card-waited" title="Waiting for your answer">{format!("waited {}", format::duration(head.waited))}</span>
@@ -734,7 +745,9 @@ fn preview_view(preview: ApprovalPreview) -> AnyView {
 /// notice, an error with Retry, or a plan to run.
 #[derive(Debug, Clone, PartialEq)]
 struct Ending {
-    chip: Option<&'static str>,
+    chip: Option<String>,
+    /// The model server the answer came from, when not the thread's own.
+    server: Option<String>,
     finished: Option<TurnStatus>,
     budget: Option<String>,
     /// The answer was cut before the model finished it: what the user is told.
@@ -754,14 +767,18 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
         turn.with(|view| Ending {
             // While the answer streams, the text is the sign of life.
             chip: if view.finished.is_none() && !view.writing {
-                Some(
-                    view.state
+                Some(match &view.waiting_for_slot {
+                    Some(server) => format!("Waiting for a free slot on {server}…"),
+                    None => view
+                        .state
                         .and_then(format::state_chip)
-                        .unwrap_or("Thinking…"),
-                )
+                        .unwrap_or("Thinking…")
+                        .to_owned(),
+                })
             } else {
                 None
             },
+            server: view.server.clone(),
             finished: view.finished,
             budget: view.budget.as_ref().map(format::budget),
             cut: view.cut.map(Cut::said),
@@ -785,6 +802,9 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
         });
         view! {
             {ending.chip.map(|chip| view! { <div class="chip" role="status"><span class="spinner"></span>{chip}</div> })}
+            {ending.server.filter(|_| ending.finished.is_some()).map(|server| view! {
+                <div class="answer-server muted">{format!("Answered on {server}")}</div>
+            })}
             {ending.budget.map(|text| view! { <div class="notice budget">{text}</div> })}
             {ending.cut.map(|text| view! { <div class="notice cut" role="status">{text}</div> })}
             {(ending.finished == Some(TurnStatus::Cancelled)).then(|| view! { <div class="notice muted">"Stopped."</div> })}

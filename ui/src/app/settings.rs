@@ -2,7 +2,9 @@
 //! models' prices, the desktop behaviour, the permission rules and MCP servers.
 
 use cairn_protocol::desktop::commands::*;
-use cairn_protocol::desktop::{McpServerInfo, RuleInfo, SavedEndpoint, ServerCheck, Settings};
+use cairn_protocol::desktop::{
+    McpServerInfo, RuleInfo, SavedEndpoint, ServerCheck, ServerView, Settings,
+};
 use cairn_protocol::{Dialect, RuleList};
 use leptos::prelude::*;
 
@@ -429,10 +431,27 @@ fn ApiKey(base_url: Signal<String>) -> impl IntoView {
     }
 }
 
-/// Servers the user added by hand, to switch between.
+/// Servers the user named, to switch between and for agent profiles to pick
+/// (`server: NAME`), each with what it says of itself.
 #[component]
 fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoView {
     let name = RwSignal::new(String::new());
+    // Asked once the list is shown: each server is a round trip, and a machine that
+    // is off takes a few seconds to say nothing.
+    let reports = RwSignal::new(Vec::<ServerView>::new());
+    leptos::task::spawn_local(async move {
+        if let Ok(found) = ipc::call(&ServerReports {}).await {
+            reports.set(found);
+        }
+    });
+    let said = move |name: &str| {
+        reports.with(|reports| {
+            reports
+                .iter()
+                .find(|report| report.server.name == name)
+                .map(server_facts)
+        })
+    };
     let add = move |_| {
         let label = name.get_untracked().trim().to_owned();
         if label.is_empty() {
@@ -444,6 +463,7 @@ fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoVie
                 name: label,
                 dialect: s.dialect,
                 base_url: s.base_url.clone(),
+                slots: None,
             });
         });
         name.set(String::new());
@@ -458,6 +478,10 @@ fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoVie
                         <li>
                             <span>{endpoint.name.clone()}</span>
                             <span class="muted">{endpoint.base_url.clone()}</span>
+                            <span class="server-facts muted">{
+                                let name = endpoint.name.clone();
+                                move || said(&name)
+                            }</span>
                             <button class="ghost" on:click=move |_| {
                                 draft.update(|s| { s.dialect = used.dialect; s.base_url = used.base_url.clone(); });
                                 on_use.run(());
@@ -473,6 +497,27 @@ fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoVie
                 <button on:click=add>"Keep"</button>
             </div>
         </div>
+    }
+}
+
+/// What a named server said of itself, in a few words: "llama.cpp server · 4 slots ·
+/// 8k window", or that it does not answer.
+fn server_facts(report: &ServerView) -> String {
+    let slots = if report.slots == 1 {
+        "1 slot".to_owned()
+    } else {
+        format!("{} slots", report.slots)
+    };
+    match (&report.kind, &report.error) {
+        (Some(kind), _) => {
+            let mut parts = vec![kind.clone(), slots];
+            if let Some(window) = report.window {
+                parts.push(format!("{} window", crate::format::context_size(window)));
+            }
+            parts.join(" · ")
+        }
+        (None, Some(_)) => format!("not answering · {slots}"),
+        (None, None) => slots,
     }
 }
 

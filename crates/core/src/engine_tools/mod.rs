@@ -79,6 +79,10 @@ pub(crate) trait TurnServices: Send + Sync {
     /// wins, and a later one gets back the profile the first one named.
     fn hand_over(&self, switch: AgentSwitch) -> Result<(), String>;
 
+    /// Whether the server `agent` runs on can be used now: a profile on another
+    /// machine is only handed the thread while that machine answers.
+    async fn server_answers(&self, agent: &crate::agent::Agent) -> Result<(), String>;
+
     /// A page of a result the turn cut, at most `room` bytes.
     fn read_kept(&self, args: &ReadArgs, room: usize) -> Result<String, String>;
 }

@@ -53,6 +53,9 @@ impl EngineTool for SwitchAgent {
     ) -> Result<Success, CallFailure> {
         let args: SwitchArgs = parse_args(call.args).map_err(|err| err.to_string())?;
         let switch = check(turn.agents(), args)?;
+        if let Some(agent) = turn.agents().find(&switch.to) {
+            turn.server_answers(agent).await?;
+        }
         let to = switch.to.clone();
         turn.hand_over(switch).map_err(|earlier| {
             format!("this turn already hands over to `{earlier}`; one hand-over per turn")

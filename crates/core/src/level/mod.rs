@@ -13,6 +13,7 @@ use crate::disclosure::{Disclosure, Offer, Offered};
 use crate::engine_tools::{At, Site, registry};
 use crate::events::Journal;
 use crate::repeats::Repeats;
+use crate::servers::ModelServer;
 use crate::subtask::Finish;
 use crate::toolbelt::Toolbelt;
 
@@ -26,8 +27,9 @@ pub(crate) struct LevelPlan {
     pub title: Option<String>,
     /// The profile the level runs as.
     pub agent: Arc<Agent>,
-    /// The model its calls ask for, and how they sample.
+    /// The model its calls ask for, where it runs, and how they sample.
     pub model: String,
+    pub server: Arc<ModelServer>,
     pub sampling: Sampling,
     /// Its tools, the profile's rules already applied.
     pub tools: Toolbelt,
@@ -51,6 +53,7 @@ pub(crate) struct Scope {
     pub title: Option<String>,
     pub agent: Arc<Agent>,
     pub model: String,
+    pub server: Arc<ModelServer>,
     pub sampling: Sampling,
     pub tools: Toolbelt,
     /// Whether `run_subtask` is offered here.
@@ -95,6 +98,7 @@ impl Scope {
             title,
             agent,
             model,
+            server,
             sampling,
             tools,
             can_spawn,
@@ -117,6 +121,7 @@ impl Scope {
             title,
             agent,
             model,
+            server,
             sampling,
             tools,
             can_spawn,
@@ -205,6 +210,9 @@ pub(crate) enum LevelFailure {
     Loop(String),
     /// The whole turn is stopping (user, budget, provider); the reason is on the turn.
     Stopped,
+    /// The server of a subtask on another machine failed: that subtask ends with
+    /// this reason, the turn goes on.
+    Server(String),
 }
 
 impl Level {

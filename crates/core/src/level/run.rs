@@ -223,10 +223,10 @@ impl Turn {
             let _thinking = self.emitter.activity(Activity::Thinking);
             // Held while the server answers. Without one the turn is stopping, and the
             // round ends at once as stopped.
-            let _slot = self.slot().await;
+            let _slots = self.model_slots(&level.scope).await;
             let mut reconnecting = None;
             round::collect(
-                self.model.stream_chat(request),
+                level.scope.server.client.stream_chat(request),
                 &self.cancel,
                 |proposed| self.ids.claim_call(proposed),
                 |seen| match seen {
@@ -277,6 +277,7 @@ impl Turn {
         prompt_estimate: u64,
     ) -> Result<Round, LevelFailure> {
         let usage = collected.usage(prompt_estimate);
+        let mut server_failure = None;
         if !usage.estimated {
             self.learn_count(&level.scope.model, prompt_estimate, usage.prompt_tokens);
         }
@@ -288,8 +289,14 @@ impl Turn {
             Ending::Failed(err) => {
                 // The `error` event tells the user; the log only adds detail.
                 tracing::debug!(error = %err, depth, "model call failed");
+                let server = &level.scope.server;
                 // A profile's own model is not the one the user picked: say whose it is.
-                let message = if self.is_thread_model(&level.scope.model) {
+                let message = if !self.is_home(server) {
+                    format!(
+                        "the agent `{}` runs on the server `{}`, which failed: {err}",
+                        level.scope.agent.id, server.name
+                    )
+                } else if self.is_thread_model(&level.scope.model) {
                     err.to_string()
                 } else {
                     format!(
@@ -297,16 +304,23 @@ impl Turn {
                         level.scope.agent.id, level.scope.model
                     )
                 };
-                self.fail(ErrorEvent {
-                    message: message.clone(),
-                    kind: ErrorKind::Provider,
-                });
+                // A subtask on another machine fails alone: the rest of the turn does
+                // not depend on that machine.
+                if depth == 0 || self.is_home(server) {
+                    self.fail(ErrorEvent {
+                        message: message.clone(),
+                        kind: ErrorKind::Provider,
+                    });
+                } else {
+                    server_failure = Some(message.clone());
+                }
                 Some(message)
             }
         };
         self.record_call(ModelCall {
             operation: level.scope.operation.to_owned(),
             model: level.scope.model.clone(),
+            server: Some(level.scope.server.name.clone()),
             depth,
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
@@ -334,7 +348,7 @@ impl Turn {
         if !round.text.is_empty() || !round.reasoning.is_empty() {
             level.push(assistant(round.text, round.reasoning, Vec::new()));
         }
-        Err(LevelFailure::Stopped)
+        Err(server_failure.map_or(LevelFailure::Stopped, LevelFailure::Server))
     }
 }
 

@@ -9,6 +9,7 @@ mod hardening;
 mod parallel;
 mod permissions;
 mod plans;
+mod servers;
 mod sessions;
 mod subtasks;
 mod support;

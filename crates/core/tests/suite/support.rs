@@ -40,6 +40,9 @@ pub struct Harness {
     pub rules: cairn_core::RuleSet,
     pub agents: cairn_core::AgentSetup,
     pub plans: Option<Arc<dyn cairn_core::plan::PlanBook>>,
+    /// The thread's server (named `home`, with as many slots as the turn allows) and
+    /// the named ones profiles pick, when a test gives some.
+    pub servers: Option<Arc<dyn cairn_core::ServerDirectory>>,
 }
 
 pub struct Run {
@@ -67,7 +70,14 @@ impl Harness {
             rules: cairn_core::RuleSet::new(),
             agents: cairn_core::AgentSetup::default(),
             plans: None,
+            servers: None,
         }
+    }
+
+    /// Profiles that name a server find it in `servers`.
+    pub fn servers(mut self, servers: Arc<dyn cairn_core::ServerDirectory>) -> Self {
+        self.servers = Some(servers);
+        self
     }
 
     /// Keeps the thread's plans in `plans`, across the turns run with it.
@@ -152,7 +162,12 @@ impl Harness {
             .client
             .clone()
             .unwrap_or_else(|| Arc::new(self.model.clone()));
-        let engine = Engine::new(client, self.limits);
+        let mut engine = Engine::new(Arc::clone(&client), self.limits);
+        if let Some(servers) = &self.servers {
+            let home =
+                cairn_core::ModelServer::new("home", client, self.limits.max_parallel_per_turn);
+            engine = engine.with_servers(Arc::new(home), Arc::clone(servers));
+        }
         let (tx, live) = mpsc::unbounded_channel();
         let recorder = Recorder {
             events: Arc::default(),

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ContextInfo, DetectedServer, ExportFormat, LlmView, McpServerInfo, NewThreadOptions,
-    PendingApproval, PullStep, RuleInfo, Sent, ServerCheck, Settings, SettingsSaved, ShellEvent,
-    Startup, ThreadDetail, ToolInfo,
+    PendingApproval, PullStep, RuleInfo, Sent, ServerCheck, ServerView, Settings, SettingsSaved,
+    ShellEvent, Startup, ThreadDetail, ToolInfo,
 };
 use crate::accounting::{ModelPrice, ThreadUsage};
 use crate::agent::AgentInfo;
@@ -107,6 +107,8 @@ commands! {
     CheckWorkspace = "check_workspace" { folder: String } -> String;
     SetWorkspace = "set_workspace" { thread_id: String, folder: Option<String> } -> ThreadInfo;
     GetSettings = "get_settings" {} -> Settings;
+    /// The named servers, each asked what it is (its kind, slots and window).
+    ServerReports = "server_reports" {} -> Vec<ServerView>;
     SaveSettings = "save_settings" { settings: Settings } -> SettingsSaved;
     SetZoom = "set_zoom" { percent: u16 } -> u16;
     OpenLink = "open_link" { url: String } -> ();

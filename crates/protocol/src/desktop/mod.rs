@@ -79,11 +79,31 @@ impl Default for Settings {
     }
 }
 
+/// A model server the user named (`cairn servers`, Settings): the thread's server is
+/// picked from these, and an agent profile names one with `server: NAME`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SavedEndpoint {
     pub name: String,
     pub dialect: Dialect,
     pub base_url: String,
+    /// The requests it is sent at once; unset, what the server says (llama.cpp's
+    /// slots), else a default for its kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots: Option<u32>,
+}
+
+/// A named server as Settings lists it, with what it said of itself when asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerView {
+    pub server: SavedEndpoint,
+    /// "llama.cpp server", "Ollama", …; `None` when it did not answer.
+    pub kind: Option<String>,
+    /// The requests it is sent at once, as things stand.
+    pub slots: u32,
+    /// Its context window, where one serves every request (llama.cpp).
+    pub window: Option<u32>,
+    /// Why it did not answer, if it did not.
+    pub error: Option<String>,
 }
 
 /// A known kind of server, for the settings and first-run screens.

@@ -208,6 +208,7 @@ impl OllamaClient {
             Said {
                 window,
                 tools_in_text: show.as_ref().and_then(takes_tools) == Some(false),
+                slots: None,
             }
         })
         .await

@@ -182,7 +182,26 @@ impl OpenAiClient {
         Said {
             window,
             tools_in_text: props.and_then(context::template_takes_tools) == Some(false),
+            slots: props
+                .and_then(|props| crate::facts::read_openai(Some(props), None, false).slots),
         }
+    }
+
+    /// What the server says of itself (see [`crate::facts`]); an error when it does
+    /// not list its models.
+    pub async fn facts(&self) -> Result<crate::ServerFacts, ProviderError> {
+        let (listed, props, version, lm_studio) = futures_util::join!(
+            self.list_models(),
+            self.probe("/props"),
+            self.probe("/version"),
+            self.probe("/api/v0/models"),
+        );
+        listed?;
+        Ok(crate::facts::read_openai(
+            props.as_ref(),
+            version.as_ref(),
+            lm_studio.is_some(),
+        ))
     }
 
     /// One way of asking: the answer, or `None` when this server has no such route.

@@ -1,0 +1,103 @@
+//! The model servers a turn's levels run on: the thread's own ("home"), and the named
+//! ones a profile picks with `server:` in its front matter. Each server takes only so
+//! many requests at once (its slots): a level waits for one of its server's slots
+//! before it takes one of the turn's, so a subtask queued on a busy machine never
+//! holds up the work meant for another.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::model::ModelClient;
+
+/// One model server, connected, with its slots.
+pub struct ModelServer {
+    /// What the user calls it (`cairn servers list`); the usage log and the cards say it.
+    pub name: String,
+    pub client: Arc<dyn ModelClient>,
+    /// Shared by every turn that asks this server: the slots are the server's, not
+    /// a turn's.
+    slots: Arc<Semaphore>,
+    slot_count: usize,
+}
+
+impl fmt::Debug for ModelServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelServer")
+            .field("name", &self.name)
+            .field("slots", &self.slot_count)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ModelServer {
+    /// A server with `slots` requests at once, counted by this handle alone.
+    pub fn new(name: impl Into<String>, client: Arc<dyn ModelClient>, slots: usize) -> Self {
+        let slots = slots.max(1);
+        Self::sharing(name, client, Arc::new(Semaphore::new(slots)), slots)
+    }
+
+    /// A server whose `slots` (`count` of them) are shared with other handles on it:
+    /// a front end keeps one semaphore per server for all its turns.
+    pub fn sharing(
+        name: impl Into<String>,
+        client: Arc<dyn ModelClient>,
+        slots: Arc<Semaphore>,
+        count: usize,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            client,
+            slots,
+            slot_count: count,
+        }
+    }
+
+    /// How many requests it takes at once.
+    pub fn slot_count(&self) -> usize {
+        self.slot_count
+    }
+
+    /// A slot at once, if one is free.
+    pub(crate) fn try_slot(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.slots).try_acquire_owned().ok()
+    }
+
+    /// A slot, once one is free.
+    pub(crate) async fn slot(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.slots).acquire_owned().await.ok()
+    }
+}
+
+pub type ServerFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Arc<ModelServer>, String>> + Send + 'a>>;
+pub type ProbeFuture<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
+
+/// The servers the user named, for the profiles that pick one. Errors are sentences
+/// for the model and the user alike: which server, and why it cannot be used.
+pub trait ServerDirectory: Send + Sync {
+    /// The server called `name`, ready to be asked (nothing is sent yet).
+    fn server<'a>(&'a self, name: &'a str) -> ServerFuture<'a>;
+
+    /// Whether `server` answers now: a hand-over asks before it gives the thread to a
+    /// profile on another machine.
+    fn probe<'a>(&'a self, server: &'a ModelServer) -> ProbeFuture<'a> {
+        let _ = server;
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+/// The directory of a front end that names no servers: every name is unknown.
+#[derive(Debug, Default)]
+pub struct NoServers;
+
+impl ServerDirectory for NoServers {
+    fn server<'a>(&'a self, name: &'a str) -> ServerFuture<'a> {
+        Box::pin(std::future::ready(Err(format!(
+            "there is no server `{name}`: none are named here"
+        ))))
+    }
+}
