@@ -95,6 +95,8 @@ async fn subtask_cards_name_the_machine_they_run_on_and_wait_for_its_slot() {
         "llama.cpp server · 1 slot · 8k window",
     )
     .await;
+    app.screenshot("settings-servers").await;
+    crate::a11y::assert_accessible(&app, "Settings with a named server").await;
     app.quit().await;
 
     // After a restart the stored cards say the same.

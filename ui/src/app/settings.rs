@@ -469,7 +469,9 @@ fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoVie
         name.set(String::new());
     };
     view! {
-        <div class="saved-servers">
+        <div class="field saved-servers">
+            <span>"Named servers"</span>
+            <p class="hint muted">"An agent profile runs on one with "<code>"server: NAME"</code>"; "<code>"cairn servers"</code>" keeps the same list."</p>
             <ul>
                 {move || draft.with(|s| s.endpoints.clone()).into_iter().map(|endpoint| {
                     let used = endpoint.clone();
