@@ -320,6 +320,10 @@ pub struct PullArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct KeysArgs {
+    /// Where the named servers are kept (`--provider` may name one).
+    #[command(flatten)]
+    pub db: DbArgs,
+
     #[command(subcommand)]
     pub action: KeysAction,
 }

@@ -2,14 +2,15 @@
 
 use std::io::{IsTerminal, Read};
 
+use cairn_protocol::desktop::SavedEndpoint;
 use cairn_runtime::{Endpoint, delete_api_key, set_api_key};
 use cairn_secrets::Keychain;
 
 use crate::args::{KeysAction, KeysArgs, ServerArgs};
 use crate::exit::{Exit, Failure};
 
-pub fn keys(args: KeysArgs) -> Exit {
-    match run(args) {
+pub async fn keys(args: KeysArgs) -> Exit {
+    match run(args).await {
         Ok(message) => {
             println!("{message}");
             Exit::OK
@@ -18,12 +19,24 @@ pub fn keys(args: KeysArgs) -> Exit {
     }
 }
 
-fn run(args: KeysArgs) -> Result<String, Failure> {
+async fn run(args: KeysArgs) -> Result<String, Failure> {
     let (action, server) = match &args.action {
         KeysAction::Set(server) => ("set", server),
         KeysAction::Delete(server) => ("delete", server),
     };
-    let endpoint = endpoint_of(server)?;
+    // A name that is no preset may be one of the user's servers: only then is the
+    // database read.
+    let named = match server.provider.as_deref() {
+        Some(name)
+            if cairn_runtime::PRESETS
+                .iter()
+                .all(|preset| preset.id != name) =>
+        {
+            args.db.open().await?.servers().await?
+        }
+        _ => Vec::new(),
+    };
+    let endpoint = endpoint_of(server, &named)?;
     let base = &endpoint.base_url;
     let keychain = Keychain::new();
     if action == "delete" {
@@ -44,14 +57,15 @@ fn run(args: KeysArgs) -> Result<String, Failure> {
     Ok(format!("stored the API key for {base} in the OS keychain"))
 }
 
-/// The server named, its address as keys are kept under it.
-fn endpoint_of(server: &ServerArgs) -> Result<Endpoint, Failure> {
+/// The server named (a preset, one of the user's `named` servers, or an address), its
+/// address as keys are kept under it.
+fn endpoint_of(server: &ServerArgs, named: &[SavedEndpoint]) -> Result<Endpoint, Failure> {
     if !server.given() {
         return Err(Failure::Usage(
             "say which server the key is for, with --base-url or --provider".into(),
         ));
     }
-    let mut endpoint = server.endpoint()?;
+    let mut endpoint = server.endpoint_among(named)?;
     endpoint.base_url = endpoint
         .normalized_base()
         .map_err(cairn_runtime::RuntimeError::from)?;

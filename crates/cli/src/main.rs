@@ -52,7 +52,7 @@ fn real_main() -> Exit {
             Command::Run(args) => run::run(args).await,
             Command::Models(args) => models::models(args).await,
             Command::Pull(args) => models::pull(args).await,
-            Command::Keys(args) => keys::keys(args),
+            Command::Keys(args) => keys::keys(args).await,
             Command::Threads(args) => threads::threads(args).await,
             Command::Rules(args) => rules::rules(args).await,
             Command::Mcp(args) => mcp::mcp(args).await,

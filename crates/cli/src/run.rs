@@ -66,6 +66,8 @@ struct Started {
 async fn start(args: RunArgs) -> Result<Started, Failure> {
     let limits = Limits::from_env().map_err(|err| Failure::Usage(err.to_string()))?;
     let runtime = args.db.open_with(limits).await?;
+    // The keys of the servers agent profiles name come from the keychain too.
+    runtime.use_secrets(Arc::new(Keychain::new()));
     let prompt = args.prompt.join(" ");
     let existing = runtime.thread_if(args.thread.as_deref()).await?;
     let options = ThreadOptions {

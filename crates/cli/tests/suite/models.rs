@@ -201,4 +201,61 @@ async fn a_key_in_the_keychain_is_sent_as_a_bearer_token() {
     let out = output(cairn(&["keys", "delete", "--base-url", &url])).await;
     assert_eq!(out.code, 0);
     assert!(out.stdout.starts_with("deleted the API key"));
+
+    // A named server's key is set by its name, and an agent profile that runs there
+    // sends it: the thread's own server is another one, which gets none.
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let home = FakeServer::start().await;
+    server.push(CHAT, Reply::sse(sse::text(&["from the hosted one"])));
+    let added = output(cairn(&["servers", "--db", &db, "add", "hosted", &url])).await;
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    let mut set = cairn(&["keys", "--db", &db, "set", "--provider", "hosted"]);
+    set.stdin(Stdio::piped());
+    let mut child = set.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"sk-named\n").await.unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().await.unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let agents = tempfile::tempdir().unwrap();
+    cairn_testkit::machines::profile_on(agents.path(), "remote", "hosted");
+    let home_url = home.url();
+    let mut run = cairn(&[
+        "run",
+        "--db",
+        &db,
+        "--base-url",
+        &home_url,
+        "--model",
+        "m",
+        "--agent",
+        "remote",
+        "--json",
+        "hi",
+    ]);
+    run.env("CAIRN_AGENTS_DIR", agents.path());
+    let out = output(run).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let asked = server.requests_to(CHAT);
+    assert_eq!(
+        asked.last().unwrap().header("authorization"),
+        Some("Bearer sk-named")
+    );
+    assert!(home.requests_to(CHAT).is_empty());
+    let out = output(cairn(&[
+        "keys",
+        "--db",
+        &db,
+        "delete",
+        "--provider",
+        "hosted",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }
