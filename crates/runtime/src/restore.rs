@@ -24,13 +24,7 @@ impl Runtime {
     ) -> Result<RestorePlan, RuntimeError> {
         let answer_id = match answer {
             Some(answer) => {
-                let belongs = self
-                    .store
-                    .messages(thread_id)
-                    .await?
-                    .iter()
-                    .any(|message| message.id == answer);
-                if !belongs {
+                if !self.store.message_in_thread(thread_id, answer).await? {
                     return Err(RuntimeError::NothingToRestore(format!(
                         "this chat has no answer `{answer}`"
                     )));

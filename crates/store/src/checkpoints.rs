@@ -70,6 +70,22 @@ impl Store {
         .map_err(|err| self.err(err))
     }
 
+    /// Whether `message_id` is a message of the thread `thread_id`.
+    pub async fn message_in_thread(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+    ) -> Result<bool, StoreError> {
+        let found: Option<i64> =
+            sqlx::query_scalar("SELECT 1 FROM messages WHERE id = ? AND thread_id = ?")
+                .bind(message_id)
+                .bind(thread_id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(|err| self.err(err))?;
+        Ok(found.is_some())
+    }
+
     /// Marks the answer's files as put back: Restore is not offered for them again.
     pub async fn mark_restored(&self, message_id: &str) -> Result<(), StoreError> {
         let mut tx = self.write().await?;

@@ -756,4 +756,23 @@ async fn restore_shows_what_it_will_change_then_puts_an_answers_files_back() {
         "{}",
         again.stderr
     );
+    // An answer of another chat, or none at all, is not this chat's to restore.
+    let elsewhere = output(cairn(&[
+        "threads",
+        "restore",
+        &thread,
+        "--answer",
+        "not-an-answer",
+        "--db",
+        &db,
+    ]))
+    .await;
+    assert_ne!(elsewhere.code, 0);
+    assert!(
+        elsewhere
+            .stderr
+            .contains("this chat has no answer `not-an-answer`"),
+        "{}",
+        elsewhere.stderr
+    );
 }
