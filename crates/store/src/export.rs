@@ -181,6 +181,16 @@ pub fn markdown(export: &ThreadExport) -> String {
                 reasoning.trim()
             );
         }
+        // A question Cairn wrote for the user ("Run plan p1") reads as the window
+        // showed it; what the model read follows, folded.
+        if let Some(shown) = message.shown.as_deref() {
+            let _ = writeln!(
+                out,
+                "{shown}\n\n<details><summary>What the agent read</summary>\n\n{}\n\n</details>\n",
+                message.content.trim()
+            );
+            continue;
+        }
         answer_level(
             &mut out,
             message.execution_tree.as_ref(),

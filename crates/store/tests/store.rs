@@ -480,3 +480,26 @@ async fn a_thread_answered_by_a_running_process_is_marked_and_an_ended_ones_mark
     store.release_answering(&thread.id).await.unwrap();
     assert_eq!(sqlx_count(&store, "answering").await, 0);
 }
+
+#[tokio::test]
+async fn markdown_shows_a_question_cairn_wrote_as_the_window_did() {
+    let (_dir, store) = fresh().await;
+    let thread = store.create_thread(NewThread::default()).await.unwrap();
+    store
+        .begin_turn_shown(
+            &thread.id,
+            "Run plan p1 as it is: call create_plan with plan_id p1",
+            "Run plan p1",
+        )
+        .await
+        .unwrap();
+    let markdown = cairn_store::markdown(&store.export_json(&thread.id).await.unwrap());
+    assert!(markdown.contains("## You\n\nRun plan p1\n"), "{markdown}");
+    assert!(
+        markdown.contains(
+            "<details><summary>What the agent read</summary>\n\nRun plan p1 as it is: call \
+             create_plan with plan_id p1\n\n</details>"
+        ),
+        "{markdown}"
+    );
+}
