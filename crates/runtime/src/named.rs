@@ -87,53 +87,21 @@ impl SlotTable {
         facts
     }
 
-    /// `server` as a turn asks it, named `name`, with its slots: the user's `setting`,
-    /// else what the server said, else its kind's. `said` is what it already said;
-    /// asked when there is none only where `ask` (never before a thread's first
-    /// answer: the user would wait a round trip for it).
-    async fn connect(
+    /// The server at `base`, named `name`, asked through `client`, with `count` slots
+    /// shared with every other turn that asks it.
+    fn connect(
         &self,
         name: &str,
-        server: &Server,
-        slots: Slots,
+        base: &str,
+        count: u32,
         client: Arc<dyn cairn_core::model::ModelClient>,
     ) -> Arc<ModelServer> {
-        let base = server.server().to_owned();
-        let count = match slots {
-            Slots::Set(count) | Slots::Said(count) => count,
-            Slots::Ask => slots_said(self.facts(&base, server).await, server.dialect()),
-            Slots::Default => slots_said(None, server.dialect()),
-        };
         Arc::new(ModelServer::sharing(
             name,
             client,
-            self.semaphore(&base, count),
+            self.semaphore(base, count),
             count as usize,
         ))
-    }
-}
-
-/// Where a server's slots come from.
-#[derive(Debug, Clone, Copy)]
-enum Slots {
-    /// The user set them.
-    Set(u32),
-    /// The server said so already.
-    Said(u32),
-    /// Ask the server what it is.
-    Ask,
-    /// Its dialect's default, without asking.
-    Default,
-}
-
-impl Slots {
-    fn of(setting: Option<u32>, said: Option<u32>, ask: bool) -> Self {
-        match (setting, said) {
-            (Some(count), _) => Self::Set(count),
-            (None, Some(count)) => Self::Said(count),
-            (None, None) if ask => Self::Ask,
-            (None, None) => Self::Default,
-        }
     }
 }
 
@@ -271,9 +239,9 @@ impl Runtime {
             .dialect
             .parse()
             .map_err(|err: String| RuntimeError::BadValue(err))?;
-        let endpoint = Endpoint::new(dialect, &choice.base_url);
-        let server = Server::connect(&endpoint)?;
-        let base = server.server().to_owned();
+        // The address as clients name it, without building one: this runs before
+        // every turn.
+        let base = Endpoint::new(dialect, &choice.base_url).normalized_base()?;
         let same = |dialect: Dialect, url: &str| {
             Endpoint::new(dialect, url)
                 .normalized_base()
@@ -294,8 +262,11 @@ impl Runtime {
         // What the server said with its window (llama.cpp's slots come in the same
         // answer); nothing is asked here, before the thread's first answer.
         let said = cairn_providers::windows::said(&base, &choice.model).and_then(|said| said.slots);
-        let slots = Slots::of(entry.and_then(|entry| entry.slots), said, false);
-        Ok(self.slots.connect(&name, &server, slots, client).await)
+        let count = entry
+            .and_then(|entry| entry.slots)
+            .or(said)
+            .unwrap_or_else(|| slots_said(None, dialect));
+        Ok(self.slots.connect(&name, &base, count, client))
     }
 
     /// The thread's server and the directory of the named ones, for a turn whose
@@ -413,14 +384,16 @@ impl ServerDirectory for Directory {
         Box::pin(async move {
             let entry = self.entry(name)?;
             let server = self.server_at(entry)?;
-            let client = server.model_client();
+            let base = server.server().to_owned();
             // A subtask's server is asked what it is, once per process: the work sent
             // there is already under way, and its slots decide how much goes at once.
-            let slots = Slots::of(entry.slots, None, true);
+            let count = match entry.slots {
+                Some(count) => count,
+                None => slots_said(self.slots.facts(&base, &server).await, entry.dialect),
+            };
             Ok(self
                 .slots
-                .connect(&entry.name, &server, slots, client)
-                .await)
+                .connect(&entry.name, &base, count, server.model_client()))
         })
     }
 
