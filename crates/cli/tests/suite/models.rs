@@ -136,19 +136,10 @@ async fn without_a_keychain_a_key_is_refused_not_written_anywhere() {
     let mut command = cairn(&["keys", "set", "--base-url", "https://api.example.com/v1"]);
     command
         .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
-        .env("HOME", home.path())
-        .stdin(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"sk-should-not-land\n")
-        .await
-        .unwrap();
-    let out = child.wait_with_output().await.unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8(out.stderr).unwrap();
+        .env("HOME", home.path());
+    let out = pasting(command, "sk-should-not-land\n").await;
+    assert_eq!(out.code, 2);
+    let stderr = out.stderr;
     assert!(stderr.contains("no keychain is available"), "{stderr}");
     let written: Vec<_> = walk(home.path());
     assert!(written.is_empty(), "nothing may be written: {written:?}");
@@ -160,23 +151,12 @@ async fn a_key_in_the_keychain_is_sent_as_a_bearer_token() {
     let server = FakeServer::start().await;
     server.push(CHAT, Reply::sse(sse::text(&["hi"])));
     let url = format!("{}/v1", server.url());
-    let mut set = cairn(&["keys", "set", "--base-url", &url]);
-    set.stdin(Stdio::piped());
-    let mut child = set.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"sk-from-keychain\n")
-        .await
-        .unwrap();
-    let out = child.wait_with_output().await.unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = pasting(
+        cairn(&["keys", "set", "--base-url", &url]),
+        "sk-from-keychain\n",
+    )
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
 
     let out = output(cairn(&[
         "run",
@@ -210,19 +190,9 @@ async fn a_key_in_the_keychain_is_sent_as_a_bearer_token() {
     server.push(CHAT, Reply::sse(sse::text(&["from the hosted one"])));
     let added = output(cairn(&["servers", "--db", &db, "add", "hosted", &url])).await;
     assert_eq!(added.code, 0, "{}", added.stderr);
-    let mut set = cairn(&["keys", "--db", &db, "set", "--provider", "hosted"]);
-    set.stdin(Stdio::piped());
-    let mut child = set.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"sk-named\n").await.unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().await.unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let set = cairn(&["keys", "--db", &db, "set", "--provider", "hosted"]);
+    let out = pasting(set, "sk-named\n").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
     let agents = tempfile::tempdir().unwrap();
     cairn_testkit::machines::profile_on(agents.path(), "remote", "hosted");
     let home_url = home.url();
@@ -258,4 +228,19 @@ async fn a_key_in_the_keychain_is_sent_as_a_bearer_token() {
     ]))
     .await;
     assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+/// `command` run with `key` pasted on its stdin, as `cairn keys set` reads it.
+async fn pasting(mut command: Command, key: &str) -> Output {
+    command.stdin(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(key.as_bytes()).await.unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().await.unwrap();
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }
