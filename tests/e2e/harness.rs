@@ -533,6 +533,19 @@ impl App {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-screenshots");
         std::fs::create_dir_all(&dir).expect("the screenshot folder");
         let path = dir.join(format!("{name}.png"));
+        // What the DOM holds is painted at the next rendering update (cards far from
+        // the screen are laid out only once they come near it): capture after it, or
+        // a card just scrolled to is captured blank. A hidden window runs no frames,
+        // so a timer ends the wait there.
+        let _ = self
+            .driver
+            .execute_async(
+                "const done = arguments[arguments.length - 1]; \
+                 setTimeout(done, 500); \
+                 requestAnimationFrame(() => requestAnimationFrame(() => done()));",
+                Vec::new(),
+            )
+            .await;
         if let Err(err) = self.driver.screenshot(&path).await {
             eprintln!("no screenshot {name}: {err}");
         }
