@@ -533,6 +533,8 @@ impl App {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-screenshots");
         std::fs::create_dir_all(&dir).expect("the screenshot folder");
         let path = dir.join(format!("{name}.png"));
+        // A capture that fails must not leave an earlier run's picture to be judged.
+        let _ = std::fs::remove_file(&path);
         // What the DOM holds is painted at the next rendering update (cards far from
         // the screen are laid out only once they come near it): capture after it, or
         // a card just scrolled to is captured blank. A hidden window runs no frames,
@@ -546,9 +548,30 @@ impl App {
                 Vec::new(),
             )
             .await;
+        // WebKitWebDriver answers a screenshot after the page's next paint. Without
+        // compositing (how Cairn runs WebKit where there is no GPU, as here) a page
+        // where nothing changes never paints again, and the request hangs until the
+        // client gives up. A one-pixel dot that cannot be seen (0.1% ink) and flips
+        // its opacity every 16 ms keeps a paint coming while the capture runs.
+        let _ = self
+            .driver
+            .execute(
+                "const dot = document.createElement('div'); \
+                 dot.style.cssText = 'position: fixed; left: 0; top: 0; width: 1px; height: 1px; \
+                   background: rgb(0 0 0 / 0.1%); pointer-events: none;'; \
+                 document.body.append(dot); \
+                 const flip = setInterval(() => { dot.style.opacity = dot.style.opacity === '0.5' ? '1' : '0.5'; }, 16); \
+                 window.cairnStopPainting = () => { clearInterval(flip); dot.remove(); };",
+                Vec::new(),
+            )
+            .await;
         if let Err(err) = self.driver.screenshot(&path).await {
             eprintln!("no screenshot {name}: {err}");
         }
+        let _ = self
+            .driver
+            .execute("window.cairnStopPainting?.();", Vec::new())
+            .await;
         eprintln!("screenshot: {}", path.display());
         path
     }

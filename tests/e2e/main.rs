@@ -72,7 +72,7 @@ async fn a_message_gets_its_streamed_answer() {
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
-async fn the_page_runs_without_javascriptcores_optimizing_tiers() {
+async fn the_web_process_starts_with_cairns_webkit_settings() {
     let server = FakeServer::start().await;
     let home = Home::new();
     let app = App::launch(&home, &server.url()).await;
@@ -89,6 +89,29 @@ async fn the_page_runs_without_javascriptcores_optimizing_tiers() {
         assert!(
             vars.contains(&switch.as_bytes()),
             "the web process starts with {switch} (src-tauri/jit.rs)"
+        );
+    }
+    // Without a GPU the page is painted on the CPU, with no layers composited
+    // (src-tauri/rendering.rs); with one, WebKit chooses.
+    let has_gpu = std::fs::read_dir("/dev/dri").is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|entry| entry.file_name().to_string_lossy().starts_with("renderD"))
+    });
+    for switch in [
+        "WEBKIT_SKIA_ENABLE_CPU_RENDERING=1",
+        "WEBKIT_DISABLE_COMPOSITING_MODE=1",
+    ] {
+        let (name, _) = switch.split_once('=').unwrap();
+        if std::env::var_os(name).is_some() {
+            // Set for this run by whoever runs the tests: the app keeps their value.
+            continue;
+        }
+        assert_eq!(
+            vars.contains(&switch.as_bytes()),
+            !has_gpu,
+            "{switch} in the web process of a machine {} a GPU",
+            if has_gpu { "with" } else { "without" }
         );
     }
     app.quit().await;
@@ -1454,7 +1477,13 @@ async fn reopening_a_running_chat_shows_what_streamed_and_goes_on_live() {
     assert_eq!(shown.trim(), "part1 part2 part3 part4");
     // ...and the rest arrives live, exactly once.
     server.open_gate("reopened");
-    let done = text_of(&app.wait_for_text(".message.assistant .md", "part24").await).await;
+    // Read once finished: the answer being written is drawn by appending, and the
+    // finished one whole, in a new element; one held across that moment reads empty.
+    let done = text_of(
+        &app.wait_for_text(".message.assistant .turn.finished .md", "part24")
+            .await,
+    )
+    .await;
     assert_eq!(done.trim(), pieces.concat().trim());
     app.quit().await;
 }
@@ -2268,7 +2297,12 @@ async fn with_a_tray_closing_the_window_hides_it_and_the_reply_goes_on() {
     assert_eq!(harness::processes_running(&exe).len(), 1, "still running");
     server.open_gate("hidden");
     session::press_keys("ctrl+shift+space");
-    let done = text_of(&app.wait_for_text(".message.assistant .md", "part8").await).await;
+    // Read once finished (the element drawn while it streams is replaced at the end).
+    let done = text_of(
+        &app.wait_for_text(".message.assistant .turn.finished .md", "part8")
+            .await,
+    )
+    .await;
     assert!(done.starts_with("part1 part2"), "{done}");
     assert!(session::app_window_shown());
     app.quit().await;
