@@ -158,7 +158,7 @@ fn idle_memory(baseline: &Path, env: &[(&'static str, OsString)]) {
             )
             .collect()
     };
-    let gpu_path = with(&WEBKIT_DEFAULTS.map(|name| (name.to_owned(), "0".to_owned())));
+    let gpu_path = with(&[(CPU_RENDERING.to_owned(), "0".to_owned())]);
     let (mut shipped, mut empty_same, mut cairn_gpu, mut empty_gpu, mut empty_default) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut settings = Vec::new();
@@ -410,12 +410,8 @@ fn cpu_ms(pid: u32) -> f64 {
     ticks * 10.0
 }
 
-/// The switches Cairn sets where there is no GPU (src-tauri/rendering.rs), each of
-/// which `0` turns off: WebKit's own way, its GPU path, comes back.
-const WEBKIT_DEFAULTS: [&str; 2] = [
-    "WEBKIT_SKIA_ENABLE_CPU_RENDERING",
-    "WEBKIT_DISABLE_COMPOSITING_MODE",
-];
+/// WebKitGTK's switch to Skia's CPU rasterizer (see src-tauri/rendering.rs).
+const CPU_RENDERING: &str = "WEBKIT_SKIA_ENABLE_CPU_RENDERING";
 
 /// Where the settings the apps run with come from: only what the bench passes.
 fn without_inherited_settings(command: &mut Command) -> &mut Command {

@@ -549,9 +549,9 @@ impl App {
             )
             .await;
         // WebKitWebDriver answers a screenshot after the page's next paint. Without
-        // compositing (how Cairn runs WebKit where there is no GPU, as here) a page
-        // where nothing changes never paints again, and the request hangs until the
-        // client gives up. A one-pixel dot that cannot be seen (0.1% ink) and flips
+        // compositing (`WEBKIT_DISABLE_COMPOSITING_MODE=1`, which a user may set) a
+        // page where nothing changes never paints again, and the request hangs until
+        // the client gives up. A one-pixel dot that cannot be seen (0.1% ink) and flips
         // its opacity every 16 ms keeps a paint coming while the capture runs.
         let _ = self
             .driver
