@@ -13,7 +13,7 @@
 //! at idle and a long streamed answer at 1.6 s of CPU instead of about 6, but in that mode
 //! a web process once aborted in Skia ("SkRuntimeEffectPriv.h:204: fatal error",
 //! compiling a blur shader) as the page was drawn, a blank window for a user: one launch
-//! in about 170, against none in the thousands composited (README "Streaming").
+//! in about 220, against none in the thousands composited (README "Streaming").
 
 use std::path::Path;
 
