@@ -27,3 +27,4 @@ mod tray_host;
 mod window;
 
 pub use app::run;
+pub use rendering::machine_has_gpu;

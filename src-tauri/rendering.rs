@@ -28,12 +28,18 @@ const DRI: &str = "/dev/dri";
 /// which the web processes inherit.
 #[allow(unsafe_code)]
 pub fn prefer_cpu_without_gpu() {
-    if std::env::var_os(CPU_RENDERING).is_some() || has_render_node(Path::new(DRI)) {
+    if std::env::var_os(CPU_RENDERING).is_some() || machine_has_gpu() {
         return;
     }
     // SAFETY: called first thing in `main` (through `run`), while the process has one
     // thread; nothing reads the environment concurrently.
     unsafe { std::env::set_var(CPU_RENDERING, "1") };
+}
+
+/// Whether this machine has a GPU to render with, as the app decides it (the end-to-end
+/// test of the web process's settings asks the same question).
+pub fn machine_has_gpu() -> bool {
+    has_render_node(Path::new(DRI))
 }
 
 /// Whether `dri` lists a render node, the device a GPU renders through.

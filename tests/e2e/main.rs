@@ -93,11 +93,7 @@ async fn the_web_process_starts_with_cairns_webkit_settings() {
     }
     // Without a GPU the page is painted by Skia's CPU rasterizer (src-tauri/rendering.rs);
     // with one, WebKit chooses.
-    let has_gpu = std::fs::read_dir("/dev/dri").is_ok_and(|entries| {
-        entries
-            .flatten()
-            .any(|entry| entry.file_name().to_string_lossy().starts_with("renderD"))
-    });
+    let has_gpu = cairn_desktop::machine_has_gpu();
     let switch = "WEBKIT_SKIA_ENABLE_CPU_RENDERING=1";
     // Set for this run by whoever runs the tests, the app keeps their value.
     if std::env::var_os("WEBKIT_SKIA_ENABLE_CPU_RENDERING").is_none() {
