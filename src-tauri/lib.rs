@@ -27,4 +27,4 @@ mod tray_host;
 mod window;
 
 pub use app::run;
-pub use rendering::machine_has_gpu;
+pub use rendering::{WEBKIT_SWITCHES_WITHOUT_GPU, machine_has_gpu};

@@ -1,39 +1,66 @@
-//! How WebKit paints the page. With a GPU, WebKit's default (Skia on the GPU) is best.
-//! Without one, that GPU is Mesa's llvmpipe: every shader Skia needs is compiled by LLVM
-//! on the CPU, in the web process, and the pixels still come from the CPU. Skia's own
-//! CPU rasterizer does the same work without that layer: on this machine (no GPU) the
-//! first screen came 18% sooner, 500 tool cards drew 11% faster and the app idled
-//! 23 MiB smaller (README "Benchmarks → The desktop app").
+//! How WebKit paints the page. With a GPU, WebKit's defaults (Skia on the GPU, the
+//! page's layers composited there) are best. Without one, that GPU is Mesa's
+//! llvmpipe, and both jobs land on the CPU through a layer that costs more than the
+//! work: every shader Skia and the compositor need is compiled by LLVM in the web
+//! process, and each frame is composited over the whole window (about 30 ms of CPU a
+//! frame here). So on a machine with no render node Cairn asks WebKit for two things
+//! (README "Benchmarks → The desktop app" has the figures):
 //!
-//! `WEBKIT_SKIA_ENABLE_CPU_RENDERING` is WebKitGTK's switch (any value but `0` turns
-//! it on); a value the user set is kept, so `=0` brings the GPU path back.
+//! - Skia's own CPU rasterizer (`WEBKIT_SKIA_ENABLE_CPU_RENDERING`): the first screen
+//!   came 18% sooner, 500 tool cards drew 11% faster, the app idled 23 MiB smaller.
+//! - No compositing (`WEBKIT_DISABLE_COMPOSITING_MODE`): the page is painted where it
+//!   changed and handed to GTK, with no frame composited through llvmpipe. A long
+//!   streamed answer cost the web process about 6 s of CPU with compositing and 1.6 s
+//!   without, the finished page the same; the app idled 52 MiB smaller.
 //!
-//! Compositing stays on, though the layers are still composited through llvmpipe (about
-//! 30 ms of CPU a frame here). `WEBKIT_DISABLE_COMPOSITING_MODE=1` measured 52 MiB less
-//! at idle and a long streamed answer at 1.6 s of CPU instead of about 6, but in that mode
-//! a web process once aborted in Skia ("SkRuntimeEffectPriv.h:204: fatal error",
-//! compiling a blur shader) as the page was drawn, a blank window for a user: one launch
-//! in about 220, against none in the thousands composited (README "Streaming").
+//! Without compositing the page is painted on the web process's main thread. A blur
+//! makes Skia compile a shader there, and Skia reads a stray `errno` as a broken
+//! shader and aborts the page. On that thread `errno` can change under it, most
+//! likely through the signal JavaScriptCore's collector pauses the thread with. So
+//! the page draws nothing blurred (`--shadow` in `ui/styles.css`), and every
+//! end-to-end test fails if the page's main thread compiles a shader
+//! (`tests/e2e/sksl_spy.c`).
+//!
+//! A value the user set is kept, so `WEBKIT_SKIA_ENABLE_CPU_RENDERING=0` or
+//! `WEBKIT_DISABLE_COMPOSITING_MODE=0` brings WebKit's own choice back.
 
+use std::ffi::OsString;
 use std::path::Path;
 
-/// WebKitGTK reads it when each web process starts.
-const CPU_RENDERING: &str = "WEBKIT_SKIA_ENABLE_CPU_RENDERING";
+/// The switches WebKitGTK reads when each web process starts, and the value that
+/// turns each on, for a machine without a GPU.
+pub const WEBKIT_SWITCHES_WITHOUT_GPU: [(&str, &str); 2] = [
+    ("WEBKIT_SKIA_ENABLE_CPU_RENDERING", "1"),
+    ("WEBKIT_DISABLE_COMPOSITING_MODE", "1"),
+];
 
 /// Where the kernel lists GPUs' render nodes (`renderD128`, …).
 const DRI: &str = "/dev/dri";
 
-/// Asks WebKit for CPU rendering when this machine has no GPU and the user did not
-/// choose. Must run before any thread starts: it changes the process environment,
+/// Sets WebKit up for the CPU when this machine has no GPU, leaving alone what the user
+/// chose. Must run before any thread starts: it changes the process environment,
 /// which the web processes inherit.
 #[allow(unsafe_code)]
 pub fn prefer_cpu_without_gpu() {
-    if std::env::var_os(CPU_RENDERING).is_some() || machine_has_gpu() {
-        return;
+    for (name, value) in switches(machine_has_gpu(), |name| std::env::var_os(name)) {
+        // SAFETY: called first thing in `main` (through `run`), while the process has
+        // one thread; nothing reads the environment concurrently.
+        unsafe { std::env::set_var(name, value) };
     }
-    // SAFETY: called first thing in `main` (through `run`), while the process has one
-    // thread; nothing reads the environment concurrently.
-    unsafe { std::env::set_var(CPU_RENDERING, "1") };
+}
+
+/// The switches to set, given whether there is a GPU and how to read a variable.
+fn switches(
+    has_gpu: bool,
+    read: impl Fn(&str) -> Option<OsString>,
+) -> Vec<(&'static str, &'static str)> {
+    if has_gpu {
+        return Vec::new();
+    }
+    WEBKIT_SWITCHES_WITHOUT_GPU
+        .into_iter()
+        .filter(|(name, _)| read(name).is_none())
+        .collect()
 }
 
 /// Whether this machine has a GPU to render with, as the app decides it (the end-to-end
@@ -71,5 +98,21 @@ mod tests {
     fn no_dri_folder_means_no_gpu() {
         let dri = tempfile::tempdir().unwrap();
         assert!(!has_render_node(&dri.path().join("dri")));
+    }
+
+    #[test]
+    fn without_a_gpu_both_switches_are_set_unless_the_user_chose() {
+        assert_eq!(switches(false, |_| None), WEBKIT_SWITCHES_WITHOUT_GPU);
+        let composites =
+            |name: &str| (name == "WEBKIT_DISABLE_COMPOSITING_MODE").then(|| OsString::from("0"));
+        assert_eq!(
+            switches(false, composites),
+            [("WEBKIT_SKIA_ENABLE_CPU_RENDERING", "1")]
+        );
+    }
+
+    #[test]
+    fn with_a_gpu_webkit_keeps_its_own_choice() {
+        assert!(switches(true, |_| None).is_empty());
     }
 }

@@ -70,6 +70,12 @@ impl Home {
             .collect()
     }
 
+    /// Where the shader spy writes what the page's main thread compiled
+    /// (`tests/e2e/sksl_spy.c`).
+    fn shader_log(&self) -> PathBuf {
+        self.dir.path().join("sksl-spy.log")
+    }
+
     /// A folder for a chat's workspace.
     pub fn workspace(&self) -> PathBuf {
         let path = self.dir.path().join("project");
@@ -89,6 +95,7 @@ enum Opens {
 pub struct App {
     pub driver: WebDriver,
     tauri_driver: Driver,
+    shader_log: PathBuf,
 }
 
 /// tauri-driver (and with it WebKitWebDriver), stopped however the test ends.
@@ -221,6 +228,8 @@ impl App {
                     .filter(|(name, _)| opens == Opens::Chat || *name != "CAIRN_MODEL"),
             )
             .envs(env.iter().copied())
+            .env("LD_PRELOAD", shader_spy())
+            .env("CAIRN_SKSL_SPY_LOG", home.shader_log())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
@@ -238,6 +247,7 @@ impl App {
         let app = Self {
             driver,
             tauri_driver,
+            shader_log: home.shader_log(),
         };
         // The session starts before the wasm app mounts.
         app.wait_for(match opens {
@@ -271,10 +281,29 @@ impl App {
         }
     }
 
+    /// What the page's main thread has compiled since the last call, emptied: the
+    /// integers Skia parsed there, one a line (`tests/e2e/sksl_spy.c`).
+    pub fn take_shader_log(&self) -> String {
+        take_file(&self.shader_log)
+    }
+
     pub async fn quit(self) {
         let _ = self.driver.clone().quit().await;
-        drop(self.tauri_driver);
+        let Self {
+            tauri_driver,
+            shader_log,
+            ..
+        } = self;
+        drop(tauri_driver);
         kill_strays();
+        let compiled = take_file(&shader_log);
+        assert!(
+            compiled.is_empty(),
+            "the page's main thread compiled a Skia shader (integers parsed: {}): something \
+             on the page is drawn blurred, and without a GPU that can abort the page \
+             (src-tauri/rendering.rs)",
+            compiled.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
     }
 
     /// The first element matching `css`, once there is one.
@@ -627,6 +656,32 @@ async fn wait_for_port(port: u16) {
 
 /// An app left from a test that failed (it hides to the tray rather than close)
 /// would answer the next launch as the single instance.
+/// What `path` holds (nothing if it is absent), removing it.
+fn take_file(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let _ = std::fs::remove_file(path);
+    text
+}
+
+/// The shader spy (`tests/e2e/sksl_spy.c`), built once per test run with the C
+/// compiler Rust's linker already needs.
+fn shader_spy() -> &'static Path {
+    static SPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    SPY.get_or_init(|| {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/sksl_spy.c");
+        let built = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sksl-spy.so");
+        let status = Command::new("cc")
+            .args(["-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o"])
+            .arg(&built)
+            .arg(&source)
+            .arg("-ldl")
+            .status()
+            .expect("a C compiler (cc) for the shader spy");
+        assert!(status.success(), "the shader spy builds: {status}");
+        built
+    })
+}
+
 fn kill_strays() {
     let app = Path::new(APP)
         .canonicalize()

@@ -91,12 +91,15 @@ async fn the_web_process_starts_with_cairns_webkit_settings() {
             "the web process starts with {switch} (src-tauri/jit.rs)"
         );
     }
-    // Without a GPU the page is painted by Skia's CPU rasterizer (src-tauri/rendering.rs);
-    // with one, WebKit chooses.
+    // Without a GPU the page is painted by Skia's CPU rasterizer, with no compositing
+    // (src-tauri/rendering.rs); with one, WebKit chooses.
     let has_gpu = cairn_desktop::machine_has_gpu();
-    let switch = "WEBKIT_SKIA_ENABLE_CPU_RENDERING=1";
-    // Set for this run by whoever runs the tests, the app keeps their value.
-    if std::env::var_os("WEBKIT_SKIA_ENABLE_CPU_RENDERING").is_none() {
+    for (name, value) in cairn_desktop::WEBKIT_SWITCHES_WITHOUT_GPU {
+        // Set for this run by whoever runs the tests, the app keeps their value.
+        if std::env::var_os(name).is_some() {
+            continue;
+        }
+        let switch = format!("{name}={value}");
         assert_eq!(
             vars.contains(&switch.as_bytes()),
             !has_gpu,
@@ -104,6 +107,44 @@ async fn the_web_process_starts_with_cairns_webkit_settings() {
             if has_gpu { "with" } else { "without" }
         );
     }
+    app.quit().await;
+}
+
+/// Every test ends by checking that the page's main thread compiled no shader (a blur
+/// there can abort the page: src-tauri/rendering.rs). That check can fail: a shadow
+/// with a small blur, the kind Skia draws with a shader it compiles, is seen.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_blurred_shadow_on_the_page_is_caught_by_the_shader_check() {
+    let composited = cairn_desktop::machine_has_gpu()
+        || std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_some_and(|value| value == "0");
+    if composited {
+        eprintln!("skipped: with compositing the page's layers are painted off its main thread");
+        return;
+    }
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    let app = App::launch(&home, &server.url()).await;
+    app.wait_for(".composer-input").await;
+    assert_eq!(
+        app.take_shader_log(),
+        "",
+        "the page as it ships draws nothing blurred"
+    );
+    app.js(
+        "document.querySelector('.composer-input').style.boxShadow = '0 1px 2px rgb(0 0 0 / 30%)';",
+    )
+    .await;
+    let start = std::time::Instant::now();
+    let mut compiled = String::new();
+    while compiled.is_empty() && start.elapsed() < harness::PATIENCE {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        compiled = app.take_shader_log();
+    }
+    assert!(
+        !compiled.is_empty(),
+        "a blurred shadow made Skia compile a shader on the page's main thread"
+    );
     app.quit().await;
 }
 
