@@ -12,10 +12,11 @@
 //! - idle memory: the PSS of the app and its WebKit processes, 10 s after launch,
 //!   against the same figure for an empty Tauri + Leptos window
 //!   (`bench/empty-window`, path in `CAIRN_BASELINE_APP`) set up the way Cairn sets
-//!   up WebKit on this machine; both on WebKit's GPU path as well, and the empty
-//!   window as WebKit sets it up.
+//!   up WebKit on this machine; both on WebKit's GPU path, composited, as well, and
+//!   the empty window as WebKit sets it up.
 //!
-//! `CAIRN_BENCH=memory` or `CAIRN_BENCH=stream` measures that figure alone.
+//! `CAIRN_BENCH=memory`, `=stream` or `=timings` (cold start and the 500 cards)
+//! measures that alone.
 
 #![allow(
     clippy::unwrap_used,
@@ -57,11 +58,12 @@ async fn main() {
     let size = std::fs::metadata(APP).expect("the release binary").len();
     println!("release binary: {:.1} MB ({size} bytes)", size as f64 / 1e6);
 
-    // `CAIRN_BENCH=memory` or `=stream` measures that alone: a change that moves one
-    // figure is checked in a fraction of the time.
+    // `CAIRN_BENCH=memory`, `=stream` or `=timings` measures that alone: a change
+    // that moves one figure is checked in a fraction of the time.
     match std::env::var("CAIRN_BENCH").as_deref() {
         Ok("memory") => {}
         Ok("stream") => return streaming(&home, &server).await,
+        Ok("timings") => return timings(&home, &server).await,
         _ => {
             timings(&home, &server).await;
             streaming(&home, &server).await;
@@ -158,7 +160,12 @@ fn idle_memory(baseline: &Path, env: &[(&'static str, OsString)]) {
             )
             .collect()
     };
-    let gpu_path = with(&[(CPU_RENDERING.to_owned(), "0".to_owned())]);
+    // WebKit's own choice: each switch Cairn sets without a GPU, set to 0.
+    let webkits_own: Vec<(String, String)> = cairn_desktop::WEBKIT_SWITCHES_WITHOUT_GPU
+        .iter()
+        .map(|(name, _)| ((*name).to_owned(), "0".to_owned()))
+        .collect();
+    let gpu_path = with(&webkits_own);
     let (mut shipped, mut empty_same, mut cairn_gpu, mut empty_gpu, mut empty_default) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut settings = Vec::new();
@@ -191,8 +198,8 @@ fn idle_memory(baseline: &Path, env: &[(&'static str, OsString)]) {
         shipped / empty_same
     );
     println!(
-        "idle PSS, both on WebKit's GPU path: Cairn {cairn_gpu:.0} MiB, empty window \
-         {empty_gpu:.0} MiB, ratio {:.2}×",
+        "idle PSS, both on WebKit's GPU path, composited: Cairn {cairn_gpu:.0} MiB, empty \
+         window {empty_gpu:.0} MiB, ratio {:.2}×",
         cairn_gpu / empty_gpu
     );
     println!(
@@ -409,9 +416,6 @@ fn cpu_ms(pid: u32) -> f64 {
         .sum();
     ticks * 10.0
 }
-
-/// WebKitGTK's switch to Skia's CPU rasterizer (see src-tauri/rendering.rs).
-const CPU_RENDERING: &str = "WEBKIT_SKIA_ENABLE_CPU_RENDERING";
 
 /// Where the settings the apps run with come from: only what the bench passes.
 fn without_inherited_settings(command: &mut Command) -> &mut Command {
