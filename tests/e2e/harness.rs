@@ -654,8 +654,6 @@ async fn wait_for_port(port: u16) {
     panic!("tauri-driver did not listen on {port}");
 }
 
-/// An app left from a test that failed (it hides to the tray rather than close)
-/// would answer the next launch as the single instance.
 /// What `path` holds (nothing if it is absent), removing it.
 fn take_file(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -682,6 +680,8 @@ fn shader_spy() -> &'static Path {
     })
 }
 
+/// An app left from a test that failed (it hides to the tray rather than close)
+/// would answer the next launch as the single instance.
 fn kill_strays() {
     let app = Path::new(APP)
         .canonicalize()

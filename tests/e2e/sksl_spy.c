@@ -5,9 +5,10 @@
  *
  * Why: without compositing (src-tauri/rendering.rs) the page is painted on that
  * thread, and Skia treats a non-zero errno after strtoull as a broken shader and
- * aborts the page. errno can change there under it (JavaScriptCore's collector pauses
- * the thread with a signal), so the page must never make Skia compile a shader on that
- * thread: a blurred box-shadow is what did. The harness fails a test whose page did.
+ * aborts the page. errno can change there under it (most likely through the signal
+ * JavaScriptCore's collector pauses the thread with), so the page must never make Skia
+ * compile a shader on that thread: a box-shadow with a small blur is what did. The
+ * harness fails a test whose page did.
  *
  * CAIRN_SKSL_SPY_CLOBBER=TEXT (or `*` for every integer) sets errno after WebKit
  * parses TEXT on that thread, as a signal arriving right then would: with a blurred
