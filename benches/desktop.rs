@@ -461,11 +461,10 @@ fn idle_pss(program: &Path, env: &[(OsString, OsString)]) -> Idle {
 
 /// The WebKit and JSC settings in process `pid`'s environment, by name.
 fn web_settings(pid: u32) -> Vec<(String, String)> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-    let mut settings: Vec<(String, String)> = environ
-        .split(|byte| *byte == 0)
+    let mut settings: Vec<(String, String)> = harness::environ_of(pid)
+        .into_iter()
         .filter_map(|var| {
-            let (name, value) = std::str::from_utf8(var).ok()?.split_once('=')?;
+            let (name, value) = var.split_once('=')?;
             (name.starts_with("WEBKIT_") || name.starts_with("JSC_"))
                 .then(|| (name.to_owned(), value.to_owned()))
         })

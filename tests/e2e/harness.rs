@@ -146,6 +146,17 @@ pub fn tree_of(pid: u32) -> Vec<u32> {
     tree
 }
 
+/// The environment process `pid` started with, one `NAME=value` a line (empty if it
+/// is gone).
+pub fn environ_of(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .unwrap_or_default()
+        .split(|byte| *byte == 0)
+        .filter(|var| !var.is_empty())
+        .map(|var| String::from_utf8_lossy(var).into_owned())
+        .collect()
+}
+
 /// The WebKit web process under the app `pid`, the one that runs its page.
 pub fn web_process_of(pid: u32) -> Option<u32> {
     tree_of(pid).into_iter().find(|pid| {
@@ -279,6 +290,20 @@ impl App {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// The environment the app's web process started with, one `NAME=value` a line.
+    pub fn web_process_environ(&self) -> Vec<String> {
+        let exe = Path::new(APP)
+            .canonicalize()
+            .unwrap_or_else(|_| PathBuf::from(APP));
+        let apps = processes_running(&exe);
+        let [app_pid] = apps.as_slice() else {
+            panic!("one app runs: {apps:?}");
+        };
+        let web =
+            web_process_of(app_pid.parse().expect("a process id")).expect("the app's web process");
+        environ_of(web)
     }
 
     /// What the page's main thread has compiled since the last call, emptied: the
@@ -578,8 +603,8 @@ impl App {
             )
             .await;
         // WebKitWebDriver answers a screenshot after the page's next paint. Without
-        // compositing (`WEBKIT_DISABLE_COMPOSITING_MODE=1`, which a user may set) a
-        // page where nothing changes never paints again, and the request hangs until
+        // compositing (the app's choice without a GPU: src-tauri/rendering.rs) a page
+        // where nothing changes never paints again, and the request hangs until
         // the client gives up. A one-pixel dot that cannot be seen (0.1% ink) and flips
         // its opacity every 16 ms keeps a paint coming while the capture runs.
         let _ = self

@@ -77,17 +77,10 @@ async fn the_web_process_starts_with_cairns_webkit_settings() {
     let home = Home::new();
     let app = App::launch(&home, &server.url()).await;
     app.wait_for(".composer-input").await;
-    let exe = std::path::Path::new(harness::APP).canonicalize().unwrap();
-    let apps = harness::processes_running(&exe);
-    let [app_pid] = apps.as_slice() else {
-        panic!("one app runs: {apps:?}");
-    };
-    let web = harness::web_process_of(app_pid.parse().unwrap()).expect("the app's web process");
-    let environ = std::fs::read(format!("/proc/{web}/environ")).unwrap();
-    let vars: Vec<&[u8]> = environ.split(|byte| *byte == 0).collect();
+    let vars = app.web_process_environ();
     for switch in ["JSC_useDFGJIT=0", "JSC_useOMGJIT=0"] {
         assert!(
-            vars.contains(&switch.as_bytes()),
+            vars.iter().any(|var| var == switch),
             "the web process starts with {switch} (src-tauri/jit.rs)"
         );
     }
@@ -101,7 +94,7 @@ async fn the_web_process_starts_with_cairns_webkit_settings() {
         }
         let switch = format!("{name}={value}");
         assert_eq!(
-            vars.contains(&switch.as_bytes()),
+            vars.contains(&switch),
             !has_gpu,
             "{switch} in the web process of a machine {} a GPU",
             if has_gpu { "with" } else { "without" }
@@ -116,16 +109,21 @@ async fn the_web_process_starts_with_cairns_webkit_settings() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_blurred_shadow_on_the_page_is_caught_by_the_shader_check() {
-    let composited = cairn_desktop::machine_has_gpu()
-        || std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_some_and(|value| value == "0");
-    if composited {
-        eprintln!("skipped: with compositing the page's layers are painted off its main thread");
-        return;
-    }
     let server = FakeServer::start().await;
     let home = Home::new();
     let app = App::launch(&home, &server.url()).await;
     app.wait_for(".composer-input").await;
+    // Whether the page is composited is the web process's to say (with a GPU, or a
+    // user's own setting, it is).
+    let composited = !app
+        .web_process_environ()
+        .iter()
+        .any(|var| var == "WEBKIT_DISABLE_COMPOSITING_MODE=1");
+    if composited {
+        eprintln!("skipped: with compositing the page's layers are painted off its main thread");
+        app.quit().await;
+        return;
+    }
     assert_eq!(
         app.take_shader_log(),
         "",
