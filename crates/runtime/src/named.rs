@@ -15,7 +15,7 @@ use cairn_protocol::Dialect;
 use cairn_protocol::desktop::SavedEndpoint;
 use cairn_providers::{Endpoint, PRESETS, Server, ServerFacts, ServerKind};
 use cairn_secrets::SecretStore;
-use tokio::sync::Semaphore;
+use tokio::sync::{OnceCell, Semaphore};
 
 use crate::{Runtime, RuntimeError};
 
@@ -44,7 +44,10 @@ pub struct ServerReport {
 #[derive(Debug, Default)]
 pub(crate) struct SlotTable {
     semaphores: Mutex<HashMap<String, (u32, Arc<Semaphore>)>>,
-    facts: Mutex<HashMap<String, Option<ServerFacts>>>,
+    /// One cell per server, so that subtasks starting together share one question:
+    /// two asking apart could hear different answers (one timing out) and count the
+    /// same server's slots on two semaphores.
+    facts: Mutex<HashMap<String, Arc<OnceCell<Option<ServerFacts>>>>>,
 }
 
 impl SlotTable {
@@ -65,26 +68,24 @@ impl SlotTable {
         }
     }
 
-    /// What the server at `base` says of itself, asked the first time only.
+    /// What the server at `base` says of itself, asked the first time only; callers
+    /// arriving while it is being asked wait for that answer.
     async fn facts(&self, base: &str, server: &Server) -> Option<ServerFacts> {
-        let known = self
-            .facts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(base)
-            .copied();
-        if let Some(facts) = known {
-            return facts;
-        }
-        let facts = tokio::time::timeout(FACTS_TIMEOUT, server.facts())
+        let cell = Arc::clone(
+            self.facts
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(base.to_owned())
+                .or_default(),
+        );
+        *cell
+            .get_or_init(|| async {
+                tokio::time::timeout(FACTS_TIMEOUT, server.facts())
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+            })
             .await
-            .ok()
-            .and_then(Result::ok);
-        self.facts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(base.to_owned(), facts);
-        facts
     }
 
     /// The server at `base`, named `name`, asked through `client`, with `count` slots
@@ -481,6 +482,36 @@ mod tests {
             &table.semaphore("http://gpu:8000", 3),
             &table.semaphore("http://cpu:8000", 3)
         ));
+    }
+
+    #[tokio::test]
+    async fn servers_asked_together_are_asked_once() {
+        let slow = cairn_testkit::machines::llama_box(1, Duration::ZERO, "unused").await;
+        // Slow to say it, so the four questions overlap.
+        slow.fallback(
+            "GET /props",
+            cairn_testkit::Reply::json(
+                200,
+                r#"{"total_slots": 1, "default_generation_settings": {"n_ctx": 8192}}"#,
+            )
+            .head_delay(Duration::from_millis(100)),
+        );
+        let server = Server::connect(&Endpoint::new(Dialect::Openai, slow.url())).unwrap();
+        let table = SlotTable::default();
+        let base = server.server().to_owned();
+        let said =
+            futures_util::future::join_all((0..4).map(|_| table.facts(&base, &server))).await;
+        assert!(
+            said.iter()
+                .all(|facts| facts.and_then(|f| f.slots) == Some(1))
+        );
+        assert_eq!(slow.requests_to("GET /props").len(), 1);
+        table.facts(&base, &server).await;
+        assert_eq!(
+            slow.requests_to("GET /props").len(),
+            1,
+            "kept for the process"
+        );
     }
 
     #[test]

@@ -148,6 +148,12 @@ struct Script {
 }
 
 /// Counts a request as being answered until dropped (however its reply ends).
+///
+/// A real server frees a request's slot when the model stops generating, which is
+/// before the reply's last bytes go out: a client that reads them may send its next
+/// request at once. So a scripted reply stops counting when its last bytes start to
+/// be written (see `write_reply`), not when the connection is done; counting to the
+/// end would see a well-behaved client's next request overlap the tail of this one.
 struct Answering {
     shared: Arc<Shared>,
     route: String,
@@ -334,7 +340,7 @@ async fn serve(mut socket: TcpStream, shared: Arc<Shared>) {
         return;
     };
     let route = format!("{} {}", request.method, request.path);
-    let _answering = Answering::start(&shared, &route);
+    let mut answering = Some(Answering::start(&shared, &route));
     let (reply, responder, upstream) = {
         let mut script = shared.lock();
         script.received.push(request.clone());
@@ -361,7 +367,7 @@ async fn serve(mut socket: TcpStream, shared: Arc<Shared>) {
         )
     });
     // A client that went away mid-reply is part of what tests exercise.
-    let _ = write_reply(&mut socket, &reply, &shared).await;
+    let _ = write_reply(&mut socket, &reply, &shared, &mut answering).await;
 }
 
 /// Sends `request` on to `upstream` and streams its answer back as it comes.
@@ -445,10 +451,14 @@ pub(crate) async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
     })
 }
 
+/// Writes `reply`; `answering` is dropped as its final bytes start to go out (when
+/// the reply ends with bytes; a reply that ends by hanging or cutting counts until
+/// it ends).
 async fn write_reply(
     socket: &mut TcpStream,
     reply: &Reply,
     shared: &Shared,
+    answering: &mut Option<Answering>,
 ) -> std::io::Result<()> {
     if !reply.head_delay.is_zero() {
         tokio::time::sleep(reply.head_delay).await;
@@ -460,7 +470,15 @@ async fn write_reply(
         reply.content_type
     );
     socket.write_all(head.as_bytes()).await?;
-    for piece in &reply.pieces {
+    let last_bytes = match reply.pieces.last() {
+        Some(Piece::Bytes(_) | Piece::Filler(_)) => Some(reply.pieces.len() - 1),
+        Some(_) => None,
+        None => Some(0),
+    };
+    for (at, piece) in reply.pieces.iter().enumerate() {
+        if Some(at) == last_bytes {
+            answering.take();
+        }
         match piece {
             Piece::Bytes(bytes) if bytes.is_empty() => {}
             Piece::Bytes(bytes) => {
@@ -494,6 +512,7 @@ async fn write_reply(
             }
         }
     }
+    answering.take();
     socket.write_all(b"0\r\n\r\n").await?;
     socket.flush().await
 }
