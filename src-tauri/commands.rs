@@ -820,7 +820,7 @@ async fn retry_turn(
     let desk = desk(&state)?;
     let live = desk.retry(&thread_id, model).await.map_err(fail)?;
     stream_to(on_event, &live);
-    Ok(desk::sent(&live))
+    Ok(desk.sent_again(&live).await)
 }
 
 /// Answers a thread's last question again (Regenerate), or as rewritten (Edit and
@@ -843,7 +843,7 @@ async fn redo_turn(
     let desk = desk(&state)?;
     let live = desk.redo(&thread_id, redo, model).await.map_err(fail)?;
     stream_to(on_event, &live);
-    Ok(desk::sent(&live))
+    Ok(desk.sent_again(&live).await)
 }
 
 fn invalid(message: String) -> CommandError {

@@ -94,6 +94,21 @@ impl Desk {
         Ok(live)
     }
 
+    /// [`sent`] for an answer given again, with the files it took over from the one it
+    /// replaced. Not knowing them only delays its Restore until a reload.
+    pub async fn sent_again(&self, live: &LiveTurn) -> Sent {
+        let mut sent = sent(live);
+        sent.restorable = self
+            .runtime
+            .restorable(&sent.message_id)
+            .await
+            .unwrap_or_else(|err| {
+                tracing::warn!(error = %err, "the files an answer took over could not be read");
+                Vec::new()
+            });
+        sent
+    }
+
     /// The running turn of a thread, if it has one.
     pub fn live_turn(&self, thread_id: &str) -> Option<Arc<LiveTurn>> {
         self.runtime.live_turn(thread_id)
@@ -144,6 +159,7 @@ pub fn sent(live: &LiveTurn) -> Sent {
         thread_id: live.thread_id.clone(),
         message_id: live.message_id(),
         question: None,
+        restorable: Vec::new(),
     }
 }
 

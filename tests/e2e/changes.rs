@@ -129,3 +129,57 @@ async fn an_applied_write_keeps_its_diff_and_restore_puts_the_files_back_after_a
         .await;
     app.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_regenerated_answer_can_still_take_back_what_the_first_one_wrote() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "w1",
+            "write_file",
+            json!({"path": "new.md", "content": "new\n"}),
+        )])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Added it."])));
+    server.push(CHAT, Reply::sse(sse::text(&["Nothing more to add."])));
+    let home = Home::new();
+    let workspace = home.workspace();
+
+    let app = App::launch(&home, &server.url()).await;
+    app.choose_workspace(&workspace).await;
+    app.choose_mode("auto").await;
+    app.send("Add a file").await;
+    app.wait_for_text(".message.assistant .md", "Added it.")
+        .await;
+    app.wait_for_text(".restore-files", "Restore 1 file").await;
+    // The new answer writes nothing: its Restore is the first one's, at once.
+    app.click(".answer-actions .regenerate").await;
+    app.wait_for_text(".message.assistant .md", "Nothing more to add.")
+        .await;
+    let live = text_of(&app.wait_for(".restore-files").await).await;
+    assert_eq!(live, "⟲ Restore 1 file");
+    app.screenshot("restore-after-regenerate").await;
+    app.quit().await;
+
+    let app = App::launch(&home, &server.url()).await;
+    app.open_chat("Add a file").await;
+    app.wait_for_text(".message.assistant .md", "Nothing more to add.")
+        .await;
+    assert_eq!(
+        text_of(&app.wait_for(".restore-files").await).await,
+        live,
+        "the reload reads as the live view"
+    );
+    app.click(".restore-files").await;
+    app.wait_for_text(".restore-file", "new.md: removed (the answer created it)")
+        .await;
+    app.click(".restore-confirm").await;
+    app.wait_for_text(".toast", "Put back 1 file.").await;
+    assert!(
+        !workspace.join("new.md").exists(),
+        "the file it made is gone"
+    );
+    app.quit().await;
+}

@@ -492,9 +492,15 @@ impl Runtime {
                 (history, start)
             }
             // The question is already the history's last message once the failed
-            // answer is gone.
+            // answer is gone. What that answer wrote and left as it was passes to the
+            // new one; a file changed since keeps the change as its way back.
             Opening::Redo(redo) => {
-                let start = self.store.redo_turn(thread_id, redo).await?;
+                let carry = |file: &cairn_store::FileCheckpoint| {
+                    workspace
+                        .as_ref()
+                        .is_some_and(|workspace| restore::still_as_left(workspace, file))
+                };
+                let start = self.store.redo_turn(thread_id, redo, &carry).await?;
                 (self.store.history(thread_id).await?, start)
             }
         };

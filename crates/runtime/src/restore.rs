@@ -71,6 +71,12 @@ impl Runtime {
         })
     }
 
+    /// The files `answer_id` can put back, by path.
+    pub async fn restorable(&self, answer_id: &str) -> Result<Vec<String>, RuntimeError> {
+        let files = self.store.checkpoint(answer_id).await?;
+        Ok(files.into_iter().map(|file| file.path).collect())
+    }
+
     /// Puts back the files of `answer_id` as they were before it, all of them or none:
     /// refused, with nothing changed, where a file changed since the answer wrote it,
     /// and while the chat is answering. Returns what was done.
@@ -102,6 +108,15 @@ impl Runtime {
         self.store.mark_restored(answer_id).await?;
         Ok(plan)
     }
+}
+
+/// Whether `file`, in the folder `workspace`, still holds what its answer left: an
+/// answer given again takes over only such writes (see `Store::redo_turn`).
+pub(crate) fn still_as_left(workspace: &Workspace, file: &FileCheckpoint) -> bool {
+    workspace.root().display().to_string() == file.workspace
+        && workspace
+            .read(&file.path)
+            .is_ok_and(|now| now == file.after)
 }
 
 fn action_of(file: &FileCheckpoint) -> RestoreAction {

@@ -1,6 +1,7 @@
 //! Taking back an answer's changes, on real files and a real database: a write, an
 //! edit and a new file put back (the new one removed); a file changed afterwards stops
-//! the restore with nothing changed; and all of it after a restart.
+//! the restore with nothing changed; an answer given again still reaches back past
+//! the one it replaced; and all of it after a restart.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -10,8 +11,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cairn_core::Limits;
-use cairn_protocol::{PermissionMode, RestoreAction, ThreadInfo, TurnStatus};
-use cairn_runtime::{Runtime, RuntimeError};
+use cairn_protocol::{PermissionMode, RestoreAction, RestorePlan, ThreadInfo, TurnStatus};
+use cairn_runtime::{Redo, Runtime, RuntimeError};
 use cairn_store::Store;
 use cairn_testkit::{ScriptedModel, ScriptedTurn};
 use serde_json::json;
@@ -35,16 +36,24 @@ async fn auto_thread_in(runtime: &Runtime, folder: &Path) -> ThreadInfo {
 
 /// Runs one turn of `calls` then a closing text in `thread_id`; the answer's id.
 async fn answer(runtime: &Runtime, thread_id: &str, calls: Vec<ScriptedTurn>) -> String {
+    run(runtime, thread_id, None, calls).await
+}
+
+/// As [`answer`], asking the question again (`redo`) when given.
+async fn run(
+    runtime: &Runtime,
+    thread_id: &str,
+    redo: Option<Redo<'_>>,
+    calls: Vec<ScriptedTurn>,
+) -> String {
     let model = ScriptedModel::new();
     model.root(calls.into_iter().chain([ScriptedTurn::text("Done.")]));
-    let live = runtime
-        .send(
-            thread_id,
-            "Change the files",
-            common::choice_of(&model, "scripted"),
-        )
-        .await
-        .unwrap();
+    let choice = common::choice_of(&model, "scripted");
+    let live = match redo {
+        None => runtime.send(thread_id, "Change the files", choice).await,
+        Some(redo) => runtime.redo(thread_id, redo, choice).await,
+    }
+    .unwrap();
     let outcome = live.finished().await.unwrap();
     assert_eq!(outcome.status, TurnStatus::Completed);
     runtime
@@ -55,6 +64,19 @@ async fn answer(runtime: &Runtime, thread_id: &str, calls: Vec<ScriptedTurn>) ->
         .unwrap()
         .id
         .clone()
+}
+
+/// The model's call to write `content` to `path`.
+fn write(path: &str, content: &str) -> ScriptedTurn {
+    ScriptedTurn::call("write_file", json!({"path": path, "content": content}))
+}
+
+/// Each file of a restore plan: its path, what it would do, and whether it can.
+fn said(plan: &RestorePlan) -> Vec<(&str, RestoreAction, bool)> {
+    plan.files
+        .iter()
+        .map(|file| (file.path.as_str(), file.action, file.problem.is_none()))
+        .collect()
 }
 
 fn read(path: &Path) -> String {
@@ -76,23 +98,14 @@ async fn an_answers_writes_edits_and_new_files_are_put_back_after_a_restart() {
         &runtime,
         &thread.id,
         vec![
-            ScriptedTurn::call(
-                "write_file",
-                json!({"path": "notes.md", "content": "ALPHA\n"}),
-            ),
+            write("notes.md", "ALPHA\n"),
             // Written twice: the first write's "before" is what comes back.
-            ScriptedTurn::call(
-                "write_file",
-                json!({"path": "notes.md", "content": "ALPHA\nGAMMA\n"}),
-            ),
+            write("notes.md", "ALPHA\nGAMMA\n"),
             ScriptedTurn::call(
                 "edit_file",
                 json!({"path": "app.py", "old_text": "'hi'", "new_text": "'hello'"}),
             ),
-            ScriptedTurn::call(
-                "write_file",
-                json!({"path": "docs/new.md", "content": "# New\n"}),
-            ),
+            write("docs/new.md", "# New\n"),
         ],
     )
     .await;
@@ -108,13 +121,8 @@ async fn an_answers_writes_edits_and_new_files_are_put_back_after_a_restart() {
     let runtime = open(&db).await;
     let plan = runtime.restore_plan(&thread.id, None).await.unwrap();
     assert_eq!(plan.answer_id, answer_id);
-    let said: Vec<(&str, RestoreAction, bool)> = plan
-        .files
-        .iter()
-        .map(|file| (file.path.as_str(), file.action, file.problem.is_none()))
-        .collect();
     assert_eq!(
-        said,
+        said(&plan),
         [
             ("app.py", RestoreAction::PutBack, true),
             ("docs/new.md", RestoreAction::Remove, true),
@@ -168,14 +176,8 @@ async fn a_file_changed_after_the_answer_stops_the_restore_with_nothing_changed(
         &runtime,
         &thread.id,
         vec![
-            ScriptedTurn::call(
-                "write_file",
-                json!({"path": "a.txt", "content": "a by the answer\n"}),
-            ),
-            ScriptedTurn::call(
-                "write_file",
-                json!({"path": "b.txt", "content": "b by the answer\n"}),
-            ),
+            write("a.txt", "a by the answer\n"),
+            write("b.txt", "b by the answer\n"),
         ],
     )
     .await;
@@ -226,4 +228,75 @@ async fn a_file_changed_after_the_answer_stops_the_restore_with_nothing_changed(
             .await,
         Err(RuntimeError::NothingToRestore(_))
     ));
+}
+
+#[tokio::test]
+async fn an_answer_given_again_takes_back_what_the_replaced_answer_wrote_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("project");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("notes.md"), "alpha\n").unwrap();
+    std::fs::write(folder.join("app.py"), "print('hi')\n").unwrap();
+    let db = dir.path().join("cairn.db");
+    let runtime = open(&db).await;
+    let thread = auto_thread_in(&runtime, &folder).await;
+    answer(
+        &runtime,
+        &thread.id,
+        vec![
+            write("notes.md", "one\n"),
+            write("new.md", "# one\n"),
+            write("app.py", "print('one')\n"),
+        ],
+    )
+    .await;
+    // The user's own edit between the two answers: the way back stops there.
+    std::fs::write(folder.join("app.py"), "print('mine')\n").unwrap();
+    let second = run(
+        &runtime,
+        &thread.id,
+        Some(Redo::Answer),
+        vec![
+            write("notes.md", "two\n"),
+            write("app.py", "print('two')\n"),
+        ],
+    )
+    .await;
+    let stored = runtime.messages(&thread.id).await.unwrap();
+    assert_eq!(stored.len(), 2, "the first answer gave way");
+    assert_eq!(
+        stored[1].restorable,
+        ["app.py", "new.md", "notes.md"],
+        "the file only the first answer wrote is offered too"
+    );
+    drop(runtime);
+
+    let runtime = open(&db).await;
+    let plan = runtime
+        .restore_plan(&thread.id, Some(&second))
+        .await
+        .unwrap();
+    assert_eq!(
+        said(&plan),
+        [
+            ("app.py", RestoreAction::PutBack, true),
+            ("new.md", RestoreAction::Remove, true),
+            ("notes.md", RestoreAction::PutBack, true),
+        ]
+    );
+    runtime.restore(&thread.id, &second).await.unwrap();
+    assert_eq!(
+        read(&folder.join("notes.md")),
+        "alpha\n",
+        "before the question"
+    );
+    assert_eq!(
+        read(&folder.join("app.py")),
+        "print('mine')\n",
+        "the user's edit, not what was there before it"
+    );
+    assert!(
+        !folder.join("new.md").exists(),
+        "the first answer's file is gone"
+    );
 }

@@ -28,33 +28,17 @@ impl Store {
         file: &FileCheckpoint,
     ) -> Result<(), StoreError> {
         let mut tx = self.write().await?;
-        sqlx::query(
-            "INSERT INTO checkpoints (message_id, path, workspace, existed, before, after) \
-             VALUES (?, ?, ?, ?, ?, ?) \
-             ON CONFLICT (message_id, path) DO UPDATE SET after = excluded.after",
-        )
-        .bind(message_id)
-        .bind(&file.path)
-        .bind(&file.workspace)
-        .bind(file.existed)
-        .bind(&file.before)
-        .bind(&file.after)
-        .execute(&mut *tx)
-        .await
-        .map_err(|err| self.err(err))?;
+        insert_write(self, &mut tx, message_id, file).await?;
         tx.commit().await.map_err(|err| self.err(err))
     }
 
     /// The files the answer `message_id` wrote and that were not put back yet, by path.
     pub async fn checkpoint(&self, message_id: &str) -> Result<Vec<FileCheckpoint>, StoreError> {
-        sqlx::query_as(
-            "SELECT path, workspace, existed, before, after FROM checkpoints \
-             WHERE message_id = ? AND restored_at IS NULL ORDER BY path",
-        )
-        .bind(message_id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|err| self.err(err))
+        sqlx::query_as(UNRESTORED)
+            .bind(message_id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|err| self.err(err))
     }
 
     /// The thread's last answer with files to put back, if any.
@@ -99,4 +83,45 @@ impl Store {
         .map_err(|err| self.err(err))?;
         tx.commit().await.map_err(|err| self.err(err))
     }
+}
+
+/// Keeps `file` for `message_id`: a path already kept keeps its first "before".
+pub(crate) async fn insert_write(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    message_id: &str,
+    file: &FileCheckpoint,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO checkpoints (message_id, path, workspace, existed, before, after) \
+         VALUES (?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (message_id, path) DO UPDATE SET after = excluded.after",
+    )
+    .bind(message_id)
+    .bind(&file.path)
+    .bind(&file.workspace)
+    .bind(file.existed)
+    .bind(&file.before)
+    .bind(&file.after)
+    .execute(&mut **tx)
+    .await
+    .map_err(|err| store.err(err))?;
+    Ok(())
+}
+
+/// The writes of `message_id` not yet put back, by path.
+const UNRESTORED: &str = "SELECT path, workspace, existed, before, after FROM checkpoints \
+                          WHERE message_id = ? AND restored_at IS NULL ORDER BY path";
+
+/// [`Store::checkpoint`] within a transaction: what an answer being replaced wrote.
+pub(crate) async fn unrestored_writes(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    message_id: &str,
+) -> Result<Vec<FileCheckpoint>, StoreError> {
+    sqlx::query_as(UNRESTORED)
+        .bind(message_id)
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(|err| store.err(err))
 }

@@ -5,7 +5,7 @@ use cairn_protocol::{
     ChatMessage, ExecutionTree, Handover, MessageStatus, MessageView, Role, Usage,
 };
 
-use crate::{Store, StoreError, new_id, now_ms};
+use crate::{FileCheckpoint, Store, StoreError, new_id, now_ms};
 
 /// The rows a new turn starts with: the user's message (already complete) and the
 /// assistant message that will fill in as the turn runs.
@@ -132,11 +132,14 @@ impl Store {
 
     /// Answers the thread's last question again: its answer at the end of the thread
     /// gives way to a fresh one (the question is not stored again; an edit rewrites
-    /// it in place).
+    /// it in place). The files the old answer wrote, not yet put back, pass to the
+    /// new one where `carry` says so: Restore on it still reaches back to before the
+    /// question.
     pub async fn redo_turn(
         &self,
         thread_id: &str,
         redo: Redo<'_>,
+        carry: &(dyn Fn(&FileCheckpoint) -> bool + Sync),
     ) -> Result<TurnStart, StoreError> {
         let now = now_ms();
         let mut tx = self.write().await?;
@@ -193,6 +196,9 @@ impl Store {
             Redo::Failed | Redo::Answer => question.content.clone(),
         };
         let assistant_id = new_id();
+        // The writes are read before the old answer goes (its rows go with it) and
+        // kept once the new one exists (they reference it).
+        let written = crate::checkpoints::unrestored_writes(self, &mut tx, &answer.id).await?;
         sqlx::query("DELETE FROM messages WHERE id = ?")
             .bind(&answer.id)
             .execute(&mut *tx)
@@ -200,6 +206,9 @@ impl Store {
             .map_err(|err| self.err(err))?;
         let opening = NewMessage::opening_answer(&assistant_id, answer.seq);
         insert_message(self, &mut tx, thread_id, opening, now).await?;
+        for file in written.iter().filter(|file| carry(file)) {
+            crate::checkpoints::insert_write(self, &mut tx, &assistant_id, file).await?;
+        }
         touch_thread(self, &mut tx, thread_id, now).await?;
         tx.commit().await.map_err(|err| self.err(err))?;
         let updated = if matches!(redo, Redo::Edited(_)) {

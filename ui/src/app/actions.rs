@@ -523,6 +523,15 @@ pub fn answer_again(ctx: Ctx, entry_id: String, again: Again) {
         };
         match started {
             Ok(sent) => {
+                // What it took over from the answer it replaces; its own writes join
+                // as they come (some may have come already).
+                turn.update(|view| {
+                    for path in sent.restorable {
+                        if !view.restorable.contains(&path) {
+                            view.restorable.push(path);
+                        }
+                    }
+                });
                 mark_running(ctx, sent.thread_id, &done);
                 if ctx.chats.generation.get_untracked() != generation {
                     return;

@@ -194,6 +194,11 @@ pub struct Sent {
     /// the window shows it in place of its own stand-in, as a reload will.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
+    /// An answer given again: the files it can put back from its start, those the
+    /// answer it replaced wrote and left as they were (shown at once, as a reload
+    /// will).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restorable: Vec<String>,
 }
 
 /// A thread with its messages, and whether a turn is running in it.
