@@ -104,10 +104,10 @@ impl Turn {
                 Arc::clone(&scope.server),
             )
         } else {
-            let (model, sampling) = self.model_for(&agent);
             let server = crate::turn::server_for(&agent, &self.home, self.servers.as_ref())
                 .await
                 .map_err(|why| format!("the subtask cannot run: {why}"))?;
+            let (model, sampling) = self.model_for(&agent, &server);
             (model, sampling, server)
         };
         let callable = server.client.can_call_tools(&model);

@@ -22,6 +22,10 @@ pub struct ModelServer {
     /// a turn's.
     slots: Arc<Semaphore>,
     slot_count: usize,
+    /// The one model it serves, where its directory learned that: what a profile that
+    /// names this server but no model asks (the thread's model name means nothing on
+    /// another machine).
+    served_model: Option<String>,
 }
 
 impl fmt::Debug for ModelServer {
@@ -53,7 +57,20 @@ impl ModelServer {
             client,
             slots,
             slot_count: count,
+            served_model: None,
         }
+    }
+
+    /// The same server, known to serve `model` alone.
+    #[must_use]
+    pub fn serving(mut self, model: Option<String>) -> Self {
+        self.served_model = model;
+        self
+    }
+
+    /// The one model it serves, when known.
+    pub fn served_model(&self) -> Option<&str> {
+        self.served_model.as_deref()
     }
 
     /// How many requests it takes at once.

@@ -80,10 +80,10 @@ pub struct TurnRequest {
 }
 
 impl TurnRequest {
-    /// The model the root level asks and how it samples: the profile's where it
-    /// names them, else the thread's.
-    fn model_for_root(&self) -> (String, Sampling) {
-        model_for(&self.agents.current, &self.model, self.sampling)
+    /// The model the root level asks on `server` and how it samples: the profile's
+    /// where it names them, else the thread's (see [`model_for`]).
+    fn model_for_root(&self, server: &ModelServer) -> (String, Sampling) {
+        model_for(&self.agents.current, server, &self.model, self.sampling)
     }
 }
 
@@ -197,14 +197,16 @@ impl Engine {
         control: TurnControl,
         sink: Arc<dyn EventSink>,
     ) -> TurnOutcome {
-        let model = request.model_for_root().0;
         let server = self.root_server(&request).await;
         let window = match &server {
-            Ok(server) => tokio::select! {
-                biased;
-                () = control.cancel.cancelled() => None,
-                window = server.client.context_window(&model) => window,
-            },
+            Ok(server) => {
+                let model = request.model_for_root(server).0;
+                tokio::select! {
+                    biased;
+                    () = control.cancel.cancelled() => None,
+                    window = server.client.context_window(&model) => window,
+                }
+            }
             Err(_) => None,
         };
         let fit = ContextFit::new(self.limits, window, request.sampling.max_tokens);
@@ -252,10 +254,10 @@ impl Engine {
     /// thread so far, without the question. Only where the client says the server
     /// keeps a prompt's prefix at no cost; errors are the client's to log.
     pub async fn warm(&self, request: TurnRequest) {
-        let model = request.model_for_root().0;
         let Ok(server) = self.root_server(&request).await else {
             return;
         };
+        let model = request.model_for_root(&server).0;
         // Asked first: what the server says of its window is what says it is local.
         let window = server.client.context_window(&model).await;
         if !server.client.keeps_prefix(&model) {
@@ -284,7 +286,7 @@ impl Engine {
     fn open_root(&self, fit: &ContextFit, request: TurnRequest, server: Arc<ModelServer>) -> Level {
         let agent = Arc::clone(&request.agents.current);
         let agent_is_router = agent.routes();
-        let (model, sampling) = request.model_for_root();
+        let (model, sampling) = request.model_for_root(&server);
         tracing::info!(%model, agent = %agent.id, server = %server.name, "{}", fit.describe());
         let root = RootView::new(&request, self.limits, server.client.can_call_tools(&model));
         let (scope, system) = Scope::lay_out(
@@ -523,9 +525,9 @@ impl Turn {
         self.thread_model == model
     }
 
-    /// The model and sampling `agent`'s calls use.
-    pub(crate) fn model_for(&self, agent: &Agent) -> (String, Sampling) {
-        model_for(agent, &self.thread_model, self.thread_sampling)
+    /// The model and sampling `agent`'s calls on `server` use.
+    pub(crate) fn model_for(&self, agent: &Agent, server: &ModelServer) -> (String, Sampling) {
+        model_for(agent, server, &self.thread_model, self.thread_sampling)
     }
 
     /// What a request to `model` may hold, in estimated tokens: the history budget
@@ -766,16 +768,25 @@ pub(crate) async fn server_for(
     }
 }
 
-/// A profile's own model and temperature where it names them, the thread's elsewhere.
-fn model_for(agent: &Agent, thread_model: &str, thread_sampling: Sampling) -> (String, Sampling) {
+/// A profile's own model and temperature where it names them; else the one model its
+/// server serves, where that is known (a named server, not the thread's); else the
+/// thread's.
+fn model_for(
+    agent: &Agent,
+    server: &ModelServer,
+    thread_model: &str,
+    thread_sampling: Sampling,
+) -> (String, Sampling) {
     let mut sampling = thread_sampling;
     if agent.temperature.is_some() {
         sampling.temperature = agent.temperature;
     }
     let model = agent
         .model
-        .clone()
-        .unwrap_or_else(|| thread_model.to_owned());
+        .as_deref()
+        .or_else(|| server.served_model())
+        .unwrap_or(thread_model)
+        .to_owned();
     (model, sampling)
 }
 

@@ -44,10 +44,18 @@ pub struct ServerReport {
 #[derive(Debug, Default)]
 pub(crate) struct SlotTable {
     semaphores: Mutex<HashMap<String, (u32, Arc<Semaphore>)>>,
-    /// One cell per server, so that subtasks starting together share one question:
+    /// One entry per server, so that subtasks starting together share one question:
     /// two asking apart could hear different answers (one timing out) and count the
     /// same server's slots on two semaphores.
-    facts: Mutex<HashMap<String, Arc<OnceCell<Option<ServerFacts>>>>>,
+    said: Mutex<HashMap<String, Arc<Said>>>,
+}
+
+/// What a server said of itself, each asked once per process.
+#[derive(Debug, Default)]
+struct Said {
+    facts: OnceCell<Option<ServerFacts>>,
+    /// The one model it serves, when it serves one.
+    model: OnceCell<Option<String>>,
 }
 
 impl SlotTable {
@@ -68,17 +76,22 @@ impl SlotTable {
         }
     }
 
-    /// What the server at `base` says of itself, asked the first time only; callers
-    /// arriving while it is being asked wait for that answer.
-    async fn facts(&self, base: &str, server: &Server) -> Option<ServerFacts> {
-        let cell = Arc::clone(
-            self.facts
+    fn said(&self, base: &str) -> Arc<Said> {
+        Arc::clone(
+            self.said
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .entry(base.to_owned())
                 .or_default(),
-        );
-        *cell
+        )
+    }
+
+    /// What the server at `base` says of itself, asked the first time only; callers
+    /// arriving while it is being asked wait for that answer.
+    async fn facts(&self, base: &str, server: &Server) -> Option<ServerFacts> {
+        *self
+            .said(base)
+            .facts
             .get_or_init(|| async {
                 tokio::time::timeout(FACTS_TIMEOUT, server.facts())
                     .await
@@ -86,6 +99,22 @@ impl SlotTable {
                     .and_then(Result::ok)
             })
             .await
+    }
+
+    /// The one model the server at `base` serves, if it lists exactly one; asked as
+    /// [`Self::facts`] is.
+    async fn served_model(&self, base: &str, server: &Server) -> Option<String> {
+        self.said(base)
+            .model
+            .get_or_init(|| async {
+                let listed = tokio::time::timeout(FACTS_TIMEOUT, server.list_models()).await;
+                match listed {
+                    Ok(Ok(models)) if models.len() == 1 => models.into_iter().next(),
+                    _ => None,
+                }
+            })
+            .await
+            .clone()
     }
 
     /// The server at `base`, named `name`, asked through `client`, with `count` slots
@@ -96,13 +125,8 @@ impl SlotTable {
         base: &str,
         count: u32,
         client: Arc<dyn cairn_core::model::ModelClient>,
-    ) -> Arc<ModelServer> {
-        Arc::new(ModelServer::sharing(
-            name,
-            client,
-            self.semaphore(base, count),
-            count as usize,
-        ))
+    ) -> ModelServer {
+        ModelServer::sharing(name, client, self.semaphore(base, count), count as usize)
     }
 }
 
@@ -267,7 +291,7 @@ impl Runtime {
             .and_then(|entry| entry.slots)
             .or(said)
             .unwrap_or_else(|| slots_said(None, dialect));
-        Ok(self.slots.connect(&name, &base, count, client))
+        Ok(Arc::new(self.slots.connect(&name, &base, count, client)))
     }
 
     /// The thread's server and the directory of the named ones, for a turn whose
@@ -388,13 +412,18 @@ impl ServerDirectory for Directory {
             let base = server.server().to_owned();
             // A subtask's server is asked what it is, once per process: the work sent
             // there is already under way, and its slots decide how much goes at once.
-            let count = match entry.slots {
-                Some(count) => count,
-                None => slots_said(self.slots.facts(&base, &server).await, entry.dialect),
+            // What it serves decides the model of a profile that names none.
+            let count = async {
+                match entry.slots {
+                    Some(count) => count,
+                    None => slots_said(self.slots.facts(&base, &server).await, entry.dialect),
+                }
             };
-            Ok(self
+            let (count, model) = tokio::join!(count, self.slots.served_model(&base, &server));
+            let connected = self
                 .slots
-                .connect(&entry.name, &base, count, server.model_client()))
+                .connect(&entry.name, &base, count, server.model_client());
+            Ok(Arc::new(connected.serving(model)))
         })
     }
 

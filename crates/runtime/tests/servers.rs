@@ -287,6 +287,54 @@ async fn a_hand_over_to_a_profile_on_another_machine_answers_from_there() {
     );
 }
 
+#[tokio::test]
+async fn a_profile_naming_a_server_but_no_model_asks_the_one_model_served_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = runtime(dir.path()).await;
+    std::fs::write(
+        dir.path().join("agents/bare.md"),
+        "---\ndescription: runs on gpu\nserver: gpu\n---\nBe brief.\n",
+    )
+    .unwrap();
+    let gpu = box_with(2, Duration::ZERO).await;
+    runtime.add_server(named("gpu", &gpu)).await.unwrap();
+    let thread = runtime
+        .new_thread("bare", PermissionMode::Default)
+        .await
+        .unwrap();
+    runtime.set_thread_agent(&thread.id, "auto").await.unwrap();
+
+    // A subtask on it, then the thread handed to it: both ask `m`, the one model the
+    // box lists, not the thread's `small`, which it does not serve.
+    let home = ScriptedModel::new();
+    home.root([
+        ScriptedTurn::call(
+            "run_subtask",
+            json!({"title": "Count", "instructions": "count", "agent": "bare"}),
+        ),
+        ScriptedTurn::call(
+            "switch_agent",
+            json!({"agent": "bare", "reason": "it has the model"}),
+        ),
+    ]);
+    let live = runtime
+        .send(&thread.id, "count", common::choice_of(&home, "small"))
+        .await
+        .unwrap();
+    live.finished().await;
+    wait_for_answer(&runtime, &thread.id, "step done").await;
+    let asked: Vec<String> = gpu
+        .requests_to(CHAT)
+        .iter()
+        .map(|request| request.json()["model"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        asked,
+        ["m", "m"],
+        "the subtask, then the handed-over thread"
+    );
+}
+
 /// The thread's last assistant message once it reads `text`.
 async fn wait_for_answer(
     runtime: &Runtime,
