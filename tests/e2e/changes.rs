@@ -158,8 +158,12 @@ async fn a_regenerated_answer_can_still_take_back_what_the_first_one_wrote() {
     app.click(".answer-actions .regenerate").await;
     app.wait_for_text(".message.assistant .md", "Nothing more to add.")
         .await;
-    let live = text_of(&app.wait_for(".restore-files").await).await;
-    assert_eq!(live, "⟲ Restore 1 file");
+    // Read in the page at once: the button is drawn again as the answer's events
+    // land, so an element found a moment before may be gone.
+    let restore_text = "return document.querySelector('.restore-files').innerText;";
+    app.wait_for_text(".restore-files", "Restore 1 file").await;
+    let live = app.js(restore_text).await;
+    assert_eq!(live, json!("⟲ Restore 1 file"));
     app.screenshot("restore-after-regenerate").await;
     app.quit().await;
 
@@ -167,8 +171,9 @@ async fn a_regenerated_answer_can_still_take_back_what_the_first_one_wrote() {
     app.open_chat("Add a file").await;
     app.wait_for_text(".message.assistant .md", "Nothing more to add.")
         .await;
+    app.wait_for(".restore-files").await;
     assert_eq!(
-        text_of(&app.wait_for(".restore-files").await).await,
+        app.js(restore_text).await,
         live,
         "the reload reads as the live view"
     );

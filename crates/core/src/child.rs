@@ -110,6 +110,15 @@ impl Turn {
             let (model, sampling) = self.model_for(&agent, &server);
             (model, sampling, server)
         };
+        // The same model on the same server fits as its parent does; any other asks
+        // its own window.
+        let fit = if Arc::ptr_eq(&server, &scope.server) && model == scope.model {
+            scope.fit.clone()
+        } else {
+            self.fit_on(&server, &model, sampling)
+                .await
+                .map_err(|why| format!("the subtask cannot run on `{}`: {why}", server.name))?
+        };
         let callable = server.client.can_call_tools(&model);
         let tools = match &child.tools {
             Some(names) => scope.tools.subset(names).map_err(|unknown| {
@@ -163,7 +172,7 @@ impl Turn {
                 finish: Some(child.finish),
                 operation: child.operation,
             },
-            &self.fit,
+            &fit,
             |plan, compact| {
                 let ctx = PromptContext {
                     mode: self.gate.mode(),

@@ -436,8 +436,9 @@ pub(crate) struct Turn {
     thread_sampling: Sampling,
     /// The engine's limits fitted to the model's context window.
     pub(crate) limits: Limits,
-    /// How the limits were fitted to the model's context window.
-    pub(crate) fit: ContextFit,
+    /// The engine's limits as configured, before any window: a level on another
+    /// server is fitted from these.
+    configured: Limits,
     /// The whole of every result cut for the model, for `read_tool_result`.
     pub(crate) kept: KeptResults,
     /// Tokens the server counted per token estimated, in thousandths, by model: the
@@ -487,7 +488,7 @@ impl Turn {
             thread_model: request.model.clone(),
             thread_sampling: request.sampling,
             limits: fit.limits,
-            fit: fit.clone(),
+            configured: engine.limits,
             kept: KeptResults::default(),
             counted_per_estimated: Mutex::default(),
             budget: Budget::start(fit.limits),
@@ -530,17 +531,39 @@ impl Turn {
         model_for(agent, server, &self.thread_model, self.thread_sampling)
     }
 
-    /// What a request to `model` may hold, in estimated tokens: the history budget
-    /// less what the server's last count showed the estimate to miss.
-    pub(crate) fn request_budget(&self, model: &str) -> u64 {
+    /// What a request of the level `scope` may hold, in estimated tokens: its
+    /// window's history budget less what its server's last count of its model showed
+    /// the estimate to miss.
+    pub(crate) fn request_budget(&self, scope: &Scope) -> u64 {
         let ratio = self
             .counted_per_estimated
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(model)
+            .get(&scope.model)
             .copied()
             .unwrap_or(1000);
-        self.limits.max_history_tokens * 1000 / ratio
+        scope.fit.limits.max_history_tokens * 1000 / ratio
+    }
+
+    /// How a level asking `model` on `server` fits that model's window: each server
+    /// says its own. Configured limits stay the ceiling, as for the root. Refused when
+    /// the window is too small to work in.
+    pub(crate) async fn fit_on(
+        &self,
+        server: &ModelServer,
+        model: &str,
+        sampling: Sampling,
+    ) -> Result<ContextFit, String> {
+        let window = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => None,
+            window = server.client.context_window(model) => window,
+        };
+        let fit = ContextFit::new(self.configured, window, sampling.max_tokens);
+        match fit.too_small() {
+            Some(window) => Err(too_small(window).message),
+            None => Ok(fit),
+        }
     }
 
     /// Learns from a round whose prompt the server counted (`counted`) what the

@@ -65,6 +65,9 @@ pub(crate) struct Scope {
     /// How a child hands its result back; `None` at the root.
     pub finish: Option<Finish>,
     pub operation: &'static str,
+    /// How its requests fit its model's window: a level on another server has that
+    /// server's window, not the root's.
+    pub fit: ContextFit,
     /// What the model may call (the tools plus the engine's own), shown at once or
     /// partly on demand.
     offered: Offered,
@@ -129,6 +132,7 @@ impl Scope {
             can_switch,
             finish,
             operation,
+            fit: fit.clone(),
             offered: layout.offered,
         };
         (scope, layout.system)

@@ -81,7 +81,7 @@ impl Turn {
     /// returns those tools. A cut that makes the pager appear is fitted again with it.
     fn fit_request(&self, level: &mut Level) -> Result<(Arc<[ToolSpec]>, u64), LevelFailure> {
         let mut recut = |id: &str, content: &str, max: usize| self.kept.refit(id, content, max);
-        let budget = self.request_budget(&level.scope.model);
+        let budget = self.request_budget(&level.scope);
         loop {
             let had_pager = self.kept.any();
             let (visible, tokens) = self.offered(&level.scope);
@@ -112,7 +112,7 @@ impl Turn {
         } else {
             results::read_tool_result_tokens()
         };
-        let budget = self.request_budget(&level.scope.model);
+        let budget = self.request_budget(&level.scope);
         let fixed = tools + pager;
         let used = fixed
             + level
@@ -181,7 +181,7 @@ impl Turn {
     /// The request for the level's next round, as its history and `tools` stand.
     fn chat_request(&self, level: &Level, tools: Arc<[ToolSpec]>) -> ChatRequest {
         let mut sampling = level.scope.sampling;
-        sampling.max_tokens = sampling.max_tokens.or(self.fit.answer_tokens);
+        sampling.max_tokens = sampling.max_tokens.or(level.scope.fit.answer_tokens);
         if sampling.temperature.is_none() && !tools.is_empty() {
             // Small local models narrate calls instead of making them when they
             // sample; tool rounds decode greedily unless the user set a temperature.

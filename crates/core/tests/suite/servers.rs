@@ -120,6 +120,7 @@ fn setup(current: &str, switches_left: Option<u32>) -> AgentSetup {
         },
         on("remote", "gpu"),
         on("lost", "nowhere"),
+        on("tiny", "pi"),
     ]
     .into_iter()
     .map(Arc::new)
@@ -374,4 +375,56 @@ async fn a_thread_handed_to_a_profile_on_another_server_answers_from_there() {
     let error = run.outcome.error.unwrap().message;
     assert!(error.contains("runs on the server `nowhere`"), "{error}");
     assert!(home.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_subtask_on_a_server_with_another_window_fits_that_window() {
+    let home = ScriptedModel::new().with_context_window(32_768);
+    home.root([
+        ScriptedTurn::call("run_subtask", on_remote("small")),
+        ScriptedTurn::call(
+            "run_subtask",
+            json!({"title": "tiny", "instructions": "do tiny", "agent": "tiny"}),
+        ),
+        ScriptedTurn::text("carried on"),
+    ]);
+    let small = ScriptedModel::new().with_context_window(2048);
+    small.subtask("small", [ScriptedTurn::text("small done")]);
+    let tiny = ScriptedModel::new().with_context_window(512);
+    let servers = named(
+        [
+            Arc::new(ModelServer::new("gpu", Arc::new(small.clone()), 1)),
+            Arc::new(ModelServer::new("pi", Arc::new(tiny.clone()), 1)),
+        ],
+        &[],
+    );
+    let run = Harness::new(&home)
+        .agents(setup("chat", None))
+        .servers(servers)
+        .run("go")
+        .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    assert_eq!(run.outcome.text, "carried on");
+
+    // Each request keeps room for its answer in its own server's window: a quarter
+    // of it (at most 8192).
+    let answer_room = |model: &ScriptedModel| -> Vec<Option<u32>> {
+        model
+            .requests()
+            .iter()
+            .map(|request| request.sampling.max_tokens)
+            .collect()
+    };
+    assert_eq!(answer_room(&home), [Some(8192); 3]);
+    assert_eq!(answer_room(&small), [Some(512)]);
+    // A window too small to work in fails that subtask alone, before it asks.
+    assert!(tiny.requests().is_empty());
+    let ends = run.tool_ends();
+    assert!(!ends[0].2, "{:?}", ends[0]);
+    let (_, result, is_error) = &ends[1];
+    let result = result.as_str().unwrap();
+    assert!(
+        *is_error && result.contains("cannot run on `pi`") && result.contains("512 tokens"),
+        "{result}"
+    );
 }
