@@ -119,3 +119,26 @@ async fn machines(app: &App) -> Vec<String> {
         .await;
     serde_json::from_value(said).unwrap()
 }
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_server_kept_in_settings_says_what_it_is_once_saved() {
+    let gpu = machines::llama_box(2, Duration::ZERO, "unused").await;
+    let home = Home::new();
+    let app = App::launch(&home, &gpu.url()).await;
+    app.click(".chat-head [aria-label='Settings']").await;
+    let name = app.wait_for(".saved-servers .row input").await;
+    name.send_keys("box").await.unwrap();
+    app.click(".saved-servers .row button").await;
+    app.wait_for_text(".saved-servers li", "box").await;
+    app.click(".save-settings").await;
+    app.wait_for_text(".toast", "Settings saved.").await;
+    // Without closing Settings: the server just kept says what it is.
+    app.wait_for_text(
+        ".saved-servers .server-facts",
+        "llama.cpp server · 2 slots · 8k window",
+    )
+    .await;
+    app.screenshot("settings-server-kept").await;
+    app.quit().await;
+}

@@ -435,14 +435,33 @@ fn ApiKey(base_url: Signal<String>) -> impl IntoView {
 /// (`server: NAME`), each with what it says of itself.
 #[component]
 fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoView {
+    let ctx = ctx();
     let name = RwSignal::new(String::new());
-    // Asked once the list is shown: each server is a round trip, and a machine that
-    // is off takes a few seconds to say nothing.
+    // Asked once the list is shown, and again each time a changed list is saved (a
+    // server just kept says what it is without reopening Settings); not on every
+    // keystroke: each server is a round trip, and a machine that is off takes a few
+    // seconds to say nothing.
     let reports = RwSignal::new(Vec::<ServerView>::new());
-    leptos::task::spawn_local(async move {
-        if let Ok(found) = ipc::call(&ServerReports {}).await {
-            reports.set(found);
+    let asked = StoredValue::new(0_u32);
+    // Any change of the settings wakes this; only a changed server list asks.
+    Effect::new(move |before: Option<Vec<SavedEndpoint>>| {
+        let saved = ctx.config.settings.with(|s| s.endpoints.clone());
+        if before.as_ref() == Some(&saved) {
+            return saved;
         }
+        asked.update_value(|n| *n += 1);
+        let this = asked.get_value();
+        leptos::task::spawn_local(async move {
+            let found = ipc::call(&ServerReports {}).await;
+            // An older answer arriving late does not undo a newer one (nor does any
+            // once Settings closed).
+            if let Ok(found) = found
+                && asked.try_get_value() == Some(this)
+            {
+                reports.set(found);
+            }
+        });
+        saved
     });
     let said = move |name: &str| {
         reports.with(|reports| {
