@@ -470,11 +470,11 @@ async fn write_reply(
         reply.content_type
     );
     socket.write_all(head.as_bytes()).await?;
-    let last_bytes = match reply.pieces.last() {
-        Some(Piece::Bytes(_) | Piece::Filler(_)) => Some(reply.pieces.len() - 1),
-        Some(_) => None,
-        None => Some(0),
-    };
+    let last_bytes = matches!(
+        reply.pieces.last(),
+        Some(Piece::Bytes(_) | Piece::Filler(_))
+    )
+    .then(|| reply.pieces.len() - 1);
     for (at, piece) in reply.pieces.iter().enumerate() {
         if Some(at) == last_bytes {
             answering.take();

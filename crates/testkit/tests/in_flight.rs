@@ -6,11 +6,10 @@
 
 use std::time::Duration;
 
+use cairn_testkit::machines::CHAT as ROUTE;
 use cairn_testkit::{FakeServer, Piece, Reply};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-const ROUTE: &str = "POST /v1/chat/completions";
 
 async fn send(server: &FakeServer) -> TcpStream {
     let mut socket = TcpStream::connect(server.addr()).await.unwrap();

@@ -355,7 +355,7 @@ fn ContextHint() -> impl IntoView {
     let ctx = ctx();
     let info = RwSignal::new(None::<ContextInfo>);
     // Answers can come back out of order: only the latest question's answer shows.
-    let asked = StoredValue::new(0_u64);
+    let asked = ipc::Latest::new();
     Effect::new(move |_| {
         // `current_id` tracks the whole thread: a change of its mode or folder asks again.
         let question = ModelContext {
@@ -365,12 +365,11 @@ fn ContextHint() -> impl IntoView {
             workspace: ctx.chat.draft.with(|draft| draft.workspace.clone()),
         };
         ctx.config.settings.track();
-        asked.update_value(|n| *n += 1);
-        let this = asked.get_value();
+        let this = asked.ask();
         leptos::task::spawn_local(async move {
             // No server or no model yet: the picker already says so.
             let answer = ipc::call(&question).await.ok();
-            if asked.get_value() == this {
+            if asked.is_latest(this) {
                 let known = answer.as_ref().is_some_and(|info| info.tokens.is_some());
                 info.set(answer);
                 // A chat opened, or its model, mode or folder changed: a local server

@@ -92,3 +92,27 @@ fn problem(message: &str) -> CommandError {
         kind: CommandErrorKind::Invalid,
     }
 }
+
+/// Numbers the questions a view asks the core, so that of answers coming back out of
+/// order only the latest question's is used (and none once the view is gone).
+#[derive(Debug, Clone, Copy)]
+pub struct Latest(leptos::prelude::StoredValue<u64>);
+
+impl Latest {
+    pub fn new() -> Self {
+        Self(leptos::prelude::StoredValue::new(0))
+    }
+
+    /// A new question's number: every question asked before it is now stale.
+    pub fn ask(self) -> u64 {
+        use leptos::prelude::{GetValue, UpdateValue};
+        self.0.update_value(|n| *n += 1);
+        self.0.get_value()
+    }
+
+    /// Whether the question numbered `asked` is still the latest.
+    pub fn is_latest(self, asked: u64) -> bool {
+        use leptos::prelude::GetValue;
+        self.0.try_get_value() == Some(asked)
+    }
+}

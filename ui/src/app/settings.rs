@@ -36,19 +36,18 @@ pub fn SettingsScreen() -> impl IntoView {
     let models = RwSignal::new(Vec::<String>::new());
     let status = RwSignal::new(ServerState::Checking);
     // Each check has a number; a slower, older one must not overwrite a newer one.
-    let checks = StoredValue::new(0u64);
+    let checks = ipc::Latest::new();
 
     let test_server = move || {
         let (dialect, base_url) = draft.with_untracked(|s| (s.dialect, s.base_url.clone()));
-        let check = checks.get_value() + 1;
-        checks.set_value(check);
+        let check = checks.ask();
         status.set(ServerState::Checking);
         leptos::task::spawn_local(async move {
             let (state, found) = check_server(dialect, base_url).await;
             if let Some(found) = found {
                 models.set(found);
             }
-            if checks.get_value() == check {
+            if checks.is_latest(check) {
                 status.set(state);
             }
         });
@@ -58,12 +57,11 @@ pub fn SettingsScreen() -> impl IntoView {
     // withdrawn, and the new one is checked once the typing pauses.
     let address_typed = move |text: String| {
         draft.update(|s| s.base_url = text);
-        let check = checks.get_value() + 1;
-        checks.set_value(check);
+        let check = checks.ask();
         status.set(ServerState::Edited);
         set_timeout(
             move || {
-                if checks.get_value() == check {
+                if checks.is_latest(check) {
                     test_server();
                 }
             },
@@ -442,21 +440,18 @@ fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoVie
     // keystroke: each server is a round trip, and a machine that is off takes a few
     // seconds to say nothing.
     let reports = RwSignal::new(Vec::<ServerView>::new());
-    let asked = StoredValue::new(0_u32);
+    let asked = ipc::Latest::new();
     // Any change of the settings wakes this; only a changed server list asks.
     Effect::new(move |before: Option<Vec<SavedEndpoint>>| {
         let saved = ctx.config.settings.with(|s| s.endpoints.clone());
         if before.as_ref() == Some(&saved) {
             return saved;
         }
-        asked.update_value(|n| *n += 1);
-        let this = asked.get_value();
+        let this = asked.ask();
         leptos::task::spawn_local(async move {
             let found = ipc::call(&ServerReports {}).await;
-            // An older answer arriving late does not undo a newer one (nor does any
-            // once Settings closed).
             if let Ok(found) = found
-                && asked.try_get_value() == Some(this)
+                && asked.is_latest(this)
             {
                 reports.set(found);
             }
