@@ -28,6 +28,12 @@ impl Shell for DesktopShell {
                 notify::approval_needed(&self.app, thread_id, title, request);
             }
             Event::Done(done) => notify::turn_finished(&self.app, thread_id, title, done.status),
+            // A long prompt being read shows in the tooltip while it is read.
+            Event::PromptProgress(progress) if progress.depth == 0 => {
+                let running = state.desk().map(|desk| desk.running().len()).unwrap_or(0);
+                tray::show_reading(&self.app, title, progress, running);
+                return;
+            }
             _ => return,
         }
         if let Ok(desk) = state.desk() {

@@ -1,5 +1,6 @@
 //! The tray icon: the app stays there while the window is hidden and turns run.
 
+use cairn_protocol::PromptProgress;
 use cairn_protocol::desktop::ShellEvent;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
@@ -73,6 +74,18 @@ pub fn show_running(app: &AppHandle, running: usize) {
             format!("Cairn: {text}")
         };
         let _ = tray.set_tooltip(Some(tooltip));
+    }
+}
+
+/// The tooltip while a turn's prompt is read ("Cairn: Notes: reading the prompt: 1,200
+/// of 1,900 tokens · 8 s left"), back to the running count once it is read.
+pub fn show_reading(app: &AppHandle, title: &str, progress: &PromptProgress, running: usize) {
+    if !progress.worth_showing() {
+        show_running(app, running);
+        return;
+    }
+    if let Some(tray) = app.tray_by_id(TRAY) {
+        let _ = tray.set_tooltip(Some(format!("Cairn: {title}: {}", progress.said())));
     }
 }
 

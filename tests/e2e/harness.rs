@@ -530,15 +530,21 @@ impl App {
 
     /// Waits until `script` returns true in the page.
     pub async fn wait_for_js(&self, script: &str) {
+        self.wait_for_js_within(script, PATIENCE).await;
+    }
+
+    /// [`App::wait_for_js`] for work whose time is not the app's: a real model's
+    /// answer on a machine that may be busy (a 1,500-token prompt is minutes there).
+    pub async fn wait_for_js_within(&self, script: &str, patience: Duration) {
         let start = Instant::now();
-        while start.elapsed() < PATIENCE {
+        while start.elapsed() < patience {
             if self.js(script).await == serde_json::Value::Bool(true) {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         self.screenshot("timeout").await;
-        panic!("waited {PATIENCE:?} for `{script}`");
+        panic!("waited {patience:?} for `{script}`");
     }
 
     /// The last answer as a reader goes through it: each level's text (`depth text

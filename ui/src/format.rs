@@ -4,7 +4,7 @@
 use cairn_protocol::desktop::{ContextInfo, McpServerInfo, ToolInfo};
 use cairn_protocol::{
     AgentStateKind, AnswerUsage, BudgetExceeded, BudgetReason, CallTotals, PermissionMode,
-    ThreadUsage,
+    PromptProgress, ThreadUsage,
 };
 use serde_json::Value;
 
@@ -134,15 +134,7 @@ pub fn mcp_listing(servers: &[McpServerInfo], tools: &[ToolInfo]) -> String {
 
 /// "1,234": counts read at a glance.
 pub fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
+    cairn_protocol::thousands(n)
 }
 
 /// A cost in the prices' own unit: "free" when nothing is priced (a local model),
@@ -336,6 +328,17 @@ pub fn mode_hint(mode: PermissionMode) -> &'static str {
     }
 }
 
+/// The chip while the server reads a long prompt: "Reading the prompt: 1,200 of 1,900
+/// tokens · 8 s left".
+pub fn reading(progress: &PromptProgress) -> String {
+    let said = progress.said();
+    let mut chars = said.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or(said)
+}
+
 /// The inline notice for a budget the turn ran into.
 pub fn budget(exceeded: &BudgetExceeded) -> String {
     let what = match exceeded.reason {
@@ -347,8 +350,9 @@ pub fn budget(exceeded: &BudgetExceeded) -> String {
         BudgetReason::Bytes => "the output size limit",
     };
     format!(
-        "Stopped at {what} ({} of {}). Send a message to continue.",
-        exceeded.observed, exceeded.limit
+        "Stopped at {what} ({}). Send a message to continue, or {}.",
+        exceeded.used(),
+        exceeded.how_to_raise()
     )
 }
 
@@ -356,6 +360,22 @@ pub fn budget(exceeded: &BudgetExceeded) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_budget_notice_says_which_limit_and_how_to_raise_it() {
+        let notice = budget(&BudgetExceeded {
+            reason: BudgetReason::WallClock,
+            limit: 180_000,
+            observed: 180_400,
+        });
+        assert!(
+            notice.starts_with(
+                "Stopped at the time limit (181 s of 180 s). Send a message to continue, or \
+                 raise it with CAIRN_MAX_WALL_CLOCK_MS"
+            ),
+            "{notice}"
+        );
+    }
 
     #[test]
     fn a_call_being_written_shows_what_it_has_written_so_far() {

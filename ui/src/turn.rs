@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use cairn_protocol::{
     AgentStateKind, ApprovalPreview, BudgetExceeded, Cut, ErrorEvent, Event, ExecutionMode,
-    ExecutionTree, Image, MessageStatus, Piece, PlanStep, ToolApprovalRequest, ToolCallStatus,
-    ToolCallUpdate, TreePlan, TurnStatus, pieces, tree::preview,
+    ExecutionTree, Image, MessageStatus, Piece, PlanStep, PromptProgress, ToolApprovalRequest,
+    ToolCallStatus, ToolCallUpdate, TreePlan, TurnStatus, pieces, tree::preview,
 };
 use serde_json::Value;
 
@@ -192,6 +192,8 @@ pub struct TurnView {
     pub server: Option<String>,
     /// The root waits for a free slot on this server right now.
     pub waiting_for_slot: Option<String>,
+    /// How far the server has read the root's latest prompt, where it says.
+    pub reading: Option<PromptProgress>,
 }
 
 impl TurnView {
@@ -360,6 +362,9 @@ impl TurnView {
             }
             Event::BudgetExceeded(exceeded) => self.budget = Some(*exceeded),
             Event::AgentState(state) => self.state = Some(state.state),
+            Event::PromptProgress(progress) if progress.parent_id.is_none() => {
+                self.reading = Some(progress.clone());
+            }
             Event::ServerState(state) => match &state.parent_id {
                 Some(id) => {
                     if let Some(card) = self.cards.get_mut(id) {
@@ -624,6 +629,38 @@ mod tests {
             denied: false,
             images: Vec::new(),
         })
+    }
+
+    #[test]
+    fn the_roots_prompt_reading_is_kept_and_a_subtasks_is_not() {
+        let progress = |parent_id: Option<&str>, read: u64| {
+            Event::PromptProgress(PromptProgress {
+                parent_id: parent_id.map(str::to_owned),
+                depth: u32::from(parent_id.is_some()),
+                total: 1900,
+                cached: 100,
+                read,
+                elapsed_ms: 0,
+                left_ms: Some(8_000),
+            })
+        };
+        let mut view = TurnView::new();
+        view.apply(&progress(None, 100), 0.0);
+        let reading = view.reading.clone().expect("the root's reading");
+        assert!(reading.worth_showing());
+        assert_eq!(
+            crate::format::reading(&reading),
+            "Reading the prompt: 0 of 1,800 tokens · 8 s left"
+        );
+        view.apply(&progress(Some("sub"), 1900), 1.0);
+        assert_eq!(view.reading.as_ref().map(|r| r.read), Some(100));
+        view.apply(&progress(None, 1900), 2.0);
+        assert!(
+            !view
+                .reading
+                .as_ref()
+                .is_some_and(PromptProgress::worth_showing)
+        );
     }
 
     #[test]

@@ -300,10 +300,41 @@ pub struct RunArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ModelsArgs {
+    #[command(subcommand)]
+    pub action: Option<ModelsAction>,
+
     #[command(flatten)]
     pub server: ServerArgs,
 
+    /// Where what Cairn learned of each model is kept.
+    #[command(flatten)]
+    pub db: DbArgs,
+
     /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ModelsAction {
+    /// Check (again) what a model needs to answer from what its tools return: a
+    /// short real turn in a scratch folder, its verdict kept for its next turns.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// The model to check; when omitted, the server's only one.
+    #[arg(long, env = "CAIRN_MODEL")]
+    pub model: Option<String>,
+
+    /// Print JSON instead of a line.
     #[arg(long)]
     pub json: bool,
 }

@@ -3,27 +3,39 @@
 use std::io::{IsTerminal, Write};
 
 use cairn_runtime::{
-    Endpoint, PRESETS, Preset, Said, detect_servers, list_models_said, models_said,
+    Checkup, Endpoint, PRESETS, Preset, Runtime, Said, Sampling, detect_servers, list_models_said,
+    models_said, resolve_model,
 };
+use cairn_secrets::Keychain;
 use futures_util::StreamExt;
 use futures_util::future::join_all;
 use serde_json::json;
 
-use crate::args::{ModelsArgs, PullArgs};
+use crate::args::{CheckArgs, ModelsAction, ModelsArgs, PullArgs};
 use crate::exit::{Exit, Failure};
 
-/// One server's models, with what it says of each.
+/// One server's models, with what it says of each and what Cairn learned of it.
 struct Listed {
     url: String,
     name: &'static str,
-    models: Vec<(String, Said)>,
+    models: Vec<(String, Said, Option<Checkup>)>,
 }
 
 pub async fn models(args: ModelsArgs) -> Exit {
+    if let Some(ModelsAction::Check(check)) = args.action {
+        return match check_model(&check).await {
+            Ok(()) => Exit::OK,
+            Err(failure) => failure.report(),
+        };
+    }
+    let runtime = match args.db.open().await {
+        Ok(runtime) => runtime,
+        Err(failure) => return failure.report(),
+    };
     if args.server.given() {
         return match named_server(&args).await {
             Ok(listed) => {
-                print_models(args.json, &[listed]);
+                print_models(args.json, &[with_checkups(&runtime, listed).await]);
                 Exit::OK
             }
             Err(failure) => failure.report(),
@@ -45,13 +57,19 @@ pub async fn models(args: ModelsArgs) -> Exit {
         );
         return Exit::PROVIDER;
     }
+    let runtime = &runtime;
     let rows = found.into_iter().map(|detected| async move {
         let endpoint = Endpoint::new(detected.preset.dialect, &detected.base_url);
-        Listed {
-            models: models_said(&endpoint, detected.models).await,
+        let listed = Listed {
+            models: models_said(&endpoint, detected.models)
+                .await
+                .into_iter()
+                .map(|(model, said)| (model, said, None))
+                .collect(),
             url: detected.base_url,
             name: detected.preset.name,
-        }
+        };
+        with_checkups(runtime, listed).await
     });
     print_models(args.json, &join_all(rows).await);
     Exit::OK
@@ -61,7 +79,11 @@ pub async fn models(args: ModelsArgs) -> Exit {
 async fn named_server(args: &ModelsArgs) -> Result<Listed, Failure> {
     let endpoint = args.server.endpoint_with_key()?;
     Ok(Listed {
-        models: list_models_said(&endpoint).await?,
+        models: list_models_said(&endpoint)
+            .await?
+            .into_iter()
+            .map(|(model, said)| (model, said, None))
+            .collect(),
         url: endpoint
             .normalized_base()
             .unwrap_or_else(|_| endpoint.base_url.clone()),
@@ -69,9 +91,50 @@ async fn named_server(args: &ModelsArgs) -> Result<Listed, Failure> {
     })
 }
 
-/// What a model's entry adds to its name: its window, and how tools reach it when not
-/// the usual way ("4k context · tools through text").
-fn described(said: &Said) -> String {
+/// `listed` with what Cairn learned of each of its models; a store that cannot be
+/// read leaves them unchecked, as a listing is still worth having.
+async fn with_checkups(runtime: &Runtime, mut listed: Listed) -> Listed {
+    for (model, _, checkup) in &mut listed.models {
+        *checkup = runtime
+            .model_checkup(&listed.url, model)
+            .await
+            .unwrap_or_else(|err| {
+                eprintln!("cairn: what was learned of {model} cannot be read: {err}");
+                None
+            });
+    }
+    listed
+}
+
+/// `cairn models check`: the check-up of one model, run now.
+async fn check_model(args: &CheckArgs) -> Result<(), Failure> {
+    let runtime = args.db.open().await?;
+    let request = args.server.model_request(
+        &runtime.servers().await?,
+        args.model.clone(),
+        Sampling::default(),
+    )?;
+    let choice = resolve_model(request, None, &Keychain::new()).await?;
+    eprintln!(
+        "cairn: checking what {} needs to answer from its tools (a short turn in a scratch folder)…",
+        choice.model
+    );
+    let checkup = runtime.check_model(&choice).await?;
+    if args.json {
+        println!(
+            "{}",
+            json!({"server": choice.base_url, "model": choice.model, "checkup": checkup_json(&checkup)})
+        );
+    } else {
+        println!("{}\t{}", choice.model, checked(&checkup));
+    }
+    Ok(())
+}
+
+/// What a model's entry adds to its name: its window, how tools reach it when not
+/// the usual way, and what its check-up found ("4k context · tools through text",
+/// "8k context · needs the question restated").
+fn described(said: &Said, checkup: Option<&Checkup>) -> String {
     let mut parts = Vec::new();
     if let Some(window) = &said.window {
         parts.push(format!("{}k context", (window.tokens + 512) / 1024));
@@ -79,7 +142,27 @@ fn described(said: &Said) -> String {
     if said.tools_in_text {
         parts.push("tools through text".to_owned());
     }
+    if let Some(checkup) = checkup {
+        parts.push(checked(checkup));
+    }
     parts.join(" · ")
+}
+
+/// A check-up's verdict, and how the model writes its calls when not as calls.
+fn checked(checkup: &Checkup) -> String {
+    match checkup.calls {
+        cairn_runtime::CallStyle::Text => format!("{} (writes calls as text)", checkup.verdict()),
+        _ => checkup.verdict().to_owned(),
+    }
+}
+
+fn checkup_json(checkup: &Checkup) -> serde_json::Value {
+    json!({
+        "verdict": checkup.verdict(),
+        "calls": checkup.calls.as_str(),
+        "results": checkup.results.as_str(),
+        "answered": checkup.answered,
+    })
 }
 
 /// A preset's address, moved by `CAIRN_<ID>_URL` (`CAIRN_OLLAMA_URL`, …) for servers
@@ -96,16 +179,18 @@ fn print_models(as_json: bool, servers: &[Listed]) {
         let value: Vec<_> = servers
             .iter()
             .map(|listed| {
-                let names: Vec<&str> = listed.models.iter().map(|(m, _)| m.as_str()).collect();
+                let names: Vec<&str> =
+                    listed.models.iter().map(|(m, _, _)| m.as_str()).collect();
                 let details: Vec<_> = listed
                     .models
                     .iter()
-                    .map(|(model, said)| {
+                    .map(|(model, said, checkup)| {
                         json!({
                             "model": model,
                             "context_tokens": said.window.as_ref().map(|w| w.tokens),
                             "context_source": said.window.as_ref().map(|w| w.source.as_str()),
                             "tools_in_text": said.tools_in_text,
+                            "checkup": checkup.as_ref().map(checkup_json),
                         })
                     })
                     .collect();
@@ -124,8 +209,8 @@ fn print_models(as_json: bool, servers: &[Listed]) {
         if listed.models.is_empty() {
             println!("{label}: no models yet (pull one with `cairn pull MODEL`)");
         }
-        for (model, said) in &listed.models {
-            match described(said) {
+        for (model, said, checkup) in &listed.models {
+            match described(said, checkup.as_ref()) {
                 about if about.is_empty() => println!("{label}\t{model}"),
                 about => println!("{label}\t{model}\t{about}"),
             }

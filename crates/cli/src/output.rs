@@ -234,13 +234,19 @@ impl EventSink for Transcript {
                 let _ = prompt.flush();
                 return;
             }
+            // A long read says so, as the server gets on; a short one is over before a
+            // line would help.
+            Event::PromptProgress(progress) if progress.worth_showing() => {
+                let indent = "  ".repeat(progress.depth as usize);
+                self.paint("2", &format!("{indent}… {}", progress.said()))
+            }
             Event::BudgetExceeded(exceeded) => self.paint(
                 "33",
                 &format!(
-                    "! budget exceeded: {} ({} of {}); the answer above is partial",
+                    "! budget exceeded: {} ({}); the answer above is partial; {}",
                     exceeded.reason.as_str(),
-                    exceeded.observed,
-                    exceeded.limit
+                    exceeded.used(),
+                    exceeded.how_to_raise()
                 ),
             ),
             Event::Done(Done { cut: Some(cut), .. }) => {

@@ -86,6 +86,15 @@ async fn start(args: RunArgs) -> Result<Started, Failure> {
         .apply_llm(&mut request, existing.as_ref().map(|t| t.id.as_str()))
         .await?;
     let choice = resolve_model(request, existing.as_ref(), &Keychain::new()).await?;
+    if runtime.needs_checkup(&choice).await? {
+        eprintln!(
+            "cairn: {} is new here: checking what it needs to answer from its tools (once; \
+             `cairn models check` runs it again)…",
+            choice.model
+        );
+        let checkup = runtime.check_model(&choice).await?;
+        eprintln!("cairn: {}: {}", choice.model, checkup.verdict());
+    }
     let thread = runtime.open_thread(existing, &prompt, &options).await?;
     crate::mcp::start(&runtime, &args.mcp).await?;
     let live = runtime.send(&thread.id, &prompt, choice).await?;

@@ -53,24 +53,38 @@ impl ServerArgs {
     }
 }
 
-impl RunArgs {
-    /// What the flags say about the model; the thread and the server say the rest.
-    /// `named` are the user's servers, which `--provider` may name.
-    pub fn model_request(&self, named: &[SavedEndpoint]) -> Result<ModelRequest, Failure> {
-        let endpoint = self.server.endpoint_among(named)?;
+impl ServerArgs {
+    /// What the flags say about the server and `model`; a thread and the server say
+    /// the rest. `named` are the user's servers, which `--provider` may name.
+    pub fn model_request(
+        &self,
+        named: &[SavedEndpoint],
+        model: Option<String>,
+        sampling: Sampling,
+    ) -> Result<ModelRequest, Failure> {
+        let endpoint = self.endpoint_among(named)?;
         Ok(ModelRequest {
-            server: self.server.given().then(|| endpoint.clone()),
-            model: self.model.clone(),
+            server: self.given().then(|| endpoint.clone()),
+            model,
             default_server: Some(endpoint),
             default_model: DefaultModel::OnlyOne,
             api_key: given_key(),
-            idle_timeout: self.server.idle_timeout.map(std::time::Duration::from_secs),
-            context_cap: self.server.context_cap,
-            sampling: Sampling {
-                temperature: self.temperature,
-                ..Sampling::default()
-            },
+            idle_timeout: self.idle_timeout.map(std::time::Duration::from_secs),
+            context_cap: self.context_cap,
+            sampling,
         })
+    }
+}
+
+impl RunArgs {
+    /// What the flags say about the model; the thread and the server say the rest.
+    pub fn model_request(&self, named: &[SavedEndpoint]) -> Result<ModelRequest, Failure> {
+        let sampling = Sampling {
+            temperature: self.temperature,
+            ..Sampling::default()
+        };
+        self.server
+            .model_request(named, self.model.clone(), sampling)
     }
 }
 

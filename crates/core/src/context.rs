@@ -21,6 +21,12 @@ const MAX_ANSWER_ROOM: u64 = 8192;
 /// one result no longer fit beside an answer.
 pub const MIN_WINDOW_TOKENS: u32 = 1024;
 
+/// The largest model given the compact prompt and only the core tools whatever its
+/// window: the task benchmark's small models (Qwen2.5-Coder 0.5B and 1.5B) spent
+/// their first call on tools they were shown and did not need (`run_subtask`,
+/// `todo_write` for a to-do file) and lost the thread in a long prompt.
+pub const SMALL_MODEL_PARAMS: u64 = 4_000_000_000;
+
 /// The limits of one turn, given what the server said about its context.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextFit {
@@ -36,6 +42,9 @@ pub struct ContextFit {
     /// a model that does not stop on its own is stopped there, not at the end of the
     /// window. `None` without a known window.
     pub answer_tokens: Option<u32>,
+    /// The model is small (its server says so): the compact prompt and the core tools,
+    /// the rest on demand, whatever the window.
+    pub small_model: bool,
 }
 
 /// What a level shows the model before the conversation: its system prompt and the
@@ -63,6 +72,7 @@ impl ContextFit {
                 limits,
                 fixed_tokens: None,
                 answer_tokens: None,
+                small_model: false,
             };
         };
         let tokens = u64::from(known.tokens);
@@ -76,7 +86,15 @@ impl ContextFit {
             limits: fitted,
             fixed_tokens: Some(tokens / 4),
             answer_tokens: u32::try_from(answer_room).ok(),
+            small_model: false,
         }
+    }
+
+    /// The same fit for a model of `params` parameters, as its server says.
+    #[must_use]
+    pub fn for_model(mut self, params: Option<u64>) -> Self {
+        self.small_model = params.is_some_and(|params| params <= SMALL_MODEL_PARAMS);
+        self
     }
 
     /// The window, when it is too small for any turn to work in.
@@ -126,7 +144,9 @@ impl ContextFit {
                 None => break crowded,
             }
         };
-        if crowded {
+        if crowded || self.small_model {
+            // Every group waits, not only the ones that crowd.
+            fold.extend(others.into_iter().map(|(group, _)| group));
             return Layout {
                 system: prompt(true),
                 offered: Offered::new(offers, &fold, disclosure::brief),

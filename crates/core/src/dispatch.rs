@@ -6,7 +6,7 @@
 //! whole kept) → end event.
 //! Results come back in the order the model made the calls, every call with one.
 
-use crate::tool::ToolContext;
+use crate::tool::{Subject, ToolContext, without_copied_schema};
 use cairn_protocol::ToolCategory;
 use cairn_protocol::describe::CallAbout;
 use cairn_protocol::{
@@ -60,7 +60,7 @@ impl Turn {
                 // Every call before this one has its result: the one it repeats too.
                 let returned = match previous {
                     Previous::Returned(line) => line.clone(),
-                    Previous::InRound(index) => repeats::first_line(results[*index].content()),
+                    Previous::InRound(index) => repeats::quote(results[*index].content()),
                 };
                 let refusal = repeats::refusal(&calls[next], &returned);
                 let (message, _) = self
@@ -120,9 +120,12 @@ impl Turn {
         room: usize,
         refused: Option<String>,
     ) -> (ChatMessage, Signal) {
-        let args = parse_arguments(&call.arguments);
         // Resolved once: how the call reads, how its result is sized and what runs it.
         let callee = Callee::resolve(scope, &call.name, self.limits.max_depth);
+        let args = parse_arguments(&call.arguments).map(|args| match &callee {
+            Ok(Callee::Tool(tool)) => without_copied_schema(args, &tool.parameters()),
+            _ => args,
+        });
         // How the call reads to the user, as its tool says (its name, when it has none
         // here or its arguments are not JSON).
         let about = match (&args, &callee) {
@@ -284,6 +287,15 @@ impl Turn {
         }
     }
 
+    /// A path subject as the workspace reads it, so that a rule on `secrets/*` holds
+    /// for the absolute path of the same file too.
+    fn in_workspace(&self, subject: Subject) -> Subject {
+        match (subject, &self.workspace) {
+            (Subject::Path(path), Some(workspace)) => Subject::Path(workspace.subject(&path)),
+            (subject, _) => subject,
+        }
+    }
+
     /// The one gate: every call at every depth comes through here.
     async fn pass_gate(
         &self,
@@ -295,7 +307,12 @@ impl Turn {
     ) -> Result<(), CallFailure> {
         let tool = callee.tool();
         let category = callee.category();
-        let subjects = tool.map(|tool| tool.subjects(args)).unwrap_or_default();
+        let subjects = tool
+            .map(|tool| tool.subjects(args))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|subject| self.in_workspace(subject))
+            .collect::<Vec<_>>();
         let request = GateRequest {
             tool: &call.name,
             category,
@@ -359,6 +376,8 @@ impl Turn {
         self.emitter.emit(Event::ToolApprovalRequest(request));
         let resolution = {
             let _waiting = self.emitter.activity(Activity::WaitingOnUser);
+            // Nor is the time the user takes to answer.
+            let _asking = self.budget.pause();
             tokio::select! {
                 biased;
                 () = self.cancel.cancelled() => return Err(CallFailure::Stopped),

@@ -3,10 +3,14 @@
 //! every token of it before the first word. The tools describe themselves in their
 //! schemas; the prompt does not repeat them.
 //!
-//! Order: what every thread of the same kind shares first (who it is, how to work,
-//! the subtask agents), what is this thread's own last (its profile's instructions,
-//! mode, folder, `AGENTS.md`), so a server that keeps the prompt's prefix can reuse
-//! it across threads. A small window gets the compact form.
+//! A root's system message holds only what every thread of the same kind shares (who
+//! it is, how to work, the subtask agents, its profile's instructions); what is the
+//! thread's own (its mode, folder and `AGENTS.md`) is its [`thread_context`], which
+//! opens the thread's first message, as Codex opens a session with its environment.
+//! Chat templates that render the tools after the system message (Qwen's, and most
+//! that render tools) then keep the tools in the server's cached prefix: a new folder
+//! is read as a few lines, not as the whole prompt again. A subtask's system message
+//! holds both: it is new each time. A small window gets the compact form.
 
 use std::fmt::Write;
 
@@ -67,15 +71,21 @@ impl Setting {
             (Self::Chat, true) => {
                 "Answer directly when you can; use a tool only for what you cannot know.\n"
             }
+            // Told apart on purpose: with only "make the change, then say what you
+            // changed", small models answered a question as if they had edited code
+            // ("I changed the function call to read_file…"), and one "edited" the
+            // password it was asked to read (task benchmark, README "Small models").
             (Self::Workspace, false) => {
                 "You work in the user's project folder. Look before you answer: read and \
-                 search the files rather than guess. Make the smallest change that does the \
-                 job, then say what you changed. For a change across several files, say your \
-                 plan in a few lines first.\n"
+                 search the files rather than guess. If the user asks a question, answer it \
+                 directly with what you found; if they ask for a change, make the smallest \
+                 change that does the job, then say what you changed. For a change across \
+                 several files, say your plan in a few lines first.\n"
             }
             (Self::Workspace, true) => {
-                "Read and search the project's files rather than guess. Make the smallest \
-                 change that does the job, then say what you changed.\n"
+                "Read and search the project's files rather than guess. Answer a question \
+                 with what you found; for a change, make the smallest one that does the job, \
+                 then say what you changed.\n"
             }
             (Self::Plan, false) => {
                 "The user wants a plan before anything changes: investigate with read tools, \
@@ -102,6 +112,7 @@ fn has_tools(ctx: &PromptContext<'_>) -> bool {
     !ctx.tools.is_empty() || ctx.can_spawn || ctx.can_plan || ctx.can_switch
 }
 
+/// A root's system message: what every thread of its kind shares.
 pub fn root(ctx: &PromptContext<'_>) -> String {
     let mut prompt = String::from(if ctx.compact {
         "You are Cairn, an assistant on the user's computer.\n"
@@ -124,7 +135,7 @@ pub fn root(ctx: &PromptContext<'_>) -> String {
             profile_line(&mut prompt, agent);
         }
     }
-    common(&mut prompt, ctx);
+    shared(&mut prompt, ctx);
     prompt
 }
 
@@ -163,13 +174,15 @@ pub(crate) fn subtask(ctx: &PromptContext<'_>, title: &str, depth: u32, finish: 
              started you, not to the user.\n",
         ),
     }
-    common(&mut prompt, ctx);
+    shared(&mut prompt, ctx);
+    prompt.push('\n');
+    thread_lines(&mut prompt, ctx);
     prompt
 }
 
-/// What roots and subtasks share: subtasks and their agents, then what belongs to
-/// this thread alone.
-fn common(prompt: &mut String, ctx: &PromptContext<'_>) {
+/// What a root and a subtask are both told and threads share: the agents a subtask
+/// can run as, the profile's instructions, and that there is nothing to call.
+fn shared(prompt: &mut String, ctx: &PromptContext<'_>) {
     if ctx.can_spawn && !ctx.compact && ctx.agents.runnable().next().is_some() {
         let _ = writeln!(
             prompt,
@@ -183,27 +196,38 @@ fn common(prompt: &mut String, ctx: &PromptContext<'_>) {
     if !instructions.is_empty() {
         let _ = writeln!(prompt, "\n{instructions}");
     }
+    if !has_tools(ctx) {
+        let _ = writeln!(prompt, "{NO_TOOLS}");
+    }
+}
+
+/// What is this thread's own: its mode and its folder.
+fn thread_lines(prompt: &mut String, ctx: &PromptContext<'_>) {
     let _ = writeln!(
         prompt,
-        "\nPermission mode: {}. {}",
+        "Permission mode: {}. {}",
         ctx.mode,
         mode_rules(ctx.mode)
     );
     match ctx.workspace {
+        // The folder by its name alone: shown its absolute path, a small model copied
+        // it into every path (and mangled it on the way: `…/work. `), where a relative
+        // one is all a tool takes. No example paths either: the 0.5B read the example
+        // (`notes.txt`) instead of the file it was asked about.
         Some(root) => {
+            let name = root.file_name().map_or_else(
+                || root.display().to_string(),
+                |name| name.to_string_lossy().into_owned(),
+            );
             let _ = writeln!(
                 prompt,
-                "Workspace: {}. File paths are relative to it.",
-                root.display()
+                "Workspace: the folder `{name}`. File paths are relative to it."
             );
         }
         None if !ctx.compact => {
             prompt.push_str("This thread has no workspace folder, so no file tools.\n");
         }
         None => {}
-    }
-    if !has_tools(ctx) {
-        let _ = writeln!(prompt, "{NO_TOOLS}");
     }
 }
 
@@ -223,36 +247,34 @@ fn mode_rules(mode: PermissionMode) -> &'static str {
     }
 }
 
-/// The root prompt, with the project's own instructions when it has them.
-pub fn root_with_instructions(ctx: &PromptContext<'_>, instructions: Option<&str>) -> String {
-    let prompt = root(ctx);
-    match instructions {
-        Some(instructions) => with_instructions(prompt, instructions, ctx.compact),
-        None => prompt,
-    }
-}
+/// How the thread's context opens and closes, around its lines.
+pub const CONTEXT_OPEN: &str = "<context>\n";
+pub const CONTEXT_CLOSE: &str = "</context>\n\n";
 
-/// The prompt with the project's instructions after it, capped (shorter in the
-/// compact form).
-pub fn with_instructions(mut prompt: String, instructions: &str, compact: bool) -> String {
-    let max_chars = if compact {
-        MAX_COMPACT_INSTRUCTIONS_CHARS
-    } else {
-        MAX_INSTRUCTIONS_CHARS
-    };
-    let trimmed = instructions.trim();
-    if trimmed.is_empty() {
-        return prompt;
+/// What the thread's first message opens with (see the module's doc): its mode, its
+/// folder, and the project's own instructions when it has them, capped (shorter in
+/// the compact form).
+pub fn thread_context(ctx: &PromptContext<'_>, instructions: Option<&str>) -> String {
+    let mut context = String::from(CONTEXT_OPEN);
+    thread_lines(&mut context, ctx);
+    let trimmed = instructions.map(str::trim).unwrap_or_default();
+    if !trimmed.is_empty() {
+        let max_chars = if ctx.compact {
+            MAX_COMPACT_INSTRUCTIONS_CHARS
+        } else {
+            MAX_INSTRUCTIONS_CHARS
+        };
+        let shown: String = trimmed.chars().take(max_chars).collect();
+        let _ = writeln!(
+            context,
+            "Project instructions (AGENTS.md in the workspace):\n{shown}"
+        );
+        if trimmed.chars().count() > max_chars {
+            context.push_str("[the rest of AGENTS.md is left out]\n");
+        }
     }
-    let shown: String = trimmed.chars().take(max_chars).collect();
-    let _ = write!(
-        prompt,
-        "\nProject instructions (AGENTS.md in the workspace):\n{shown}\n"
-    );
-    if trimmed.chars().count() > max_chars {
-        prompt.push_str("[the rest of AGENTS.md is left out]\n");
-    }
-    prompt
+    context.push_str(CONTEXT_CLOSE);
+    context
 }
 
 #[cfg(test)]
@@ -310,7 +332,13 @@ mod tests {
             can_switch: false,
             compact,
         };
-        root_with_instructions(&ctx, workspace.map(|_| "Run cargo test before you finish."))
+        whole(&ctx, workspace.map(|_| "Run cargo test before you finish."))
+    }
+
+    /// What the model reads before the user's words: the system message, then the
+    /// thread's context.
+    fn whole(ctx: &PromptContext<'_>, instructions: Option<&str>) -> String {
+        root(ctx) + &thread_context(ctx, instructions)
     }
 
     fn prompt(mode: PermissionMode, workspace: Option<&Path>, tools: &Toolbelt) -> String {
@@ -348,23 +376,73 @@ mod tests {
         let project = text.find("Project instructions (AGENTS.md").unwrap_or(0);
         assert!(guidance < project, "{text}");
         assert!(
-            text.ends_with("Run cargo test before you finish.\n"),
+            text.ends_with(&format!(
+                "Run cargo test before you finish.\n{CONTEXT_CLOSE}"
+            )),
             "{text}"
         );
     }
 
     #[test]
-    fn what_is_the_threads_own_comes_after_what_threads_share() {
-        let one = prompt(PermissionMode::Default, Some(Path::new("/a")), &tools());
-        let other = prompt(
-            PermissionMode::Auto,
-            Some(Path::new("/elsewhere")),
-            &tools(),
+    fn the_system_message_is_what_threads_share_and_the_context_what_is_theirs() {
+        let agents = AgentSetup::default();
+        let tools = tools();
+        let ctx = |mode, workspace| PromptContext {
+            mode,
+            tools: &tools,
+            workspace,
+            can_spawn: true,
+            can_plan: false,
+            agent: &agents.current,
+            agents: &agents,
+            can_switch: false,
+            compact: false,
+        };
+        let one = ctx(PermissionMode::Default, Some(Path::new("/a")));
+        let other = ctx(PermissionMode::Auto, Some(Path::new("/elsewhere")));
+        assert_eq!(root(&one), root(&other), "one system message for both");
+        for line in ["Permission mode", "Workspace:", "AGENTS.md"] {
+            assert!(!root(&one).contains(line), "{line} in {}", root(&one));
+        }
+        let context = thread_context(&one, Some("Be brief."));
+        assert_eq!(
+            context,
+            format!(
+                "{CONTEXT_OPEN}Permission mode: default. {}\nWorkspace: the folder `a`. File \
+                 paths are relative to it.\nProject instructions (AGENTS.md in the workspace):\nBe \
+                 brief.\n{CONTEXT_CLOSE}",
+                mode_rules(PermissionMode::Default)
+            )
         );
-        let mode = one.find("Permission mode").unwrap_or(0);
-        assert!(mode > 0, "{one}");
-        assert_eq!(one[..mode], other[..mode], "the same up to the mode");
-        assert!(one[mode..].contains("Workspace: /a"), "{one}");
+    }
+
+    #[test]
+    fn a_subtask_is_told_its_mode_and_folder_itself() {
+        let agents = AgentSetup::default();
+        let tools = tools();
+        let ctx = PromptContext {
+            mode: PermissionMode::Auto,
+            tools: &tools,
+            workspace: Some(Path::new("/a")),
+            can_spawn: false,
+            can_plan: false,
+            agent: &agents.current,
+            agents: &agents,
+            can_switch: false,
+            compact: false,
+        };
+        let text = subtask(&ctx, "Count", 1, &Finish::Subtask(None));
+        assert!(text.contains("Permission mode: auto."), "{text}");
+        assert!(text.contains("Workspace: the folder `a`."), "{text}");
+    }
+
+    #[test]
+    fn a_question_is_told_apart_from_a_change() {
+        let text = prompt(PermissionMode::Default, Some(Path::new("/p")), &tools());
+        assert!(
+            text.contains("If the user asks a question, answer it directly with what you found"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -393,8 +471,8 @@ mod tests {
             can_switch: false,
             compact: true,
         };
-        let compact = root_with_instructions(&ctx, Some(&long));
-        let full = root_with_instructions(
+        let compact = whole(&ctx, Some(&long));
+        let full = whole(
             &PromptContext {
                 compact: false,
                 ..ctx
@@ -402,7 +480,7 @@ mod tests {
             Some(&long),
         );
         assert!(compact.contains("Permission mode: default"), "{compact}");
-        assert!(compact.contains("Workspace: /p"), "{compact}");
+        assert!(compact.contains("Workspace: the folder `p`"), "{compact}");
         assert!(
             compact.contains("the rest of AGENTS.md is left out"),
             "{compact}"

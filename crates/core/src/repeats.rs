@@ -14,8 +14,10 @@ const RUNS_IN_A_ROW: u32 = 2;
 const REFUSED_ROUNDS: u32 = 2;
 /// The longest arguments quoted when a level stops, in characters.
 const MAX_ARGUMENTS_CHARS: usize = 120;
-/// The longest quote of an earlier result, in characters.
-const MAX_QUOTE_CHARS: usize = 200;
+/// The longest quote of an earlier result, in characters: enough for the whole of
+/// what small models loop on (a short file, a CSV, a command's output). Its first line
+/// alone told a model re-reading a CSV only the header.
+const MAX_QUOTE_CHARS: usize = 1500;
 
 /// The streak of identical calls at one level.
 #[derive(Debug, Default)]
@@ -23,7 +25,7 @@ pub(crate) struct Repeats {
     /// The last call's tool and arguments.
     last: Option<String>,
     in_a_row: u32,
-    /// The first line of what the streak's last call that ran returned.
+    /// What the streak's last call that ran returned, quoted.
     returned: Option<String>,
     /// Rounds in which the streak's call was refused.
     refused_rounds: u32,
@@ -40,7 +42,7 @@ pub(crate) enum Verdict {
 /// The call a refused one repeats.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Previous {
-    /// In an earlier round: the first line of what it returned.
+    /// In an earlier round: what it returned, quoted.
     Returned(String),
     /// Earlier in this round, at this index: its result is not known yet.
     InRound(usize),
@@ -92,8 +94,8 @@ impl Repeats {
             .flatten()
     }
 
-    /// Keeps the first line of what the streak's last call that ran returned, for a
-    /// repeat in a later round. `results` are the round's, in call order.
+    /// Keeps what the streak's last call that ran returned, for a repeat in a later
+    /// round. `results` are the round's, in call order.
     pub fn observe(&mut self, verdicts: &[Verdict], results: &[ChatMessage]) {
         let ran_last = verdicts
             .iter()
@@ -103,7 +105,7 @@ impl Repeats {
         // Only when the round ends inside the streak that call belongs to: every call
         // after the last one that ran is a refused repeat of it.
         if let Some((_, result)) = ran_last {
-            self.returned = Some(first_line(result.content()));
+            self.returned = Some(quote(result.content()));
         }
     }
 }
@@ -118,14 +120,11 @@ pub(crate) fn refusal(call: &ToolCall, returned: &str) -> String {
     )
 }
 
-/// The first line of a result, cut to a quote's length.
-pub(crate) fn first_line(content: &str) -> String {
-    let line = content
-        .lines()
-        .find(|line| !line.trim().is_empty())
-        .unwrap_or("");
-    let mut quote: String = line.trim().chars().take(MAX_QUOTE_CHARS).collect();
-    if line.trim().chars().count() > MAX_QUOTE_CHARS {
+/// A result, trimmed and cut to a quote's length.
+pub(crate) fn quote(content: &str) -> String {
+    let content = content.trim();
+    let mut quote: String = content.chars().take(MAX_QUOTE_CHARS).collect();
+    if content.chars().count() > MAX_QUOTE_CHARS {
         quote.push('…');
     }
     quote
@@ -160,6 +159,7 @@ mod tests {
             id: format!("c-{name}"),
             name: name.into(),
             arguments: arguments.into(),
+            written: None,
         }
     }
 
@@ -182,10 +182,12 @@ mod tests {
         // Spaced and ordered differently, it is the same call.
         let again = call("read_file", r#"{ "path":"a.md" }"#);
         assert_eq!(repeats.judge(std::slice::from_ref(&again)), [Verdict::Run]);
-        repeats.observe(&[Verdict::Run], &[result("\nsame again\nmore")]);
+        repeats.observe(&[Verdict::Run], &[result("\nsame again\nmore\n")]);
         assert_eq!(
             repeats.judge(std::slice::from_ref(&read)),
-            [Verdict::Refuse(Previous::Returned("same again".into()))]
+            [Verdict::Refuse(Previous::Returned(
+                "same again\nmore".into()
+            ))]
         );
         // A different call ends the streak.
         let other = call("read_file", r#"{"path": "b.md"}"#);
@@ -248,9 +250,11 @@ mod tests {
     }
 
     #[test]
-    fn a_quote_is_the_first_line_cut_short() {
-        assert_eq!(first_line("  \n  hello  \nworld"), "hello");
-        let long = "x".repeat(500);
-        assert_eq!(first_line(&long).chars().count(), MAX_QUOTE_CHARS + 1);
+    fn a_quote_is_the_whole_result_cut_short() {
+        let csv = "name,age\nAda,33\nBruno,60\n";
+        assert_eq!(quote(&format!("  \n{csv}")), csv.trim());
+        let long = "x".repeat(5000);
+        assert_eq!(quote(&long).chars().count(), MAX_QUOTE_CHARS + 1);
+        assert!(quote(&long).ends_with('…'));
     }
 }

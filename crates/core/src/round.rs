@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::model::{FinishReason, ModelEvent, ModelStream, ProviderError, TokenUsage};
+use crate::model::{FinishReason, ModelEvent, ModelStream, PromptRead, ProviderError, TokenUsage};
 use cairn_protocol::{Cut, ToolCall, Usage};
 use futures_util::StreamExt;
 use tokio::time::{Instant, sleep_until};
@@ -37,6 +37,8 @@ pub(crate) enum Seen<'a> {
     },
     /// A tool call being written, as far as it has come (see [`crate::pending`]).
     CallPending(&'a Pending),
+    /// How far the server has read the prompt.
+    PromptRead(&'a PromptRead),
     /// The model produced something (text, reasoning or a call): it is no longer
     /// reconnecting.
     Producing,
@@ -141,6 +143,7 @@ pub(crate) async fn collect(
                 total.completion_tokens += usage.completion_tokens;
                 total.cached_prompt_tokens += usage.cached_prompt_tokens;
             }
+            ModelEvent::PromptRead(read) => seen(Seen::PromptRead(&read)),
             ModelEvent::Finished(FinishReason::Length) => round.cut = Some(Cut::Length),
             ModelEvent::Finished(_) => {}
             ModelEvent::Reconnecting {
@@ -212,6 +215,7 @@ mod tests {
                 id: "c1".into(),
                 name: "read_file".into(),
                 arguments: "{}".into(),
+                written: None,
             })),
             Ok(ModelEvent::Usage(TokenUsage {
                 prompt_tokens: 10,

@@ -8,6 +8,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -26,6 +27,9 @@ pub struct ModelServer {
     /// names this server but no model asks (the thread's model name means nothing on
     /// another machine).
     served_model: Option<String>,
+    /// How fast it read its last whole prompt, in tokens a thousand seconds (0: not
+    /// yet seen): what a prompt's time left is told from.
+    read_rate: AtomicU64,
 }
 
 impl fmt::Debug for ModelServer {
@@ -58,7 +62,21 @@ impl ModelServer {
             slots,
             slot_count: count,
             served_model: None,
+            read_rate: AtomicU64::new(0),
         }
+    }
+
+    /// `read` as the turn shows it: with the time the rest should take at the speed
+    /// this server read a whole prompt at before; a prompt read to its end is that
+    /// speed from now on.
+    pub(crate) fn reading(&self, read: &crate::model::PromptRead) -> Option<u64> {
+        let fresh = read.read.saturating_sub(read.cached);
+        if read.read >= read.total && fresh > 0 && read.elapsed_ms > 0 {
+            self.read_rate
+                .store(fresh * 1_000_000 / read.elapsed_ms, Ordering::Relaxed);
+        }
+        let rate = self.read_rate.load(Ordering::Relaxed);
+        (rate > 0).then(|| read.total.saturating_sub(read.read) * 1_000_000 / rate)
     }
 
     /// The same server, known to serve `model` alone.

@@ -209,7 +209,12 @@ impl Engine {
             }
             Err(_) => None,
         };
-        let fit = ContextFit::new(self.limits, window, request.sampling.max_tokens);
+        let params = server
+            .as_ref()
+            .ok()
+            .and_then(|server| server.client.params(&request.model_for_root(server).0));
+        let fit =
+            ContextFit::new(self.limits, window, request.sampling.max_tokens).for_model(params);
         let turn = Turn::new(self, &fit, &request, &control, sink);
         let server = server.unwrap_or_else(|problem| {
             turn.fail(ErrorEvent {
@@ -234,15 +239,17 @@ impl Engine {
         let result = {
             let run = turn.run_level(&mut root);
             tokio::pin!(run);
-            tokio::select! {
-                result = &mut run => result,
-                () = tokio::time::sleep_until(turn.budget.deadline()) => {
-                    turn.trip(BudgetExceeded {
-                        reason: cairn_protocol::BudgetReason::WallClock,
-                        limit: crate::budget::millis(turn.budget.limits().max_wall_clock),
-                        observed: turn.budget.elapsed_ms(),
-                    });
-                    run.await
+            // The deadline moves on while the clock is paused: wake at it, and trip
+            // only once the clock has really run out.
+            loop {
+                tokio::select! {
+                    result = &mut run => break result,
+                    () = tokio::time::sleep_until(turn.budget.deadline()) => {
+                        if let Err(exceeded) = turn.budget.check_wall_clock() {
+                            turn.trip(exceeded);
+                            break run.await;
+                        }
+                    }
                 }
             }
         };
@@ -263,7 +270,8 @@ impl Engine {
         if !server.client.keeps_prefix(&model) {
             return;
         }
-        let fit = ContextFit::new(self.limits, window, request.sampling.max_tokens);
+        let fit = ContextFit::new(self.limits, window, request.sampling.max_tokens)
+            .for_model(server.client.params(&model));
         if fit.too_small().is_some() {
             return;
         }
@@ -310,10 +318,13 @@ impl Engine {
         if let Some(disclosure) = scope.disclosure() {
             disclosure.preload(&request.load_tools);
         }
+        let context = root.thread_context(&request, scope.compact);
         let mut history = Vec::with_capacity(request.history.len() + 1);
         history.push(ChatMessage::system(system));
         history.extend(request.history);
-        Level::new(scope, history)
+        let mut level = Level::new(scope, history);
+        level.context = Some(context);
+        level
     }
 }
 
@@ -348,22 +359,31 @@ impl RootView {
         }
     }
 
-    /// The system prompt, in full or `compact`.
+    /// The system prompt, in full or `compact`: what threads of its kind share.
     pub fn system_prompt(&self, request: &TurnRequest, compact: bool) -> String {
-        prompt::root_with_instructions(
-            &PromptContext {
-                compact,
-                mode: request.mode,
-                tools: &self.tools,
-                workspace: request.workspace.as_deref().map(Workspace::root),
-                can_spawn: self.can_spawn,
-                can_plan: self.can_plan,
-                agent: &request.agents.current,
-                agents: &request.agents,
-                can_switch: self.switch.is_some(),
-            },
+        prompt::root(&self.prompt_context(request, compact))
+    }
+
+    /// What the thread's first message opens with: its mode, folder and `AGENTS.md`.
+    pub fn thread_context(&self, request: &TurnRequest, compact: bool) -> String {
+        prompt::thread_context(
+            &self.prompt_context(request, compact),
             request.instructions.as_deref(),
         )
+    }
+
+    fn prompt_context<'a>(&'a self, request: &'a TurnRequest, compact: bool) -> PromptContext<'a> {
+        PromptContext {
+            compact,
+            mode: request.mode,
+            tools: &self.tools,
+            workspace: request.workspace.as_deref().map(Workspace::root),
+            can_spawn: self.can_spawn,
+            can_plan: self.can_plan,
+            agent: &request.agents.current,
+            agents: &request.agents,
+            can_switch: self.switch.is_some(),
+        }
     }
 }
 
@@ -559,7 +579,8 @@ impl Turn {
             () = self.cancel.cancelled() => None,
             window = server.client.context_window(model) => window,
         };
-        let fit = ContextFit::new(self.configured, window, sampling.max_tokens);
+        let fit = ContextFit::new(self.configured, window, sampling.max_tokens)
+            .for_model(server.client.params(model));
         match fit.too_small() {
             Some(window) => Err(too_small(window).message),
             None => Ok(fit),

@@ -74,7 +74,9 @@ pub struct RelPath {
 impl RelPath {
     /// Checks what the model wrote. Absolute paths, `..` and `~` are refused outright
     /// rather than resolved: a model that writes them has misunderstood where it is,
-    /// and saying so teaches it more than silently re-rooting the path.
+    /// and saying so teaches it more than silently re-rooting the path. (An absolute
+    /// path inside the root is the one exception, and is made relative before it gets
+    /// here: [`Workspace::relative`].)
     pub fn parse(text: &str) -> Result<Self, WorkspaceError> {
         let escapes = |why| WorkspaceError::Escapes {
             path: text.to_owned(),
@@ -208,9 +210,64 @@ impl Workspace {
         &self.root
     }
 
+    /// `path` relative to the root when it is an absolute path inside it (the root as
+    /// the prompt shows it, `/home/me/proj/notes.md` → `notes.md`), else as written.
+    /// Small models copy the folder they are shown into every path: refusing a path
+    /// that names the right file taught them nothing (the task benchmark's runs sent
+    /// it again word for word), so it is read as the file it names. An absolute path
+    /// anywhere else is still refused by [`RelPath::parse`].
+    ///
+    /// The same for a path that starts with the root's own name where the root holds
+    /// nothing of that name (`proj/notes.md` in `/home/me/proj`): the prompt names the
+    /// folder, and a small model put it before every path it wrote.
+    pub fn relative<'a>(&self, path: &'a str) -> std::borrow::Cow<'a, str> {
+        if !Path::new(path).is_absolute() {
+            return self.without_own_name(path);
+        }
+        let Ok(inside) = Path::new(path).strip_prefix(&self.root) else {
+            return path.into();
+        };
+        match inside.to_str() {
+            Some("") => ".".into(),
+            Some(inside) => inside.to_owned().into(),
+            None => path.into(),
+        }
+    }
+
+    /// `path` without the root's own name before it, when the root holds nothing of
+    /// that name.
+    fn without_own_name<'a>(&self, path: &'a str) -> std::borrow::Cow<'a, str> {
+        let Some(name) = self.root.file_name().and_then(|name| name.to_str()) else {
+            return path.into();
+        };
+        let Some(rest) = path
+            .strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix('/'))
+        else {
+            return path.into();
+        };
+        if self.dir.has_entry(name) {
+            return path.into();
+        }
+        rest.to_owned().into()
+    }
+
+    /// `path` as a rule reads it: relative to the root and normalized (`./a//b` →
+    /// `a/b`), or as written when it would leave the workspace (the call fails anyway,
+    /// and deny rules still see it).
+    pub fn subject(&self, path: &str) -> String {
+        let relative = self.relative(path);
+        RelPath::parse(&relative).map_or_else(|_| path.to_owned(), |rel| rel.normalized())
+    }
+
+    /// What the model wrote, checked as a path inside the workspace.
+    fn parse(&self, path: &str) -> Result<RelPath, WorkspaceError> {
+        RelPath::parse(&self.relative(path))
+    }
+
     /// Reads a whole regular file.
     pub fn read(&self, path: &str) -> Result<Vec<u8>, WorkspaceError> {
-        let rel = RelPath::parse(path)?;
+        let rel = self.parse(path)?;
         let Some((parents, name)) = rel.split_last() else {
             return Err(WorkspaceError::IsDirectory { path: rel.text });
         };
@@ -235,7 +292,7 @@ impl Workspace {
 
     /// The entries of a directory, sorted by name.
     pub fn list(&self, path: &str) -> Result<Vec<DirEntry>, WorkspaceError> {
-        let rel = RelPath::parse(path)?;
+        let rel = self.parse(path)?;
         let dir = self.dir.walk(&rel, &rel.parts, false)?;
         let mut entries = dir.entries(&rel)?;
         entries.sort_by(|a, b| a.name.cmp(&b.name));
@@ -247,7 +304,7 @@ impl Workspace {
     /// folders and the usual dependency and build folders are skipped, as a search
     /// should.
     pub fn files(&self, path: &str, limit: usize) -> Result<(Vec<String>, bool), WorkspaceError> {
-        let rel = RelPath::parse(path)?;
+        let rel = self.parse(path)?;
         let start = self.dir.walk(&rel, &rel.parts, false)?;
         let prefix = if rel.is_root() {
             String::new()
@@ -287,7 +344,7 @@ impl Workspace {
     /// written beside its destination and renamed over it, so a reader (or a crash)
     /// never sees half a file.
     pub fn write(&self, path: &str, contents: &[u8]) -> Result<WriteOutcome, WorkspaceError> {
-        let rel = RelPath::parse(path)?;
+        let rel = self.parse(path)?;
         let Some((parents, name)) = rel.split_last() else {
             return Err(WorkspaceError::IsDirectory { path: rel.text });
         };
@@ -337,7 +394,7 @@ impl Workspace {
     /// Removes the regular file at `path` (never a folder or a link), as taking back
     /// a file an answer created does. Not told to the log.
     pub fn remove(&self, path: &str) -> Result<(), WorkspaceError> {
-        let rel = RelPath::parse(path)?;
+        let rel = self.parse(path)?;
         let Some((parents, name)) = rel.split_last() else {
             return Err(WorkspaceError::IsDirectory { path: rel.text });
         };
@@ -396,6 +453,14 @@ mod imp {
         pub(super) fn open(root: &Path) -> std::io::Result<Self> {
             let fd = rustix::fs::open(root, DIR_FLAGS, Mode::empty())?;
             Ok(Self(fd))
+        }
+
+        /// Whether the root holds an entry named `name` (of any kind, links too).
+        pub(super) fn has_entry(&self, name: &str) -> bool {
+            !matches!(
+                rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW),
+                Err(Errno::NOENT)
+            )
         }
 
         /// Opens the directory `parts` names, one component at a time, refusing links.

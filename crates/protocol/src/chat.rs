@@ -108,6 +108,12 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub arguments: String,
+    /// The text the call was read from when the model wrote it in its answer instead
+    /// of emitting it (a ```json block, `<tool_call>…</tool_call>`, bare JSON), so
+    /// that it can be shown to the model again as it wrote it. Absent for a call the
+    /// server emitted. (Added after docs/design.md's first wire.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<String>,
 }
 
 /// A tool as advertised to the model: name, description, JSON Schema of its arguments.

@@ -24,6 +24,10 @@ pub enum Event {
     AgentState(AgentState),
     /// Which model server a level runs on, and whether it waits for one of its slots.
     ServerState(ServerState),
+    /// How far the model server has read the prompt of a level's request, where it
+    /// says (llama.cpp): a CPU reads a long prompt for many seconds before the first
+    /// word.
+    PromptProgress(PromptProgress),
     /// A plan-mode turn finished: its answer is a plan the user can run.
     PlanReady(PlanReady),
     /// The router handed the thread to another profile; a new answer follows.
@@ -47,6 +51,7 @@ impl Event {
             Self::BudgetExceeded(_) => "budget_exceeded",
             Self::AgentState(_) => "agent_state",
             Self::ServerState(_) => "server_state",
+            Self::PromptProgress(_) => "prompt_progress",
             Self::PlanReady(_) => "plan_ready",
             Self::AgentSwitched(_) => "agent_switched",
             Self::PlanCreated(_) => "plan_created",
@@ -244,6 +249,19 @@ impl BudgetReason {
             Self::Bytes => "bytes",
         }
     }
+
+    /// The setting that raises it: the environment variable the app and `cairn` read
+    /// at start.
+    pub fn setting(self) -> &'static str {
+        match self {
+            Self::Subtasks => "CAIRN_MAX_TOTAL_SUBTASKS",
+            Self::LlmCalls => "CAIRN_MAX_TOTAL_LLM_CALLS",
+            Self::ToolCalls => "CAIRN_MAX_TOTAL_TOOL_CALLS",
+            Self::WallClock => "CAIRN_MAX_WALL_CLOCK_MS",
+            Self::Tokens => "CAIRN_MAX_HISTORY_TOKENS",
+            Self::Bytes => "CAIRN_MAX_TOOL_RESULT_BYTES",
+        }
+    }
 }
 
 /// A turn-wide budget tripped; the turn ends and its partial answer is kept.
@@ -252,6 +270,33 @@ pub struct BudgetExceeded {
     pub reason: BudgetReason,
     pub limit: u64,
     pub observed: u64,
+}
+
+impl BudgetExceeded {
+    /// What was used against the limit, in the budget's unit ("181 s of 180 s",
+    /// "61 of 60").
+    pub fn used(&self) -> String {
+        match self.reason {
+            BudgetReason::WallClock => format!(
+                "{} s of {} s",
+                self.observed.div_ceil(1000),
+                self.limit.div_ceil(1000)
+            ),
+            _ => format!("{} of {}", self.observed, self.limit),
+        }
+    }
+
+    /// How to give the next turn more of it, in words.
+    pub fn how_to_raise(&self) -> String {
+        let unit = match self.reason {
+            BudgetReason::WallClock => {
+                " (milliseconds; the time a model server answers \
+                                         and you are asked is not counted)"
+            }
+            _ => "",
+        };
+        format!("raise it with {}{unit}", self.reason.setting())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -283,6 +328,70 @@ pub struct ServerState {
     pub server: String,
     /// True while the level waits for a free slot on `server`.
     pub waiting: bool,
+}
+
+/// The server's reading of a level's prompt, as it reports it: sent when it starts
+/// reading and as it gets on (how often is the server's: llama.cpp reports each batch
+/// it reads, 2,048 tokens by default). Of `total` tokens, `cached` it had from an
+/// earlier request; `read` it has read by now, the cached ones among them. `left_ms`,
+/// when known, is how long the rest should take at the speed this server read at
+/// before. (An extension of the wire in docs/design.md.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptProgress {
+    pub parent_id: Option<String>,
+    pub depth: u32,
+    pub total: u64,
+    pub cached: u64,
+    pub read: u64,
+    /// Since the server began reading this prompt.
+    pub elapsed_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_ms: Option<u64>,
+}
+
+impl PromptProgress {
+    /// Tokens to read in all, the cached ones aside.
+    pub fn to_read(&self) -> u64 {
+        self.total.saturating_sub(self.cached)
+    }
+
+    /// Tokens read so far, the cached ones aside.
+    pub fn done(&self) -> u64 {
+        self.read.saturating_sub(self.cached)
+    }
+
+    /// Whether a front end shows it: a read still under way, long enough that the wait
+    /// is felt (256 fresh tokens: about three seconds of a small model's reading on a
+    /// CPU); a short one is over before a line would help.
+    pub fn worth_showing(&self) -> bool {
+        self.to_read() >= 256 && self.done() < self.to_read()
+    }
+
+    /// The progress in words: "reading the prompt: 1,200 of 1,900 tokens · 8 s left".
+    pub fn said(&self) -> String {
+        let mut said = format!(
+            "reading the prompt: {} of {} tokens",
+            thousands(self.done()),
+            thousands(self.to_read())
+        );
+        if let Some(left) = self.left_ms.filter(|_| self.done() < self.to_read()) {
+            said.push_str(&format!(" · {} s left", left.div_ceil(1000)));
+        }
+        said
+    }
+}
+
+/// `1234567` as `1,234,567`: counts read at a glance, in every front end.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// Token and call counts for a turn (or, summed, a thread).

@@ -426,6 +426,7 @@ fn chat_messages_are_tagged_by_role() {
             id: "call_1".into(),
             name: "list_dir".into(),
             arguments: "{\"path\":\".\"}".into(),
+            written: None,
         }],
     };
     let encoded = serde_json::to_value(&message).unwrap();
@@ -523,4 +524,31 @@ fn every_command_error_kind_has_its_wire_name() {
             error
         );
     }
+}
+
+#[test]
+fn a_budget_says_what_was_used_in_its_unit_and_how_to_raise_it() {
+    use cairn_protocol::{BudgetExceeded, BudgetReason};
+    let time = BudgetExceeded {
+        reason: BudgetReason::WallClock,
+        limit: 180_000,
+        observed: 180_400,
+    };
+    assert_eq!(time.used(), "181 s of 180 s");
+    assert!(
+        time.how_to_raise()
+            .starts_with("raise it with CAIRN_MAX_WALL_CLOCK_MS (milliseconds;"),
+        "{}",
+        time.how_to_raise()
+    );
+    let calls = BudgetExceeded {
+        reason: BudgetReason::LlmCalls,
+        limit: 60,
+        observed: 61,
+    };
+    assert_eq!(calls.used(), "61 of 60");
+    assert_eq!(
+        calls.how_to_raise(),
+        "raise it with CAIRN_MAX_TOTAL_LLM_CALLS"
+    );
 }

@@ -9,11 +9,14 @@
 
 mod adapt;
 pub mod facts;
+mod framing;
+pub mod habits;
 pub mod http;
 mod images;
 pub mod ollama;
 pub mod openai;
 mod prompt_tools;
+mod sent;
 pub mod server;
 pub mod textcalls;
 mod warm;
@@ -23,7 +26,7 @@ pub mod windows;
 // every client implements it.
 pub use cairn_core::model::{
     ChatRequest, ContextFuture, ContextWindow, FinishReason, ModelClient, ModelEvent, ModelStream,
-    ProviderError, RequestOrigin, Sampling, TokenUsage, WarmFuture,
+    PromptRead, ProviderError, RequestOrigin, Sampling, TokenUsage, WarmFuture,
 };
 pub use facts::{ServerFacts, ServerKind};
 pub use server::{Detected, Dialect, Endpoint, PRESETS, Preset, Server, detect};

@@ -4,98 +4,50 @@
 //!
 //! request → its tools described after the system prompt, each with its arguments, in
 //! the `<tool_call>` convention the text-call reader already reads back (`textcalls`)
-//! → the calls the model made before written back as that text, their results as user
-//! messages (such a template may have no tool role) → sent without `tools`.
+//! → the calls the model made before written back as text, their results as user
+//! messages (such a template may have no tool role; [`crate::framing`]) → sent
+//! without `tools`.
 
 use std::fmt::Write;
 
-use cairn_protocol::{ChatMessage, ToolCall, ToolSpec};
+use cairn_protocol::{ChatMessage, ToolSpec};
 use serde_json::Value;
 
 use cairn_core::model::ChatRequest;
 
-/// `request` as it goes to `server`: its tools described in its prompt when the
-/// server said the model's template takes none.
-pub(crate) fn as_sent(server: &str, request: ChatRequest) -> ChatRequest {
-    if !request.tools.is_empty() && crate::windows::tools_in_text(server, &request.model) {
-        rewrite(request)
-    } else {
-        request
-    }
-}
+use crate::framing;
 
 /// `request` as a template without tools can render it (see the module's doc).
 pub(crate) fn rewrite(mut request: ChatRequest) -> ChatRequest {
     let tools = describe(&request.tools);
-    let mut messages: Vec<ChatMessage> = Vec::with_capacity(request.messages.len() + 1);
-    for message in std::mem::take(&mut request.messages) {
-        match message {
-            ChatMessage::System { mut content } if messages.is_empty() => {
-                content.push_str("\n\n");
-                content.push_str(&tools);
-                messages.push(ChatMessage::System { content });
-            }
-            ChatMessage::Assistant {
-                mut content,
-                reasoning,
-                tool_calls,
-            } if !tool_calls.is_empty() => {
-                for call in &tool_calls {
-                    if !content.is_empty() {
-                        content.push('\n');
-                    }
-                    content.push_str(&written(call));
-                }
-                messages.push(ChatMessage::Assistant {
-                    content,
-                    reasoning,
-                    tool_calls: Vec::new(),
-                });
-            }
-            ChatMessage::Tool {
-                name,
-                content,
-                is_error,
-                ..
-            } => {
-                let result = if is_error {
-                    format!("{name} failed:\n{content}")
-                } else {
-                    format!("Result of {name}:\n{content}")
-                };
-                // Results of one round go together, as one message.
-                match messages.last_mut() {
-                    Some(ChatMessage::User { content }) if content.starts_with(RESULTS) => {
-                        content.push_str("\n\n");
-                        content.push_str(&result);
-                    }
-                    _ => messages.push(ChatMessage::user(format!("{RESULTS}{result}"))),
-                }
-            }
-            other => messages.push(other),
+    let mut messages = framing::in_words(std::mem::take(&mut request.messages), &WORDS);
+    match messages.first_mut() {
+        Some(ChatMessage::System { content }) => {
+            content.push_str("\n\n");
+            content.push_str(&tools);
         }
-    }
-    if !matches!(messages.first(), Some(ChatMessage::System { .. })) {
-        messages.insert(0, ChatMessage::system(tools));
+        _ => messages.insert(0, ChatMessage::system(tools)),
     }
     request.messages = messages;
     request.tools = Vec::new().into();
     request
 }
 
-/// How a round's results open, so that the model tells them from the user's words.
-const RESULTS: &str = "[tool results]\n";
-
-/// A call as the model is told to write one.
-fn written(call: &ToolCall) -> String {
-    let arguments = serde_json::from_str::<Value>(&call.arguments)
-        .ok()
-        .filter(Value::is_object)
-        .unwrap_or_else(|| Value::Object(Default::default()));
-    // In the order the description shows: small models copy what they see.
-    let name = Value::from(call.name.as_str());
-    format!("<tool_call>{{\"name\": {name}, \"arguments\": {arguments}}}</tool_call>")
-}
+/// Such a template may have no tool role: results come as the user's, opened so that
+/// the model tells them from the user's words. The prose beside a call is kept: the
+/// model wrote its calls in it, as it was told to.
+const WORDS: framing::Words = framing::Words {
+    results_open: "[tool results]\n",
+    result_head: |tool, failed| {
+        if failed {
+            format!("{tool} failed:\n")
+        } else {
+            format!("Result of {tool}:\n")
+        }
+    },
+    keep_prose: true,
+    restate: None,
+};
 
 /// The tools as the system prompt gives them: how to call one, then a line each with
 /// its arguments (`?` after an optional one) and its description.
@@ -168,6 +120,7 @@ fn kind(property: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cairn_protocol::ToolCall;
     use serde_json::json;
 
     fn read_file() -> ToolSpec {
@@ -235,6 +188,7 @@ mod tests {
             id: id.into(),
             name: "read_file".into(),
             arguments: json!({"path": path}).to_string(),
+            written: None,
         };
         let result = |id: &str, content: &str, is_error: bool| ChatMessage::Tool {
             tool_call_id: id.into(),

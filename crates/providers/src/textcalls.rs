@@ -124,12 +124,13 @@ impl TextCalls {
                     let inner: String = self.held[..end].to_owned();
                     self.held.drain(..end + close.len());
                     self.mode = Mode::Free;
-                    match self.parse(&inner) {
+                    let block = format!("{open}{inner}{close}");
+                    match self.parse(&inner, &block) {
                         Some(calls) => {
                             self.calls.extend(calls);
-                            self.converted.push_str(&format!("{open}{inner}{close}"));
+                            self.converted.push_str(&block);
                         }
-                        None => out.push_str(&format!("{open}{inner}{close}")),
+                        None => out.push_str(&block),
                     }
                 }
             }
@@ -153,7 +154,8 @@ impl TextCalls {
         if !native_calls && self.mode != Mode::Free {
             // Small models often stop before the closing tag or fence.
             let body = self.held.trim_end().trim_end_matches(FENCE_CLOSE);
-            if let Some(calls) = self.parse(body) {
+            let written = format!("{opening}{}", self.held.trim_end());
+            if let Some(calls) = self.parse(body, &written) {
                 self.calls.extend(calls);
                 return (text, self.calls);
             }
@@ -167,8 +169,11 @@ impl TextCalls {
         (text, self.calls)
     }
 
-    /// The calls in a block of text, if it is one (or several) naming offered tools.
-    fn parse(&self, text: &str) -> Option<Vec<ToolCall>> {
+    /// The calls in a block of text, if it is one (or several) naming offered tools,
+    /// or written as calls are (a name and its arguments), naming any: the engine then
+    /// tells the model which tools there are, where leaving it as text would have let
+    /// it think it had called something. `written` is the block as the model wrote it.
+    fn parse(&self, text: &str, written: &str) -> Option<Vec<ToolCall>> {
         let mut values = serde_json::Deserializer::from_str(text.trim()).into_iter::<Value>();
         let value = values.next()?.ok()?;
         let items = match value {
@@ -178,10 +183,10 @@ impl TextCalls {
         if items.is_empty() {
             return None;
         }
-        items.iter().map(|item| self.call(item)).collect()
+        items.iter().map(|item| self.call(item, written)).collect()
     }
 
-    fn call(&self, item: &Value) -> Option<ToolCall> {
+    fn call(&self, item: &Value, written: &str) -> Option<ToolCall> {
         let item = item
             .get("function")
             .filter(|f| f.is_object())
@@ -189,12 +194,15 @@ impl TextCalls {
         let name = ["name", "tool", "tool_name"]
             .iter()
             .find_map(|key| item.get(key)?.as_str())?;
-        if !self.known.iter().any(|known| known == name) {
-            return None;
-        }
         let arguments = ["arguments", "parameters", "args", "input"]
             .iter()
             .find_map(|key| item.get(key));
+        // A name no tool has is a call only in a call's shape: with its arguments
+        // as an object. `{"name": "Ada"}` stays the text it is.
+        let known = self.known.iter().any(|known| known == name);
+        if !known && !arguments.is_some_and(Value::is_object) {
+            return None;
+        }
         let arguments = match arguments {
             None | Some(Value::Null) => "{}".to_owned(),
             Some(Value::String(text)) => text.clone(),
@@ -205,6 +213,7 @@ impl TextCalls {
             id: String::new(),
             name: name.to_owned(),
             arguments,
+            written: Some(written.to_owned()),
         })
     }
 }
@@ -418,7 +427,7 @@ mod tests {
             "Plain answer with no calls.",
             "Compare a < b and <tool> tags.",
             "Here is JSON:\n```json\n{\"name\": \"Alice\", \"age\": 3}\n```\nDone.",
-            "{\"name\": \"delete_all\", \"arguments\": {}}",
+            "{\"name\": \"delete_all\", \"arguments\": \"everything\"}",
             "{\"status\": \"ok\"}",
             "[1, 2, 3]",
             "[link](http://x) text",
@@ -427,6 +436,38 @@ mod tests {
         ] {
             check(text, text, &[]);
         }
+    }
+
+    /// Seen from Qwen2.5-Coder-0.5B in the task benchmark: a call in a call's shape
+    /// naming no tool. As a call, the engine answers with the tools there are.
+    #[test]
+    fn a_call_naming_no_tool_is_still_a_call() {
+        check(
+            "```json\n{\"name\": \"read_summary.txt\", \"arguments\": {\"path\": \"summary.txt\"}}\n```",
+            "",
+            &[("read_summary.txt", r#"{"path":"summary.txt"}"#)],
+        );
+        check(
+            "{\"name\": \"delete_all\", \"arguments\": {}}",
+            "",
+            &[("delete_all", "{}")],
+        );
+    }
+
+    #[test]
+    fn a_call_keeps_the_text_it_was_written_as() {
+        let block = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n```";
+        let (_, calls) = run(&format!("Sure:\n{block}\nThat reads it."), 4);
+        assert_eq!(calls[0].written.as_deref(), Some(block));
+        let bare = "{\"name\": \"list_dir\", \"arguments\": {\"path\": \".\"}}";
+        let (_, calls) = run(bare, 4);
+        assert_eq!(calls[0].written.as_deref(), Some(bare));
+        // Stopped before its closing tag: what there was.
+        let (_, calls) = run("<tool_call>{\"name\": \"list_dir\", \"arguments\": {}}", 4);
+        assert_eq!(
+            calls[0].written.as_deref(),
+            Some("<tool_call>{\"name\": \"list_dir\", \"arguments\": {}}")
+        );
     }
 
     #[test]

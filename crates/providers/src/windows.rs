@@ -26,6 +26,13 @@ pub struct Said {
     /// The requests the server serves at once, where it says (llama.cpp's
     /// `total_slots`, in the same `/props` answer as its window).
     pub slots: Option<u32>,
+    /// The model's parameter count, where the server says (llama.cpp's
+    /// `meta.n_params` in `/v1/models`, Ollama's `general.parameter_count`): a small
+    /// model is checked before its first turn (see the runtime's check-up).
+    pub params: Option<u64>,
+    /// The server says how far it has read a prompt when asked (llama.cpp's
+    /// `return_progress`).
+    pub reads_progress: bool,
 }
 
 type Found = HashMap<(String, String), (Instant, Said)>;

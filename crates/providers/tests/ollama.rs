@@ -42,6 +42,7 @@ async fn collect(events: impl Stream<Item = Result<ModelEvent, ProviderError>>) 
             }
             Ok(ModelEvent::Usage(usage)) => decoded.usage = Some(usage),
             Ok(ModelEvent::Finished(reason)) => decoded.finish = Some(reason),
+            Ok(ModelEvent::PromptRead(read)) => panic!("Ollama says no progress: {read:?}"),
             Ok(ModelEvent::Reconnecting { attempt, .. }) => decoded.reconnects.push(attempt),
             Err(err) => {
                 assert!(decoded.error.is_none(), "a stream ends at its first error");
@@ -82,6 +83,7 @@ fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
         id: id.into(),
         name: name.into(),
         arguments: arguments.into(),
+        written: None,
     }
 }
 

@@ -10,8 +10,8 @@ use bytes::Bytes;
 use cairn_protocol::{ChatMessage, Image, ToolCall, ToolSpec};
 use cairn_providers::openai::{OpenAiClient, OpenAiConfig, decode_body};
 use cairn_providers::{
-    ChatRequest, FinishReason, ModelClient, ModelEvent, ProviderError, RequestOrigin, Sampling,
-    TokenUsage,
+    ChatRequest, FinishReason, ModelClient, ModelEvent, PromptRead, ProviderError, RequestOrigin,
+    Sampling, TokenUsage,
 };
 use cairn_testkit::{FakeServer, Piece, Recorded, Reply, fixture, openai_sse};
 use futures_util::{Stream, StreamExt, stream};
@@ -29,6 +29,8 @@ struct Decoded {
     /// The calls as they were written, by slot: (id, name, the pieces joined), and
     /// how many pieces came.
     drafts: Vec<(String, String, String, usize)>,
+    /// How far the server said it had read the prompt, in order.
+    reads: Vec<PromptRead>,
 }
 
 async fn collect(events: impl Stream<Item = Result<ModelEvent, ProviderError>>) -> Decoded {
@@ -60,6 +62,7 @@ async fn collect(events: impl Stream<Item = Result<ModelEvent, ProviderError>>) 
                 total.completion_tokens += usage.completion_tokens;
                 total.cached_prompt_tokens += usage.cached_prompt_tokens;
             }
+            Ok(ModelEvent::PromptRead(read)) => decoded.reads.push(read),
             Ok(ModelEvent::Finished(reason)) => decoded.finish = Some(reason),
             Ok(ModelEvent::Reconnecting { attempt, .. }) => decoded.reconnects.push(attempt),
             Err(err) => {
@@ -103,6 +106,7 @@ fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
         id: id.into(),
         name: name.into(),
         arguments: arguments.into(),
+        written: None,
     }
 }
 
@@ -597,6 +601,71 @@ async fn llama_cpp_says_its_context_in_the_model_list() {
     assert_eq!(routes(&server), ASKED);
 }
 
+/// What llama.cpp's server streams with `return_progress`, as this build sends it
+/// (`scripts/real-model`): a chunk as it starts reading, one per batch read, then the
+/// answer.
+const PROGRESS_STREAM: &[&str] = &[
+    r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"prompt_progress":{"total":1603,"cache":24,"processed":24,"time_ms":0}}"#,
+    r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"prompt_progress":{"total":1603,"cache":24,"processed":1603,"time_ms":7821.4}}"#,
+    r#"{"choices":[{"finish_reason":"stop","index":0,"delta":{"content":"Hi"}}]}"#,
+];
+
+#[tokio::test]
+async fn llama_cpp_is_asked_for_its_reading_and_says_it() {
+    let server = FakeServer::start().await;
+    server.push(
+        MODELS,
+        Reply::json(200, fixture("openai/llamacpp_v1_models.json")),
+    );
+    server.push(
+        "GET /props",
+        Reply::json(
+            200,
+            r#"{"total_slots": 1, "default_generation_settings": {"n_ctx": 8192}}"#,
+        ),
+    );
+    let lines = PROGRESS_STREAM.join("\n");
+    server.push(
+        CHAT,
+        Reply::sse(cairn_testkit::sse_from_payload_lines(lines.as_bytes())),
+    );
+    let llama = client(&server);
+    llama.context_window("unsloth/Qwen3.5-2B-GGUF").await;
+    let mut asked = request(vec![ChatMessage::user("hi")]);
+    asked.model = "unsloth/Qwen3.5-2B-GGUF".into();
+    let decoded = collect(llama.stream_chat(asked)).await;
+    assert_eq!(server.requests_to(CHAT)[0].json()["return_progress"], true);
+    assert_eq!(
+        decoded.reads,
+        [
+            PromptRead {
+                total: 1603,
+                cached: 24,
+                read: 24,
+                elapsed_ms: 0
+            },
+            PromptRead {
+                total: 1603,
+                cached: 24,
+                read: 1603,
+                elapsed_ms: 7821
+            },
+        ]
+    );
+    assert_eq!(decoded.text, "Hi");
+
+    // A server that is not llama.cpp's is not sent a field it may refuse.
+    let hosted = FakeServer::start().await;
+    hosted.push(CHAT, Reply::sse(cairn_testkit::sse::text(&["Hi"])));
+    collect(client(&hosted).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
+    assert!(
+        hosted.requests_to(CHAT)[0]
+            .json()
+            .get("return_progress")
+            .is_none()
+    );
+}
+
 #[tokio::test]
 async fn vllm_says_its_context_as_max_model_len() {
     let server = FakeServer::start().await;
@@ -763,7 +832,17 @@ async fn a_call_written_as_text_becomes_a_call() {
     )
     .await;
     assert_eq!(d.text, "");
-    assert_eq!(d.calls, [call("", "read_file", r#"{"path":"a.txt"}"#)]);
+    assert_eq!(
+        d.calls,
+        [ToolCall {
+            written: Some(
+                "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>"
+                    .into()
+            ),
+            ..call("", "read_file", r#"{"path":"a.txt"}"#)
+        }],
+        "kept as the model wrote it, to be shown to it so again"
+    );
     assert_eq!(d.finish, Some(FinishReason::ToolCalls));
     assert_eq!(
         server.requests().len(),

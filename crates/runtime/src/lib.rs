@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 mod agents;
 mod answering;
+mod checkup;
 mod error;
 mod export;
 mod keys;
@@ -40,6 +41,7 @@ use cairn_tools::mcp::{McpError, McpPolicy, McpServer};
 use cairn_tools::{MemoryStore, Tool, Workspace};
 
 pub use agents::agent_infos;
+pub use checkup::{CHECKED_UP_TO_PARAMS, CallStyle, Checkup};
 pub use error::{FailureKind, RuntimeError, provider_kind, store_kind};
 pub use export::Export;
 pub(crate) use export::export;
@@ -460,6 +462,8 @@ impl Runtime {
         choice: ModelChoice,
         load_tools: Vec<String>,
     ) -> Result<Arc<LiveTurn>, RuntimeError> {
+        // What was learned of the model is used; a small one never checked is first.
+        self.fit_harness(&choice).await?;
         let thread = self.store.thread(thread_id).await?;
         let workspace = thread
             .workspace
@@ -613,7 +617,8 @@ impl Runtime {
     ) -> Result<ContextReport, RuntimeError> {
         let (request, client) = self.draft_request(thread_id, draft, choice).await?;
         let window = client.context_window(&choice.model).await;
-        let fit = ContextFit::new(self.limits, window, choice.sampling.max_tokens);
+        let fit = ContextFit::new(self.limits, window, choice.sampling.max_tokens)
+            .for_model(client.params(&choice.model));
         let root = RootView::new(
             &request,
             self.limits,

@@ -106,6 +106,10 @@ impl ModelClient for AfterWarmUps {
         self.inner.tools_in_text(model)
     }
 
+    fn params(&self, model: &str) -> Option<u64> {
+        self.inner.params(model)
+    }
+
     fn keeps_prefix(&self, model: &str) -> bool {
         self.inner.keeps_prefix(model)
     }

@@ -66,6 +66,8 @@ impl RememberedWindows {
                 .map(|(tokens, source)| ContextWindow::new(tokens, source)),
             tools_in_text: known.tools_in_text,
             slots: None,
+            params: known.params,
+            reads_progress: known.reads_progress,
         };
         // The client reads it too (Ollama sends the window back as num_ctx; a template
         // without tools gets them in its prompt).
@@ -107,13 +109,18 @@ impl ModelClient for RememberedWindows {
                 return window;
             }
             let window = self.inner.context_window(model).await;
-            let tools_in_text = self.inner.tools_in_text(model);
+            let server_said = cairn_providers::windows::said(&self.server, model);
+            let of_model = cairn_store::SaidOfModel {
+                tools_in_text: self.inner.tools_in_text(model),
+                params: server_said.as_ref().and_then(|said| said.params),
+                reads_progress: server_said.is_some_and(|said| said.reads_progress),
+            };
             let said = window
                 .as_ref()
                 .map(|window| (window.tokens, window.source.as_str()));
             if let Err(err) = self
                 .store
-                .set_context_window(&self.server, model, said, tools_in_text)
+                .set_context_window(&self.server, model, said, of_model)
                 .await
             {
                 tracing::debug!(error = %err, "the context window cannot be kept");
@@ -128,6 +135,10 @@ impl ModelClient for RememberedWindows {
 
     fn tools_in_text(&self, model: &str) -> bool {
         self.inner.tools_in_text(model)
+    }
+
+    fn params(&self, model: &str) -> Option<u64> {
+        self.inner.params(model)
     }
 
     fn keeps_prefix(&self, model: &str) -> bool {

@@ -94,6 +94,7 @@ fn answer(n: usize, nodes: usize) -> Answer {
                     id: "call_0".into(),
                     name: "run_subtask".into(),
                     arguments: "{}".into(),
+                    written: None,
                 }],
             },
             ChatMessage::Tool {

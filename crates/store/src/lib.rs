@@ -15,6 +15,7 @@ mod answers;
 mod checkpoints;
 mod error;
 mod export;
+mod habits;
 mod messages;
 mod open;
 mod plans;
@@ -34,11 +35,12 @@ pub use answers::AnswerSpan;
 pub use checkpoints::FileCheckpoint;
 pub use error::StoreError;
 pub use export::{ExportedMessage, ThreadExport, markdown};
+pub use habits::ModelHabits;
 pub use messages::{AnswerSnapshot, Redo, TurnStart, title_from_prompt};
 pub use open::StoreOptions;
 pub use settings::StoredRule;
 pub use threads::{NewThread, Page};
-pub use windows::KnownWindow;
+pub use windows::{KnownWindow, SaidOfModel};
 
 /// The database. Cheap to clone.
 #[derive(Debug, Clone)]

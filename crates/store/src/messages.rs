@@ -491,6 +491,7 @@ mod tests {
                     id: (*id).into(),
                     name: "read_file".into(),
                     arguments: "{}".into(),
+                    written: None,
                 })
                 .collect(),
         }

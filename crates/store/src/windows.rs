@@ -11,8 +11,23 @@ pub struct KnownWindow {
     pub window: Option<(u32, String)>,
     /// The model's chat template takes no tools: they go in its prompt as text.
     pub tools_in_text: bool,
+    /// The model's parameter count, where the server said.
+    pub params: Option<u64>,
+    /// The server says how far it has read a prompt.
+    pub reads_progress: bool,
     /// Milliseconds since the Unix epoch.
     pub asked_at: i64,
+}
+
+/// What a server said of a model besides its window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SaidOfModel {
+    /// Its chat template takes no tools.
+    pub tools_in_text: bool,
+    /// Its parameter count.
+    pub params: Option<u64>,
+    /// The server says how far it has read a prompt.
+    pub reads_progress: bool,
 }
 
 impl Store {
@@ -22,46 +37,53 @@ impl Store {
         server: &str,
         model: &str,
     ) -> Result<Option<KnownWindow>, StoreError> {
-        let row: Option<(Option<i64>, Option<String>, bool, i64)> = sqlx::query_as(
-            "SELECT tokens, source, tools_in_text, asked_at FROM context_windows \
-             WHERE server = ? AND model = ?",
+        type Row = (Option<i64>, Option<String>, bool, Option<i64>, bool, i64);
+        let row: Option<Row> = sqlx::query_as(
+            "SELECT tokens, source, tools_in_text, params, reads_progress, asked_at \
+             FROM context_windows WHERE server = ? AND model = ?",
         )
         .bind(server)
         .bind(model)
         .fetch_optional(&self.pool)
         .await
         .map_err(|err| self.err(err))?;
-        Ok(
-            row.map(|(tokens, source, tools_in_text, asked_at)| KnownWindow {
+        Ok(row.map(
+            |(tokens, source, tools_in_text, params, reads_progress, asked_at)| KnownWindow {
                 window: tokens
                     .and_then(|tokens| u32::try_from(tokens).ok())
                     .map(|tokens| (tokens, source.unwrap_or_default())),
                 tools_in_text,
+                params: params.and_then(|params| u64::try_from(params).ok()),
+                reads_progress,
                 asked_at,
-            }),
-        )
+            },
+        ))
     }
 
-    /// Keeps what `server` said about `model` now: its window, and whether its chat
-    /// template takes tools.
+    /// Keeps what `server` said about `model` now: its window, whether its chat
+    /// template takes tools, its size and whether it says how far it has read.
     pub async fn set_context_window(
         &self,
         server: &str,
         model: &str,
         window: Option<(u32, &str)>,
-        tools_in_text: bool,
+        said: SaidOfModel,
     ) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO context_windows (server, model, tokens, source, tools_in_text, asked_at) \
-             VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (server, model) DO UPDATE SET \
+            "INSERT INTO context_windows \
+             (server, model, tokens, source, tools_in_text, params, reads_progress, asked_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (server, model) DO UPDATE SET \
              tokens = excluded.tokens, source = excluded.source, \
-             tools_in_text = excluded.tools_in_text, asked_at = excluded.asked_at",
+             tools_in_text = excluded.tools_in_text, params = excluded.params, \
+             reads_progress = excluded.reads_progress, asked_at = excluded.asked_at",
         )
         .bind(server)
         .bind(model)
         .bind(window.map(|(tokens, _)| i64::from(tokens)))
         .bind(window.map(|(_, source)| source))
-        .bind(tools_in_text)
+        .bind(said.tools_in_text)
+        .bind(said.params.and_then(|params| i64::try_from(params).ok()))
+        .bind(said.reads_progress)
         .bind(now_ms())
         .execute(&self.pool)
         .await

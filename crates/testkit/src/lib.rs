@@ -3,7 +3,8 @@
 //! read the recorded wire traffic kept in `tests/fixtures/wire`; and [`mcp`], an MCP
 //! server with a tool for every fault (over stdio as `mcp-fixture-server`, and over
 //! HTTP); and [`ScriptedModel`], a deterministic model in process for tests and
-//! benchmarks of the engine.
+//! benchmarks of the engine; and [`tasks`], the everyday tasks the task benchmark and
+//! the real-model tests give a real model.
 
 mod fixtures;
 pub mod machines;
@@ -12,6 +13,7 @@ pub mod ndjson;
 mod scripted;
 mod server;
 pub mod sse;
+pub mod tasks;
 pub mod wire;
 
 pub use fixtures::{fixture, fixture_dir, ndjson_from_pretty, openai_sse, sse_from_payload_lines};

@@ -104,6 +104,7 @@ impl ScriptedTurn {
             id: String::new(),
             name: name.to_owned(),
             arguments: raw.to_owned(),
+            written: None,
         }));
         self
     }
@@ -114,6 +115,7 @@ impl ScriptedTurn {
             id: id.to_owned(),
             name: name.to_owned(),
             arguments: args.to_string(),
+            written: None,
         }));
         self
     }

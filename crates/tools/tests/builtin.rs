@@ -86,6 +86,16 @@ async fn edit_file_replaces_exactly_one_occurrence() {
     assert!(err.to_string().contains("was not found"), "{err}");
     let err = EditFile.call(edit("", "x"), &ctx).await.unwrap_err();
     assert!(matches!(err, ToolError::InvalidArguments(_)));
+    let err = EditFile.call(edit("beta", "beta"), &ctx).await.unwrap_err();
+    assert!(
+        matches!(&err, ToolError::InvalidArguments(why) if why.contains("the same, so `a.txt` was not changed")),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "alpha\nbeta\nalpha\n",
+        "nothing was written"
+    );
     assert_eq!(
         text(&EditFile, edit("beta\nalpha", "BETA"), &ctx).await,
         "edited `a.txt`: 2 lines replaced with 1"

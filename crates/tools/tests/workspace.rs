@@ -138,6 +138,52 @@ fn refuses_paths_that_leave_the_root() {
 }
 
 #[test]
+fn an_absolute_path_inside_the_root_names_its_file_and_nothing_else() {
+    let f = fixture();
+    let root = f.ws.root().to_owned();
+    let inside = |rel: &str| root.join(rel).to_str().unwrap().to_owned();
+    assert_eq!(
+        f.ws.read(&inside("src/main.rs")).unwrap(),
+        b"fn main() {}\n"
+    );
+    assert_eq!(f.ws.list(root.to_str().unwrap()).unwrap().len(), 4);
+    f.ws.write(&inside("notes/new.md"), b"hi").unwrap();
+    assert_eq!(std::fs::read(root.join("notes/new.md")).unwrap(), b"hi");
+    assert_eq!(f.ws.subject(&inside("./notes//new.md")), "notes/new.md");
+    // Inside by its prefix, outside by what it names: still refused, each for its
+    // own reason.
+    let climbs = f.ws.read(&inside("../x")).unwrap_err().to_string();
+    assert!(climbs.contains("outside the workspace"), "{climbs}");
+    let linked = f.ws.read(&inside("escape_dir/secret.txt")).unwrap_err();
+    assert!(linked.to_string().contains("symbolic link"), "{linked}");
+    // A sibling whose name starts like the root is not inside it.
+    let sibling = format!("{}-other/x", root.display());
+    let err = f.ws.read(&sibling).unwrap_err().to_string();
+    assert!(err.contains("absolute paths are refused"), "{err}");
+    assert_eq!(f.ws.subject(&sibling), sibling);
+}
+
+#[test]
+fn a_path_that_starts_with_the_roots_own_name_names_the_file_inside() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("proj");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("notes.md"), "hi").unwrap();
+    let ws = Workspace::open(&root).unwrap();
+    assert_eq!(ws.read("proj/notes.md").unwrap(), b"hi");
+    ws.write("proj/src/new.rs", b"x").unwrap();
+    assert_eq!(std::fs::read(root.join("src/new.rs")).unwrap(), b"x");
+    assert_eq!(ws.subject("proj/src/new.rs"), "src/new.rs");
+    // Where the root holds something of its own name, that is what the path names.
+    std::fs::create_dir(root.join("proj")).unwrap();
+    std::fs::write(root.join("proj/notes.md"), "inner").unwrap();
+    assert_eq!(ws.read("proj/notes.md").unwrap(), b"inner");
+    // It does not climb out: `proj/../x` is still `..`.
+    let err = ws.read("proj/../../x").unwrap_err().to_string();
+    assert!(err.contains("outside the workspace"), "{err}");
+}
+
+#[test]
 fn reports_missing_files_and_directories_plainly() {
     let f = fixture();
     assert_eq!(

@@ -767,9 +767,15 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
         turn.with(|view| Ending {
             // While the answer streams, the text is the sign of life.
             chip: if view.finished.is_none() && !view.writing {
-                Some(match &view.waiting_for_slot {
-                    Some(server) => format!("Waiting for a free slot on {server}…"),
-                    None => view
+                Some(match (&view.waiting_for_slot, &view.reading) {
+                    (Some(server), _) => format!("Waiting for a free slot on {server}…"),
+                    (None, Some(reading))
+                        if reading.worth_showing()
+                            && view.state == Some(cairn_protocol::AgentStateKind::Thinking) =>
+                    {
+                        format::reading(reading)
+                    }
+                    (None, _) => view
                         .state
                         .and_then(format::state_chip)
                         .unwrap_or("Thinking…")

@@ -53,7 +53,9 @@ async fn models_lists_a_server_or_finds_the_running_ones() {
     assert_eq!(
         found[1]["details"],
         json!([{"model": "unsloth/Qwen3.5-2B-GGUF", "context_tokens": 16384,
-                "context_source": "llama.cpp server's n_ctx", "tools_in_text": false}])
+                "context_source": "llama.cpp server's n_ctx", "tools_in_text": false,
+                "checkup": null}]),
+        "never checked"
     );
 
     // A server whose template takes no tools: it is said beside the model.

@@ -46,9 +46,14 @@ async fn json_mode_prints_exactly_the_event_lines_and_exits_0() {
     );
     let sent = server.requests_to(CHAT)[0].json();
     assert_eq!(sent["model"], "gpt-4o");
-    assert_eq!(
-        sent["messages"].as_array().unwrap().last().unwrap(),
-        &json!({"role": "user", "content": "what's the weather?"})
+    // The question, opened by the thread's context (its first message).
+    let last = sent["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["role"], "user");
+    let content = last["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("<context>\n")
+            && content.ends_with("</context>\n\nwhat's the weather?"),
+        "{content}"
     );
 }
 

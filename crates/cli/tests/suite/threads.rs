@@ -80,14 +80,14 @@ async fn runs_are_stored_and_a_thread_continues_where_it_left_off() {
         roles,
         ["system", "user", "assistant", "tool", "assistant", "user"]
     );
-    assert_eq!(messages[1]["content"], "What files\nare here?");
-    assert_eq!(messages[3]["tool_call_id"], "call_l");
+    // The thread's first message, as stored, opened by its context as it is sent.
+    let first = messages[1]["content"].as_str().unwrap();
     assert!(
-        messages[0]["content"]
-            .as_str()
-            .unwrap()
-            .contains("Permission mode: auto")
+        first.ends_with("</context>\n\nWhat files\nare here?"),
+        "{first}"
     );
+    assert!(first.contains("Permission mode: auto"), "{first}");
+    assert_eq!(messages[3]["tool_call_id"], "call_l");
     assert_eq!(third["model"], "m");
 }
 

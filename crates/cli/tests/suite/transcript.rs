@@ -93,6 +93,7 @@ async fn the_transcript_prints_a_one_line_budget_notice() {
     assert_eq!(out.code, 4);
     assert_eq!(
         out.stdout.lines().last().unwrap(),
-        "! budget exceeded: llm_calls (2 of 1); the answer above is partial"
+        "! budget exceeded: llm_calls (2 of 1); the answer above is partial; raise it with \
+         CAIRN_MAX_TOTAL_LLM_CALLS"
     );
 }

@@ -570,14 +570,14 @@ async fn a_template_without_tools_gets_them_described_and_its_text_calls_run() {
     ] {
         assert!(system.contains(described), "{described} in {system}");
     }
-    // The call went back as the model's own text, its result as the user's.
+    // The call went back as the model wrote it, its result as the user's.
     let messages = chats[1]["messages"].as_array().unwrap();
     let call = &messages[messages.len() - 2];
     assert_eq!(call["role"], "assistant");
     assert!(call.get("tool_calls").is_none());
     assert_eq!(
         call["content"],
-        "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\":\"notes.md\"}}</tool_call>"
+        "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.md\"}}</tool_call>"
     );
     let result = messages.last().unwrap();
     assert_eq!(result["role"], "user");

@@ -63,6 +63,7 @@ impl ModelClient for CallsEcho {
                     id: "c1".into(),
                     name: ECHO.into(),
                     arguments: r#"{"text": "hi"}"#.into(),
+                    written: None,
                 })),
                 Ok(ModelEvent::Finished(FinishReason::ToolCalls)),
             ],

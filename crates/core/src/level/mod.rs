@@ -68,6 +68,8 @@ pub(crate) struct Scope {
     /// How its requests fit its model's window: a level on another server has that
     /// server's window, not the root's.
     pub fit: ContextFit,
+    /// The window is small: its prompt is the compact form.
+    pub compact: bool,
     /// What the model may call (the tools plus the engine's own), shown at once or
     /// partly on demand.
     offered: Offered,
@@ -133,6 +135,7 @@ impl Scope {
             finish,
             operation,
             fit: fit.clone(),
+            compact: layout.compact,
             offered: layout.offered,
         };
         (scope, layout.system)
@@ -196,6 +199,14 @@ pub(crate) struct Level {
     repeats: Repeats,
     /// Why its last answer was cut before the model finished it, if it was.
     pub cut: Option<Cut>,
+    /// The root's only: what its first message opens with (the thread's mode, folder
+    /// and `AGENTS.md`; see `prompt`). Added as each request is made, to the first
+    /// user message the fitted history still holds, so that pruning never loses it.
+    pub context: Option<String>,
+    /// Whether it has called anything yet.
+    made_calls: bool,
+    /// Whether it was asked to say what it did after acting in silence.
+    asked_to_say: bool,
 }
 
 #[derive(Debug)]
@@ -230,7 +241,30 @@ impl Level {
             journal: None,
             repeats: Repeats::default(),
             cut: None,
+            context: None,
+            made_calls: false,
+            asked_to_say: false,
         }
+    }
+
+    /// The estimated tokens of the context its requests carry besides its history.
+    fn context_tokens(&self) -> u64 {
+        self.context
+            .as_deref()
+            .map_or(0, |context| crate::history::bytes_to_tokens(context.len()))
+    }
+
+    /// The history as it is sent: the context opening its first user message.
+    fn sent_history(&self) -> Vec<ChatMessage> {
+        let mut messages = self.history.clone();
+        if let Some(context) = &self.context
+            && let Some(ChatMessage::User { content }) = messages
+                .iter_mut()
+                .find(|message| matches!(message, ChatMessage::User { .. }))
+        {
+            content.insert_str(0, context);
+        }
+        messages
     }
 
     fn push(&mut self, message: ChatMessage) {

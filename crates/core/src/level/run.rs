@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use crate::model::ChatRequest;
 use cairn_protocol::{
-    ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, ModelCall, Reasoning, ToolCall,
-    ToolCallStatus, ToolCallUpdate, ToolSpec,
+    ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, ModelCall, PromptProgress, Reasoning,
+    ToolCall, ToolCallStatus, ToolCallUpdate, ToolSpec,
 };
 use serde_json::Value;
 
@@ -52,6 +52,7 @@ impl Turn {
                     }
                 }
                 level.push(assistant(round.text, round.reasoning, round.calls.clone()));
+                level.made_calls = true;
                 let verdicts = level.repeats.judge(&round.calls);
                 let room = self.result_room(level, visible_tokens, round.calls.len());
                 let dispatched = self
@@ -85,10 +86,11 @@ impl Turn {
         loop {
             let had_pager = self.kept.any();
             let (visible, tokens) = self.offered(&level.scope);
+            let fixed = tokens + level.context_tokens();
             if let Err(observed) = history::fit(
                 &mut level.history,
                 budget,
-                tokens,
+                fixed,
                 results::MIN_RESULT_BYTES,
                 &mut recut,
             ) {
@@ -113,7 +115,7 @@ impl Turn {
             results::read_tool_result_tokens()
         };
         let budget = self.request_budget(&level.scope);
-        let fixed = tools + pager;
+        let fixed = tools + pager + level.context_tokens();
         let used = fixed
             + level
                 .history
@@ -155,8 +157,16 @@ impl Turn {
 
     /// A level that answered without calling anything is done, unless it owes a
     /// structured result: then prose that already is a valid result counts, and
-    /// anything else earns a reminder and another round.
+    /// anything else earns a reminder and another round. A level that acted and then
+    /// said nothing is asked once to say what it did: the user (or the level above)
+    /// would otherwise get no word that it was done.
     fn settle(&self, level: &mut Level, text: String) -> Option<LevelEnd> {
+        if text.trim().is_empty() && level.made_calls && !level.asked_to_say && level.cut.is_none()
+        {
+            level.asked_to_say = true;
+            level.push(ChatMessage::user(SAY_WHAT_YOU_DID));
+            return None;
+        }
         let Some(finish) = &level.scope.finish else {
             return Some(LevelEnd::Answer(text));
         };
@@ -189,7 +199,7 @@ impl Turn {
         }
         ChatRequest {
             model: level.scope.model.clone(),
-            messages: level.history.clone(),
+            messages: level.sent_history(),
             tools,
             sampling,
             origin: level.origin(),
@@ -213,6 +223,7 @@ impl Turn {
     ) -> Result<Round, LevelFailure> {
         let request = self.chat_request(level, tools);
         let prompt_estimate = tool_tokens
+            + level.context_tokens()
             + level
                 .history
                 .iter()
@@ -221,6 +232,8 @@ impl Turn {
         let (parent_id, depth) = (level.scope.parent_id.clone(), level.scope.depth);
         let collected = {
             let _thinking = self.emitter.activity(Activity::Thinking);
+            // The server's time is not the turn's: a slow machine is not a runaway.
+            let _answering = self.budget.pause();
             // Held while the server answers. Without one the turn is stopping, and the
             // round ends at once as stopped.
             let _slots = self.model_slots(&level.scope).await;
@@ -258,6 +271,18 @@ impl Turn {
                                 depth,
                                 ToolCallStatus::Pending,
                             )
+                        }));
+                    }
+                    Seen::PromptRead(read) => {
+                        let left_ms = level.scope.server.reading(read);
+                        self.emitter.emit(Event::PromptProgress(PromptProgress {
+                            parent_id: parent_id.clone(),
+                            depth,
+                            total: read.total,
+                            cached: read.cached,
+                            read: read.read,
+                            elapsed_ms: read.elapsed_ms,
+                            left_ms,
                         }));
                     }
                     Seen::Producing => reconnecting = None,
@@ -351,6 +376,10 @@ impl Turn {
         Err(server_failure.map_or(LevelFailure::Stopped, LevelFailure::Server))
     }
 }
+
+/// What a level that acted and then said nothing is asked.
+pub(crate) const SAY_WHAT_YOU_DID: &str =
+    "Tell me in one or two sentences what you did and what came of it.";
 
 fn assistant(content: String, reasoning: String, tool_calls: Vec<ToolCall>) -> ChatMessage {
     ChatMessage::Assistant {

@@ -59,6 +59,9 @@ pub enum ModelEvent {
     },
     ToolCall(ToolCall),
     Usage(TokenUsage),
+    /// How far the server has read the prompt, where it says (llama.cpp's
+    /// `return_progress`): sent as it starts reading and as it gets on.
+    PromptRead(PromptRead),
     Finished(FinishReason),
     /// The server was busy before sending anything; the request is sent again after
     /// `delay`.
@@ -67,6 +70,16 @@ pub enum ModelEvent {
         delay: std::time::Duration,
         reason: String,
     },
+}
+
+/// The server's reading of a prompt: of `total` tokens, `cached` it had already and
+/// `read` it has by now (the cached ones among them), `elapsed_ms` after it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PromptRead {
+    pub total: u64,
+    pub cached: u64,
+    pub read: u64,
+    pub elapsed_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -145,6 +158,13 @@ pub trait ModelClient: Send + Sync {
     fn tools_in_text(&self, model: &str) -> bool {
         let _ = model;
         false
+    }
+
+    /// `model`'s parameter count, as far as its server said when asked for the window:
+    /// a small model is given the compact prompt and the core tools (see `context`).
+    fn params(&self, model: &str) -> Option<u64> {
+        let _ = model;
+        None
     }
 
     /// Whether the server keeps the prompt it last read and reads again only what

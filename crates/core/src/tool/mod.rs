@@ -14,7 +14,7 @@ use crate::workspace::{Workspace, WorkspaceError};
 
 mod args;
 
-pub use args::parse_args;
+pub use args::{parse_args, without_copied_schema};
 
 /// A capability the model can call.
 ///

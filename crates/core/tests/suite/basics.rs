@@ -73,14 +73,25 @@ async fn the_request_carries_the_system_prompt_history_and_tools() {
     let ChatMessage::System { content } = &request.messages[0] else {
         panic!("no system prompt first: {:?}", request.messages[0]);
     };
-    assert!(content.contains("Permission mode: auto"), "{content}");
+    assert!(content.starts_with("You are Cairn"), "{content}");
+    // The thread's own lines open its first message, not the system prompt.
+    assert!(!content.contains("Permission mode"), "{content}");
+    let first = request.messages[1].content();
+    let context = first
+        .strip_suffix("earlier")
+        .expect("the first message, after its context");
+    assert!(
+        context.starts_with(cairn_core::prompt::CONTEXT_OPEN),
+        "{first}"
+    );
+    assert!(context.contains("Permission mode: auto"), "{first}");
+    assert!(
+        context.ends_with(cairn_core::prompt::CONTEXT_CLOSE),
+        "{first}"
+    );
     assert_eq!(
-        request.messages[1..],
-        [
-            ChatMessage::user("earlier"),
-            ChatMessage::assistant("answer"),
-            ChatMessage::user("now")
-        ]
+        request.messages[2..],
+        [ChatMessage::assistant("answer"), ChatMessage::user("now")]
     );
     let names: Vec<_> = request.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(
@@ -286,4 +297,49 @@ async fn a_call_is_shown_while_the_model_writes_it_under_the_id_it_then_runs_as(
     // The stored tree has the call, not the drafts.
     assert_eq!(run.outcome.tree.nodes.len(), 1);
     assert_eq!(run.outcome.tree.nodes[0].id, id);
+}
+
+#[tokio::test]
+async fn a_level_that_acted_and_said_nothing_is_asked_once_what_it_did() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call("probe", json!({})),
+        ScriptedTurn::text(""),
+        ScriptedTurn::text("I ran probe; it worked."),
+    ]);
+    let run = Harness::new(&model)
+        .tool(Probe::new("probe"))
+        .run("do it")
+        .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    assert_eq!(run.outcome.text, "I ran probe; it worked.");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        requests[2].messages[requests[2].messages.len() - 2..],
+        [
+            ChatMessage::assistant(""),
+            ChatMessage::user("Tell me in one or two sentences what you did and what came of it.")
+        ]
+    );
+
+    // Asked once: silence again ends the turn as it is.
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call("probe", json!({})),
+        ScriptedTurn::text(""),
+        ScriptedTurn::text(""),
+    ]);
+    let run = Harness::new(&model)
+        .tool(Probe::new("probe"))
+        .run("do it")
+        .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    assert_eq!(model.requests().len(), 3);
+
+    // A level that called nothing may answer with nothing.
+    let model = ScriptedModel::new();
+    model.root([ScriptedTurn::text("")]);
+    Harness::new(&model).run("hm").await;
+    assert_eq!(model.requests().len(), 1);
 }

@@ -1,9 +1,13 @@
 //! Every turn budget trips deterministically, ends the whole turn, and keeps the
 //! partial answer and the execution tree.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use cairn_protocol::{BudgetExceeded, BudgetReason, ChatMessage, Event, TurnStatus};
+use cairn_core::TurnControl;
+use cairn_protocol::{
+    ApprovalDecision, BudgetExceeded, BudgetReason, ChatMessage, Event, TurnStatus,
+};
 use cairn_testkit::{ScriptedModel, ScriptedTurn};
 
 use serde_json::json;
@@ -140,23 +144,88 @@ async fn wall_clock_interrupts_a_running_tool() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn wall_clock_is_checked_every_iteration() {
+async fn the_wall_clock_counts_the_turns_own_time_and_stops_it_there() {
     let model = ScriptedModel::new();
     model.root([
-        ScriptedTurn::new()
-            .delay(Duration::from_millis(600))
-            .tool("probe", json!({})),
-        ScriptedTurn::new()
-            .delay(Duration::from_millis(600))
-            .say("late"),
+        ScriptedTurn::call("probe", json!({"delay_ms": 600})),
+        ScriptedTurn::call("probe", json!({"delay_ms": 600})),
+        ScriptedTurn::text("late"),
     ]);
     let run = Harness::new(&model)
         .limits(|l| l.max_wall_clock = Duration::from_secs(1))
         .tool(Probe::new("probe"))
         .run("go")
         .await;
-    assert_eq!(exceeded(&run).reason, BudgetReason::WallClock);
+    let exceeded = exceeded(&run);
+    assert_eq!(exceeded.reason, BudgetReason::WallClock);
+    assert_eq!(exceeded.limit, 1_000);
     assert_eq!(run.outcome.text, "", "the late answer never arrived");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_model_server_is_not_a_runaway_turn() {
+    // Each answer takes longer than the whole wall clock: the server's time is not
+    // the turn's, and the turn ends as answered.
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::new()
+            .delay(Duration::from_secs(5))
+            .tool("probe", json!({})),
+        ScriptedTurn::new()
+            .delay(Duration::from_secs(5))
+            .say("done"),
+    ]);
+    let run = Harness::new(&model)
+        .limits(|l| l.max_wall_clock = Duration::from_secs(1))
+        .tool(Probe::new("probe"))
+        .run("go")
+        .await;
+    assert_eq!(
+        run.outcome.status,
+        TurnStatus::Completed,
+        "{:?}",
+        run.events
+    );
+    assert_eq!(run.outcome.text, "done");
+    assert!(run.of_type("budget_exceeded").is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_time_the_user_takes_to_answer_is_not_the_turns() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call("writer", json!({})),
+        ScriptedTurn::text("written"),
+    ]);
+    let writer = Probe::new("writer").category(cairn_protocol::ToolCategory::Write);
+    let control = TurnControl::default();
+    let approvals = Arc::clone(&control.approvals);
+    tokio::spawn(async move {
+        // The user thinks it over for a minute against a one-second clock.
+        loop {
+            if let Some(pending) = approvals.pending().first() {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                approvals
+                    .answer(&pending.approval_id, ApprovalDecision::Allow)
+                    .unwrap();
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    let run = Harness::new(&model)
+        .mode(cairn_protocol::PermissionMode::Default)
+        .limits(|l| l.max_wall_clock = Duration::from_secs(1))
+        .tool(writer.clone())
+        .run_with("go", control)
+        .await;
+    assert_eq!(
+        run.outcome.status,
+        TurnStatus::Completed,
+        "{:?}",
+        run.events
+    );
+    assert_eq!(writer.calls(), 1);
 }
 
 #[tokio::test]
@@ -187,9 +256,14 @@ async fn old_history_is_pruned_to_fit_and_the_turn_goes_on() {
     assert_eq!(run.outcome.status, TurnStatus::Completed);
     let sent = &model.requests()[0].messages;
     assert!(matches!(sent[0], ChatMessage::System { .. }));
-    assert_eq!(sent.last().unwrap(), &ChatMessage::user("new question"));
+    // The thread's context goes on with the first message still there: the question.
+    let last = sent.last().unwrap().content();
     assert!(
-        !sent.iter().any(|m| m.content().starts_with("old old")),
+        last.starts_with(cairn_core::prompt::CONTEXT_OPEN) && last.ends_with("new question"),
+        "{last}"
+    );
+    assert!(
+        !sent.iter().any(|m| m.content().contains("old old")),
         "the oldest went first"
     );
 }

@@ -249,8 +249,9 @@ async fn the_third_identical_call_in_a_row_is_not_run_and_quotes_the_last_result
     assert!(is_error);
     let refused = refused.as_str().unwrap();
     assert!(
-        refused.contains("repeats your previous call") && refused.contains("\"# Notes\""),
-        "{refused}"
+        refused.contains("repeats your previous call")
+            && refused.contains("That call returned: \"# Notes\nsecond line\""),
+        "the whole of what it returned: {refused}"
     );
     // The model read the refusal as the call's result.
     let last_request = model.requests().pop().unwrap();

@@ -209,6 +209,27 @@ async fn specifiers_decide_per_path_and_per_command() {
 }
 
 #[tokio::test]
+async fn a_rule_on_a_path_holds_for_its_absolute_form_inside_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let absolute = root.join("secrets/key.txt");
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call("probe", json!({"path": absolute.to_str().unwrap()})),
+        ScriptedTurn::text("ok"),
+    ]);
+    let probe = Probe::new("probe").category(ToolCategory::Read);
+    let run = Harness::new(&model)
+        .mode(PermissionMode::Auto)
+        .workspace(&root)
+        .tool(probe.clone())
+        .rule(RuleList::Deny, "probe(secrets/**)")
+        .run("go")
+        .await;
+    assert_eq!(classify(&run, &probe), Outcome::Blocked, "{:?}", run.events);
+}
+
+#[tokio::test]
 async fn deny_says_which_rule() {
     let model = ScriptedModel::new();
     model.root([
@@ -326,10 +347,11 @@ async fn nothing_the_model_says_or_reads_changes_the_mode() {
             usize::from(mode == PermissionMode::Default),
             "{mode}"
         );
-        // Every request of the turn still carries the user's mode in its system prompt.
+        // Every request of the turn still carries the user's mode in the thread's
+        // context, which opens its first message.
         for request in model.requests() {
             assert!(
-                request.messages[0]
+                request.messages[1]
                     .content()
                     .contains(&format!("Permission mode: {mode}"))
             );

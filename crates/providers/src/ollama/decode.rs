@@ -103,6 +103,7 @@ impl BodyDecoder for ChatDecoder {
                     id: call.id.unwrap_or_default(),
                     name: call.function.name,
                     arguments,
+                    written: None,
                 }));
             }
         }

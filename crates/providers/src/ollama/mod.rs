@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use crate::adapt;
 use crate::http::{self, Framing, Lines, OpenFailure, Peer, RetryPolicy};
 use crate::windows::{self, Said};
-use crate::{images, prompt_tools, warm};
+use crate::{images, sent, warm};
 use cairn_core::model::ProviderError;
 use cairn_core::model::{
     ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream, WarmFuture,
@@ -209,6 +209,8 @@ impl OllamaClient {
                 window,
                 tools_in_text: show.as_ref().and_then(takes_tools) == Some(false),
                 slots: None,
+                params: show.as_ref().and_then(parameter_count),
+                reads_progress: false,
             }
         })
         .await
@@ -415,6 +417,14 @@ fn takes_tools(show: &Value) -> Option<bool> {
     Some(capabilities.iter().any(|c| c.as_str() == Some("tools")))
 }
 
+/// `model_info["general.parameter_count"]` of an `/api/show` answer.
+fn parameter_count(show: &Value) -> Option<u64> {
+    show.get("model_info")?
+        .get("general.parameter_count")?
+        .as_u64()
+        .filter(|&n| n > 0)
+}
+
 /// `model_info["<family>.context_length"]` of an `/api/show` answer.
 fn context_length_of(show: &Value) -> Option<u32> {
     show.get("model_info")?
@@ -539,7 +549,7 @@ fn pull_line(server: &str, line: &str) -> Result<PullProgress, ProviderError> {
 impl ModelClient for OllamaClient {
     fn stream_chat(&self, request: ChatRequest) -> ModelStream {
         let known: Vec<String> = request.tools.iter().map(|tool| tool.name.clone()).collect();
-        let answer = self.answer(Arc::new(prompt_tools::as_sent(self.server(), request)));
+        let answer = self.answer(Arc::new(sent::as_sent(self.server(), request)));
         adapt::text_calls(answer, known)
     }
 
@@ -555,12 +565,16 @@ impl ModelClient for OllamaClient {
         windows::tools_in_text(self.server(), model)
     }
 
+    fn params(&self, model: &str) -> Option<u64> {
+        windows::said(self.server(), model).and_then(|said| said.params)
+    }
+
     fn keeps_prefix(&self, model: &str) -> bool {
         warm::keeps_prefix(self.server(), model)
     }
 
     fn warm(&self, request: ChatRequest) -> WarmFuture<'_> {
-        let request = warm::request(prompt_tools::as_sent(self.server(), request));
+        let request = warm::request(sent::as_sent(self.server(), request));
         Box::pin(warm::drain(self.server(), self.answer(request)))
     }
 }

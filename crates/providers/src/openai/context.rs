@@ -61,6 +61,15 @@ pub(super) fn template_takes_tools(props: &Value) -> Option<bool> {
         .as_bool()
 }
 
+/// The model's parameter count, where llama.cpp's server lists it (`meta.n_params`).
+pub(super) fn params(models: &Value, model: &str) -> Option<u64> {
+    entry(models, model)?
+        .get("meta")?
+        .get("n_params")?
+        .as_u64()
+        .filter(|&n| n > 0)
+}
+
 /// LM Studio knows both the context a model was loaded with and the most it takes.
 fn lm_studio(models: &Value, model: &str) -> Option<ContextWindow> {
     let entry = entry(models, model)?;
@@ -134,6 +143,15 @@ mod tests {
             None,
             "an older build"
         );
+    }
+
+    #[test]
+    fn llama_cpp_lists_the_models_size() {
+        let listed =
+            json!({"data": [{"id": "q", "meta": {"n_ctx": 8192, "n_params": 1543714304u64}}]});
+        assert_eq!(params(&listed, "q"), Some(1_543_714_304));
+        assert_eq!(params(&listed, "other"), None);
+        assert_eq!(params(&json!({"data": [{"id": "q"}]}), "q"), None);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::http::{BodyDecoder, Progress, error_message};
 use cairn_core::model::ProviderError;
-use cairn_core::model::{FinishReason, ModelEvent, TokenUsage};
+use cairn_core::model::{FinishReason, ModelEvent, PromptRead, TokenUsage};
 
 #[derive(Deserialize)]
 struct WireChunk<'a> {
@@ -23,6 +23,9 @@ struct WireChunk<'a> {
     choices: Vec<WireChoice<'a>>,
     #[serde(default)]
     usage: Option<WireUsage>,
+    /// llama.cpp's reading of the prompt, when the request asked (`return_progress`).
+    #[serde(default)]
+    prompt_progress: Option<WireProgress>,
     #[serde(default)]
     error: Option<Value>,
     /// Older vLLM answers errors as a top-level `{"object": "error", "message": …}`.
@@ -89,6 +92,18 @@ pub(crate) struct WireUsage {
     prompt_tokens_details: Option<PromptDetails>,
 }
 
+#[derive(Deserialize)]
+struct WireProgress {
+    #[serde(default)]
+    total: u64,
+    #[serde(default)]
+    cache: u64,
+    #[serde(default)]
+    processed: u64,
+    #[serde(default)]
+    time_ms: f64,
+}
+
 #[derive(Deserialize, Default)]
 pub(crate) struct PromptDetails {
     #[serde(default)]
@@ -153,6 +168,16 @@ impl BodyDecoder for ChunkDecoder {
                     .to_owned(),
             });
         }
+        if let Some(progress) = chunk.prompt_progress {
+            out.push(ModelEvent::PromptRead(PromptRead {
+                total: progress.total,
+                cached: progress.cache,
+                read: progress.processed,
+                // Whole milliseconds of a duration the server measured.
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                elapsed_ms: progress.time_ms.max(0.0) as u64,
+            }));
+        }
         for choice in chunk.choices {
             if let Some(delta) = choice.delta {
                 self.delta(delta, out);
@@ -190,6 +215,7 @@ impl BodyDecoder for ChunkDecoder {
                 id: call.id,
                 name: call.name,
                 arguments: call.arguments,
+                written: None,
             }));
         }
         out.push(ModelEvent::Finished(

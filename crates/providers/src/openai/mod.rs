@@ -21,7 +21,7 @@ use serde::Deserialize;
 use crate::adapt;
 use crate::http::{self, Framing, OpenFailure, Peer, RetryPolicy};
 use crate::windows::{self, Said};
-use crate::{images, prompt_tools, warm};
+use crate::{images, sent, warm};
 use cairn_core::model::ProviderError;
 use cairn_core::model::{
     ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream, WarmFuture,
@@ -179,11 +179,15 @@ impl OpenAiClient {
             .zip(&answers)
             .find_map(|((path, _), answer)| (*path == "/props").then_some(answer.as_ref()))
             .flatten();
+        let listed = answers.first().and_then(Option::as_ref);
         Said {
             window,
             tools_in_text: props.and_then(context::template_takes_tools) == Some(false),
             slots: props
                 .and_then(|props| crate::facts::read_openai(Some(props), None, false).slots),
+            params: listed.and_then(|models| context::params(models, model)),
+            // Only llama.cpp's server answers `/props` with its slots.
+            reads_progress: props.is_some_and(|props| props.get("total_slots").is_some()),
         }
     }
 
@@ -260,12 +264,12 @@ impl OpenAiClient {
         tool_choice: Option<&'static str>,
         images: bool,
     ) -> Result<reqwest::Response, OpenFailure> {
-        let body =
-            serde_json::to_vec(&request::body(request, tool_choice, images)).map_err(|err| {
-                ProviderError::Protocol {
-                    server: self.server().to_owned(),
-                    detail: format!("the request could not be encoded: {err}"),
-                }
+        let progress =
+            windows::said(self.server(), &request.model).is_some_and(|said| said.reads_progress);
+        let body = serde_json::to_vec(&request::body(request, tool_choice, images, progress))
+            .map_err(|err| ProviderError::Protocol {
+                server: self.server().to_owned(),
+                detail: format!("the request could not be encoded: {err}"),
             })?;
         tracing::debug!(server = %self.server(), model = %request.model,
             messages = request.messages.len(), tools = request.tools.len(), ?tool_choice, "chat request");
@@ -341,11 +345,7 @@ impl ModelClient for OpenAiClient {
     fn stream_chat(&self, request: ChatRequest) -> ModelStream {
         let known: Vec<String> = request.tools.iter().map(|tool| tool.name.clone()).collect();
         let in_text = !known.is_empty() && self.tools_in_text(&request.model);
-        let request = Arc::new(if in_text {
-            prompt_tools::rewrite(request)
-        } else {
-            request
-        });
+        let request = Arc::new(sent::as_sent(self.server(), request));
         let first = adapt::text_calls(self.answer(Arc::clone(&request), None), known.clone());
         // Nothing to require a call of when the tools are only text.
         if !self.inner.force_tool_retry || in_text {
@@ -366,13 +366,17 @@ impl ModelClient for OpenAiClient {
         windows::tools_in_text(self.server(), model)
     }
 
+    fn params(&self, model: &str) -> Option<u64> {
+        windows::said(self.server(), model).and_then(|said| said.params)
+    }
+
     fn keeps_prefix(&self, model: &str) -> bool {
         warm::keeps_prefix(self.server(), model)
     }
 
     fn warm(&self, request: ChatRequest) -> WarmFuture<'_> {
         // As the turn will send it, tools in text or not, without the forced retry.
-        let request = warm::request(prompt_tools::as_sent(self.server(), request));
+        let request = warm::request(sent::as_sent(self.server(), request));
         Box::pin(warm::drain(self.server(), self.answer(request, None)))
     }
 }

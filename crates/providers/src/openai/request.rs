@@ -23,6 +23,10 @@ pub(crate) struct Body<'a> {
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<&'static str>,
+    /// llama.cpp's server then streams how far it has read the prompt; only sent to
+    /// a server that takes it (a hosted API may refuse a field it does not know).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    return_progress: bool,
 }
 
 #[derive(Serialize)]
@@ -97,11 +101,13 @@ struct WireToolFunction<'a> {
 }
 
 /// The body; `tool_choice` is `Some("required")` for the forced retry; `images`
-/// shows the model the images tools returned.
+/// shows the model the images tools returned; `progress` asks llama.cpp's server to
+/// say how far it has read the prompt.
 pub(crate) fn body<'a>(
     request: &'a ChatRequest,
     tool_choice: Option<&'static str>,
     images: bool,
+    progress: bool,
 ) -> Body<'a> {
     Body {
         model: &request.model,
@@ -134,6 +140,7 @@ pub(crate) fn body<'a>(
         top_p: request.sampling.top_p,
         max_tokens: request.sampling.max_tokens,
         tool_choice,
+        return_progress: progress,
     }
 }
 

@@ -480,6 +480,16 @@ impl Tool for EditFile {
                 "`old_text` is empty; to create or replace a whole file use write_file".into(),
             ));
         }
+        if args.old_text == args.new_text {
+            // Reported as an edit, a no-op told a small model it had done something
+            // (the task benchmark saw one "edit" a password it was asked to read).
+            return Err(ToolError::InvalidArguments(format!(
+                "old_text and new_text are the same, so `{}` was not changed. To change \
+                 it, give new_text the text it should hold instead; if the user only \
+                 asked a question, answer it in words",
+                args.path
+            )));
+        }
         let path = args.path.clone();
         let bytes = on_disk(ctx, move |ws| ws.read(&path)).await?;
         let text = String::from_utf8(bytes).map_err(|_| {

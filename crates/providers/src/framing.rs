@@ -1,0 +1,446 @@
+//! Calls and their results in words, for models that do not answer from the template's
+//! own tool messages.
+//!
+//! A small model shown a result as its chat template's tool message often acts as if
+//! it had never called anything: it calls again, or explains to the user how they
+//! could call the tool. Shown the same result as the user's words, after its call as
+//! it wrote it, with the user's request said again, it answers (measured in the task
+//! benchmark, README "Small models"). Two uses:
+//!
+//! - a template that takes no tools (`prompt_tools`): the only way it can see
+//!   calls and results at all;
+//! - a model Cairn found needs it ([`crate::habits`]): `Restated`.
+//!
+//! messages → each assistant message with calls: its calls as text (as the model wrote
+//! them, else in the `<tool_call>` convention) → each round's results: one user
+//! message → (restated) the request the round serves, said again at its end.
+
+use cairn_protocol::{ChatMessage, ToolCall};
+use serde_json::Value;
+
+use cairn_core::prompt;
+
+use crate::habits::Restate;
+
+/// The words around calls and results.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Words {
+    /// Opens a round's results, so that the model tells them from the user's words.
+    pub results_open: &'static str,
+    /// Heads one result: `(tool, failed)`.
+    pub result_head: fn(&str, bool) -> String,
+    /// Whether the prose the model wrote beside its calls is shown again. A model
+    /// whose calls were cut out of its prose left sentences around a hole ("Here's
+    /// how you can do it:\n\n\n\nThis will…"), which it later copied as an answer.
+    pub keep_prose: bool,
+    /// The request said again after each round's results.
+    pub restate: Option<Restate>,
+}
+
+/// The words for a model Cairn found answers from results put this way.
+pub(crate) fn restated(restate: Restate) -> Words {
+    Words {
+        results_open: "",
+        result_head: |tool, failed| {
+            if failed {
+                format!("{tool} failed:\n\n")
+            } else {
+                format!("The result of {tool}:\n\n")
+            }
+        },
+        keep_prose: false,
+        restate: Some(restate),
+    }
+}
+
+/// `messages` with every call and result in words (see the module's doc).
+pub(crate) fn in_words(messages: Vec<ChatMessage>, words: &Words) -> Vec<ChatMessage> {
+    let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
+    // The request a round of results serves: the user's last words before it.
+    let mut request: Option<String> = None;
+    // Whether the last message out is a round's results, still open.
+    let mut in_results = false;
+    for message in messages {
+        match message {
+            ChatMessage::Tool {
+                name,
+                content,
+                is_error,
+                ..
+            } => {
+                let result = format!(
+                    "{}{}",
+                    (words.result_head)(&name, is_error),
+                    content.trim_end()
+                );
+                match out.last_mut() {
+                    Some(ChatMessage::User { content: open }) if in_results => {
+                        open.push_str("\n\n");
+                        open.push_str(&result);
+                    }
+                    _ => {
+                        out.push(ChatMessage::user(format!("{}{result}", words.results_open)));
+                        in_results = true;
+                    }
+                }
+                continue;
+            }
+            ChatMessage::Assistant {
+                content,
+                reasoning,
+                tool_calls,
+            } if !tool_calls.is_empty() => {
+                close(&mut out, &mut in_results, words, request.as_deref());
+                let mut text = if words.keep_prose {
+                    content
+                } else {
+                    String::new()
+                };
+                let mut previous: Option<&str> = None;
+                for call in &tool_calls {
+                    let written = written(call);
+                    // A block of several calls was written once.
+                    if call.written.is_some() && previous == call.written.as_deref() {
+                        continue;
+                    }
+                    previous = call.written.as_deref();
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&written);
+                }
+                out.push(ChatMessage::Assistant {
+                    content: text,
+                    reasoning,
+                    tool_calls: Vec::new(),
+                });
+                continue;
+            }
+            ChatMessage::User { content } => {
+                close(&mut out, &mut in_results, words, request.as_deref());
+                request = Some(users_words(&content).to_owned());
+                out.push(ChatMessage::User { content });
+                continue;
+            }
+            other => {
+                close(&mut out, &mut in_results, words, request.as_deref());
+                out.push(other);
+            }
+        }
+    }
+    close(&mut out, &mut in_results, words, request.as_deref());
+    out
+}
+
+/// How folded results open, and what the model is asked after them.
+const FOLDED_OPEN: &str = "What the tools returned so far:";
+const FOLDED_ASK: &str = "With this, answer in one sentence, or call the next tool:";
+
+/// `messages` with each turn's calls and results folded into the user's message that
+/// asked for them (see [`crate::habits::Results::Folded`]): the thread's context, then what the tools
+/// returned so far, one call at a time, then the request. An answer that ended a turn
+/// stays the assistant's.
+pub(crate) fn folded(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
+    // The open turn: its user message's place in `out`, and its calls by id.
+    let mut turn: Option<(usize, Vec<ToolCall>, Vec<String>)> = None;
+    let close = |out: &mut Vec<ChatMessage>,
+                 turn: &mut Option<(usize, Vec<ToolCall>, Vec<String>)>| {
+        let Some((at, _, results)) = turn.take() else {
+            return;
+        };
+        if results.is_empty() {
+            return;
+        }
+        if let Some(ChatMessage::User { content }) = out.get_mut(at) {
+            let (context, request) = split_context(content);
+            *content = format!(
+                "{context}{FOLDED_OPEN}\n{}\n\n{FOLDED_ASK} {}",
+                results.join("\n"),
+                request.trim()
+            );
+        }
+    };
+    for message in messages {
+        match message {
+            ChatMessage::User { .. } => {
+                close(&mut out, &mut turn);
+                turn = Some((out.len(), Vec::new(), Vec::new()));
+                out.push(message);
+            }
+            ChatMessage::Assistant { tool_calls, .. }
+                if !tool_calls.is_empty() && turn.is_some() =>
+            {
+                if let Some((_, calls, _)) = turn.as_mut() {
+                    calls.extend(tool_calls);
+                }
+            }
+            ChatMessage::Tool {
+                tool_call_id,
+                name,
+                content,
+                is_error,
+                ..
+            } if turn.is_some() => {
+                if let Some((_, calls, results)) = turn.as_mut() {
+                    let call = calls.iter().find(|call| call.id == tool_call_id);
+                    let what = call.map_or_else(|| name.clone(), called);
+                    let said = if is_error { " failed" } else { "" };
+                    results.push(format!("{what}{said}:\n{}", content.trim_end()));
+                }
+            }
+            other => {
+                if matches!(other, ChatMessage::Assistant { .. }) {
+                    close(&mut out, &mut turn);
+                }
+                out.push(other);
+            }
+        }
+    }
+    close(&mut out, &mut turn);
+    out
+}
+
+/// A call as one line: its tool and what it acted on (the argument that names it,
+/// else its first text argument).
+fn called(call: &ToolCall) -> String {
+    const NAMING: [&str; 5] = ["path", "command", "url", "pattern", "key"];
+    let subject = serde_json::from_str::<Value>(&call.arguments)
+        .ok()
+        .and_then(|args| {
+            let args = args.as_object()?;
+            NAMING
+                .iter()
+                .find_map(|key| args.get(*key)?.as_str())
+                .or_else(|| args.values().find_map(Value::as_str))
+                .map(str::to_owned)
+        });
+    match subject {
+        Some(subject) => format!("{} {subject}", call.name),
+        None => call.name.clone(),
+    }
+}
+
+/// A first user message split into the thread's context and the user's words.
+fn split_context(content: &str) -> (&str, &str) {
+    let words = users_words(content);
+    (&content[..content.len() - words.len()], words)
+}
+
+/// A user message without the thread's context that opens the first one (its mode,
+/// folder and `AGENTS.md`, `cairn_core::prompt`): restated with it, the request read
+/// as a permission notice and the model called again instead of answering.
+fn users_words(content: &str) -> &str {
+    content
+        .strip_prefix(prompt::CONTEXT_OPEN)
+        .and_then(|rest| rest.split_once(prompt::CONTEXT_CLOSE))
+        .map_or(content, |(_, words)| words)
+}
+
+/// Ends an open round of results with the request said again, when the words say so.
+fn close(out: &mut [ChatMessage], in_results: &mut bool, words: &Words, request: Option<&str>) {
+    if !std::mem::take(in_results) {
+        return;
+    }
+    if let (Some(restate), Some(request), Some(ChatMessage::User { content })) =
+        (words.restate, request, out.last_mut())
+    {
+        content.push_str("\n\n");
+        content.push_str(&restate.words(request.trim()));
+    }
+}
+
+/// A call as the model wrote it, else in the `<tool_call>` convention every text-call
+/// reader here reads back.
+pub(crate) fn written(call: &ToolCall) -> String {
+    if let Some(written) = &call.written {
+        return written.clone();
+    }
+    let arguments = serde_json::from_str::<Value>(&call.arguments)
+        .ok()
+        .filter(Value::is_object)
+        .unwrap_or_else(|| Value::Object(Default::default()));
+    // In the order the description shows: small models copy what they see.
+    let name = Value::from(call.name.as_str());
+    format!("<tool_call>{{\"name\": {name}, \"arguments\": {arguments}}}</tool_call>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(id: &str, path: &str, written: Option<&str>) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: json!({"path": path}).to_string(),
+            written: written.map(str::to_owned),
+        }
+    }
+
+    fn result(id: &str, content: &str, is_error: bool) -> ChatMessage {
+        ChatMessage::Tool {
+            tool_call_id: id.into(),
+            name: "read_file".into(),
+            content: content.into(),
+            is_error,
+            images: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn results_come_as_the_users_words_with_the_request_said_again() {
+        let fenced = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.md\"}}\n```";
+        let sent = in_words(
+            vec![
+                ChatMessage::system("s"),
+                ChatMessage::user("What is the code word in a.md?"),
+                ChatMessage::Assistant {
+                    content: "Here's how you can do it:\n\n\n\nThis will return it.".into(),
+                    reasoning: None,
+                    tool_calls: vec![call("c1", "a.md", Some(fenced)), call("c2", "b.md", None)],
+                },
+                result("c1", "The code word is COBALT.", false),
+                result("c2", "no such file", true),
+            ],
+            &restated(Restate::AnswerOrChange),
+        );
+        assert_eq!(
+            sent,
+            vec![
+                ChatMessage::system("s"),
+                ChatMessage::user("What is the code word in a.md?"),
+                ChatMessage::assistant(format!(
+                    "{fenced}\n<tool_call>{{\"name\": \"read_file\", \"arguments\": {{\"path\":\"b.md\"}}}}</tool_call>"
+                )),
+                ChatMessage::user(
+                    "The result of read_file:\n\nThe code word is COBALT.\n\nread_file failed:\n\n\
+                     no such file\n\nWith this result, answer in one sentence, or make the \
+                     change: What is the code word in a.md?"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn each_round_restates_the_request_it_served() {
+        let sent = in_words(
+            vec![
+                ChatMessage::user("first"),
+                ChatMessage::Assistant {
+                    content: String::new(),
+                    reasoning: None,
+                    tool_calls: vec![call("c1", "a", None)],
+                },
+                result("c1", "A", false),
+                ChatMessage::assistant("Done."),
+                ChatMessage::user("second"),
+                ChatMessage::Assistant {
+                    content: String::new(),
+                    reasoning: None,
+                    tool_calls: vec![call("c2", "b", None)],
+                },
+                result("c2", "B", false),
+            ],
+            &restated(Restate::Answer),
+        );
+        assert_eq!(
+            sent[2].content(),
+            "The result of read_file:\n\nA\n\nWith this result, answer in one sentence: first"
+        );
+        assert_eq!(
+            sent[6].content(),
+            "The result of read_file:\n\nB\n\nWith this result, answer in one sentence: second"
+        );
+        assert_eq!(sent.len(), 7);
+    }
+
+    #[test]
+    fn the_request_is_restated_without_the_threads_context() {
+        let first = format!(
+            "{}Permission mode: auto.\nWorkspace: /w.\n{}What is in a.md?",
+            prompt::CONTEXT_OPEN,
+            prompt::CONTEXT_CLOSE
+        );
+        let sent = in_words(
+            vec![
+                ChatMessage::user(first.clone()),
+                ChatMessage::Assistant {
+                    content: String::new(),
+                    reasoning: None,
+                    tool_calls: vec![call("c1", "a.md", None)],
+                },
+                result("c1", "alpha\n", false),
+            ],
+            &restated(Restate::Answer),
+        );
+        assert_eq!(sent[0].content(), first, "what was sent stays as it was");
+        assert_eq!(
+            sent[2].content(),
+            "The result of read_file:\n\nalpha\n\nWith this result, answer in one sentence: \
+             What is in a.md?"
+        );
+    }
+
+    #[test]
+    fn folded_results_join_the_users_turn_and_leave_no_call_to_copy() {
+        let first = format!(
+            "{}Workspace: the folder `w`.\n{}What is in a.md?",
+            prompt::CONTEXT_OPEN,
+            prompt::CONTEXT_CLOSE
+        );
+        let sent = folded(vec![
+            ChatMessage::system("s"),
+            ChatMessage::user(first),
+            ChatMessage::Assistant {
+                content: "Let me read it.".into(),
+                reasoning: None,
+                tool_calls: vec![call("c1", "a.md", Some("{}"))],
+            },
+            result("c1", "alpha\n", false),
+            ChatMessage::Assistant {
+                content: String::new(),
+                reasoning: None,
+                tool_calls: vec![call("c2", "b.md", None)],
+            },
+            result("c2", "no such file", true),
+            ChatMessage::assistant("It says alpha."),
+            ChatMessage::user("And b.md?"),
+        ]);
+        assert_eq!(
+            sent,
+            vec![
+                ChatMessage::system("s"),
+                ChatMessage::user(format!(
+                    "{}Workspace: the folder `w`.\n{}What the tools returned so far:\n\
+                     read_file a.md:\nalpha\nread_file b.md failed:\nno such file\n\n\
+                     With this, answer in one sentence, or call the next tool: What is in a.md?",
+                    prompt::CONTEXT_OPEN,
+                    prompt::CONTEXT_CLOSE
+                )),
+                ChatMessage::assistant("It says alpha."),
+                ChatMessage::user("And b.md?"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_block_of_several_calls_is_written_back_once() {
+        let block = "[{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}, {\"name\": \"read_file\", \"arguments\": {\"path\": \"b\"}}]";
+        let sent = in_words(
+            vec![
+                ChatMessage::user("q"),
+                ChatMessage::Assistant {
+                    content: String::new(),
+                    reasoning: None,
+                    tool_calls: vec![call("c1", "a", Some(block)), call("c2", "b", Some(block))],
+                },
+                result("c1", "A", false),
+                result("c2", "B", false),
+            ],
+            &restated(Restate::Answer),
+        );
+        assert_eq!(sent[1].content(), block);
+    }
+}

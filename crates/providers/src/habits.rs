@@ -1,0 +1,99 @@
+//! What Cairn learned of a model by trying it (`crate::checkup`), as opposed to what
+//! its server says of it (`crate::windows`): whether it answers from a tool's result
+//! as its chat template shows one, or only once the result is put to it in words with
+//! the request said again. Shared by every client in the process; a front end that
+//! keeps them across runs hands them in ([`learn`]).
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex, PoisonError};
+
+/// How the results of a round are put to the model after them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Restate {
+    /// "With this result, answer in one sentence, or make the change: …": for a model
+    /// that must also go on to change something once it has read.
+    AnswerOrChange,
+    /// "With this result, answer in one sentence: …": for a model that calls again
+    /// when it is offered the change as well.
+    Answer,
+}
+
+impl Restate {
+    pub(crate) fn words(self, request: &str) -> String {
+        match self {
+            Self::AnswerOrChange => {
+                format!("With this result, answer in one sentence, or make the change: {request}")
+            }
+            Self::Answer => format!("With this result, answer in one sentence: {request}"),
+        }
+    }
+}
+
+/// How a model is shown the results of its calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Results {
+    /// As its chat template's tool messages (what the server does with `tool`
+    /// messages): every model until it is found to need more.
+    #[default]
+    Native,
+    /// In words, after its calls as it wrote them, with the request said again.
+    Restated(Restate),
+    /// Folded into the user's turn, its calls not shown as its own: for a model that
+    /// otherwise writes its previous call again, whatever follows it.
+    Folded,
+}
+
+impl Results {
+    /// How the store keeps it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::Restated(Restate::AnswerOrChange) => "restated",
+            Self::Restated(Restate::Answer) => "restated_answer",
+            Self::Folded => "folded",
+        }
+    }
+
+    /// The stored form read back; `None` for one a later Cairn wrote.
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "native" => Self::Native,
+            "restated" => Self::Restated(Restate::AnswerOrChange),
+            "restated_answer" => Self::Restated(Restate::Answer),
+            "folded" => Self::Folded,
+            _ => return None,
+        })
+    }
+}
+
+type Learned = HashMap<(String, String), Results>;
+
+static LEARNED: LazyLock<Mutex<Learned>> = LazyLock::new(Mutex::default);
+
+/// How `model` on `server` is shown results: as learned, else natively.
+pub fn results(server: &str, model: &str) -> Results {
+    if let Some(forced) = std::env::var("CAIRN_EXPERIMENT_RESULTS")
+        .ok()
+        .and_then(|text| Results::parse(&text))
+    {
+        return forced;
+    }
+    lock()
+        .get(&(server.to_owned(), model.to_owned()))
+        .copied()
+        .unwrap_or_default()
+}
+
+/// Whether anything was learned of `model` on `server` in this process.
+pub fn known(server: &str, model: &str) -> bool {
+    lock().contains_key(&(server.to_owned(), model.to_owned()))
+}
+
+/// Keeps what was learned of `model` on `server`.
+pub fn learn(server: &str, model: &str, results: Results) {
+    lock().insert((server.to_owned(), model.to_owned()), results);
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Learned> {
+    LEARNED.lock().unwrap_or_else(PoisonError::into_inner)
+}
