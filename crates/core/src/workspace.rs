@@ -218,8 +218,9 @@ impl Workspace {
     /// anywhere else is still refused by [`RelPath::parse`].
     ///
     /// The same for a path that starts with the root's own name where the root holds
-    /// nothing of that name (`proj/notes.md` in `/home/me/proj`): the prompt names the
-    /// folder, and a small model put it before every path it wrote.
+    /// nothing of that name (`proj/notes.md` in `/home/me/proj`, and `proj` alone for
+    /// the root itself): the prompt names the folder, and a small model put it before
+    /// every path it wrote, or listed it to see the files.
     pub fn relative<'a>(&self, path: &'a str) -> std::borrow::Cow<'a, str> {
         if !Path::new(path).is_absolute() {
             return self.without_own_name(path);
@@ -240,10 +241,13 @@ impl Workspace {
         let Some(name) = self.root.file_name().and_then(|name| name.to_str()) else {
             return path.into();
         };
-        let Some(rest) = path
-            .strip_prefix(name)
-            .and_then(|rest| rest.strip_prefix('/'))
-        else {
+        let Some(rest) = path.strip_prefix(name).and_then(|rest| {
+            if rest.is_empty() || rest == "/" {
+                Some(".")
+            } else {
+                rest.strip_prefix('/')
+            }
+        }) else {
             return path.into();
         };
         if self.dir.has_entry(name) {

@@ -295,7 +295,7 @@ mod tests {
         let sent = in_words(
             vec![
                 ChatMessage::system("s"),
-                ChatMessage::user("What is the code word in a.md?"),
+                ChatMessage::user("Copy the code word in a.md into b.md."),
                 ChatMessage::Assistant {
                     content: "Here's how you can do it:\n\n\n\nThis will return it.".into(),
                     reasoning: None,
@@ -310,14 +310,14 @@ mod tests {
             sent,
             vec![
                 ChatMessage::system("s"),
-                ChatMessage::user("What is the code word in a.md?"),
+                ChatMessage::user("Copy the code word in a.md into b.md."),
                 ChatMessage::assistant(format!(
                     "{fenced}\n<tool_call>{{\"name\": \"read_file\", \"arguments\": {{\"path\":\"b.md\"}}}}</tool_call>"
                 )),
                 ChatMessage::user(
                     "The result of read_file:\n\nThe code word is COBALT.\n\nread_file failed:\n\n\
                      no such file\n\nWith this result, answer in one sentence, or make the \
-                     change: What is the code word in a.md?"
+                     change: Copy the code word in a.md into b.md."
                 ),
             ]
         );

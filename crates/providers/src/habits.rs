@@ -19,14 +19,38 @@ pub enum Restate {
 }
 
 impl Restate {
+    /// What the model is asked after a round's results. A request that is a question
+    /// is only ever asked to be answered: offered the change as well, the 0.5B wrote
+    /// the code word it was asked for over the file it had read.
     pub(crate) fn words(self, request: &str) -> String {
         match self {
-            Self::AnswerOrChange => {
+            Self::AnswerOrChange if !is_question(request) => {
                 format!("With this result, answer in one sentence, or make the change: {request}")
             }
-            Self::Answer => format!("With this result, answer in one sentence: {request}"),
+            Self::AnswerOrChange | Self::Answer => {
+                format!("With this result, answer in one sentence: {request}")
+            }
         }
     }
+}
+
+/// Whether the user's words ask something rather than ask for something done: a
+/// question mark, or a sentence that opens as a question or asks to be told.
+fn is_question(request: &str) -> bool {
+    const OPENINGS: [&str; 16] = [
+        "what", "which", "who", "whose", "where", "when", "why", "how", "is", "are", "does", "do",
+        "did", "can", "could", "tell",
+    ];
+    let request = request.trim();
+    if request.ends_with('?') {
+        return true;
+    }
+    let lower = request.to_lowercase();
+    let first = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .next()
+        .unwrap_or_default();
+    OPENINGS.contains(&first) || lower.contains("tell me")
 }
 
 /// How a model is shown the results of its calls.
@@ -72,12 +96,6 @@ static LEARNED: LazyLock<Mutex<Learned>> = LazyLock::new(Mutex::default);
 
 /// How `model` on `server` is shown results: as learned, else natively.
 pub fn results(server: &str, model: &str) -> Results {
-    if let Some(forced) = std::env::var("CAIRN_EXPERIMENT_RESULTS")
-        .ok()
-        .and_then(|text| Results::parse(&text))
-    {
-        return forced;
-    }
     lock()
         .get(&(server.to_owned(), model.to_owned()))
         .copied()
@@ -96,4 +114,34 @@ pub fn learn(server: &str, model: &str, results: Results) {
 
 fn lock() -> std::sync::MutexGuard<'static, Learned> {
     LEARNED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_is_asked_to_be_answered_and_a_change_to_be_made() {
+        for question in [
+            "What is the code word in notes.txt?",
+            "Which file mentions an animal",
+            "Find the file that mentions an animal and tell me its name.",
+            "How many rows does people.csv have",
+        ] {
+            assert_eq!(
+                Restate::AnswerOrChange.words(question),
+                format!("With this result, answer in one sentence: {question}")
+            );
+        }
+        for change in [
+            "Read draft.txt and write its code word into message.txt.",
+            "Replace yellow with green in summary.md.",
+            "Whatever you find, fix it.",
+        ] {
+            assert_eq!(
+                Restate::AnswerOrChange.words(change),
+                format!("With this result, answer in one sentence, or make the change: {change}")
+            );
+        }
+    }
 }

@@ -438,6 +438,15 @@ pub(crate) fn stream_answer<D: BodyDecoder>(
                             let event = events.next().await?;
                             Some((event, Phase::Streaming(events)))
                         }
+                        Err(failure) if attempt == 0 && unanswered(&failure.error) => {
+                            tracing::info!(server = %server, "connection closed unanswered, asking again");
+                            let reconnecting = ModelEvent::Reconnecting {
+                                attempt: 1,
+                                delay: Duration::ZERO,
+                                reason: failure.error.to_string(),
+                            };
+                            Some((Ok(reconnecting), Phase::Open(1, Duration::ZERO, decoder)))
+                        }
                         Err(failure) if attempt < retry.attempts && busy(&failure.error) => {
                             let delay = retry.delay(attempt + 1, failure.retry_after);
                             tracing::info!(server = %server, attempt = attempt + 1, ?delay, "server busy, retrying");
@@ -469,6 +478,13 @@ fn busy(error: &ProviderError) -> bool {
             ..
         }
     )
+}
+
+/// A connection that closed before any answer came (a kept-alive connection the server
+/// had already dropped: llama.cpp's does after a while) never reached the model, so one
+/// fresh connection is worth trying at once.
+fn unanswered(error: &ProviderError) -> bool {
+    matches!(error, ProviderError::StreamCut { .. })
 }
 
 /// Turns transport failures and non-2xx answers into errors that carry the server's

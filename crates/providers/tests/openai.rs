@@ -523,6 +523,30 @@ async fn a_connection_cut_mid_answer_keeps_what_arrived() {
 }
 
 #[tokio::test]
+async fn a_connection_closed_unanswered_is_asked_again_once() {
+    let server = FakeServer::start().await;
+    server.push(CHAT, Reply::hang_up());
+    server.push(
+        CHAT,
+        Reply::sse(fixture("openai/plain_stream_with_usage.sse")),
+    );
+    let d = collect(client(&server).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
+    assert!(d.error.is_none(), "{d:?}");
+    assert!(d.text.starts_with("I'm unable"), "{d:?}");
+    assert_eq!(server.requests_to(CHAT).len(), 2);
+
+    // Twice in a row is a server that is really gone: said, not retried for ever.
+    server.push(CHAT, Reply::hang_up());
+    server.push(CHAT, Reply::hang_up());
+    let d = collect(client(&server).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
+    assert!(
+        matches!(d.error, Some(ProviderError::StreamCut { .. })),
+        "{d:?}"
+    );
+    assert_eq!(server.requests_to(CHAT).len(), 4);
+}
+
+#[tokio::test]
 async fn a_stalled_stream_times_out() {
     let server = FakeServer::start().await;
     server.push(

@@ -109,6 +109,18 @@ impl ScriptedTurn {
         self
     }
 
+    /// A call the model wrote as text, as `written`, which the server's parser turned
+    /// into a call.
+    pub fn tool_written(mut self, name: &str, args: serde_json::Value, written: &str) -> Self {
+        self.steps.push(Step::Call(ToolCall {
+            id: String::new(),
+            name: name.to_owned(),
+            arguments: args.to_string(),
+            written: Some(written.to_owned()),
+        }));
+        self
+    }
+
     /// A call with a model-chosen id (the engine keeps unique ids as they are).
     pub fn tool_with_id(mut self, id: &str, name: &str, args: serde_json::Value) -> Self {
         self.steps.push(Step::Call(ToolCall {

@@ -33,6 +33,7 @@ pub enum Piece {
 /// A scripted response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
+    /// 0 sends no status line at all: the connection closes once the request is read.
     pub status: u16,
     pub content_type: String,
     /// Waited before the status line: a slow server, or one that never answers.
@@ -53,6 +54,12 @@ impl Reply {
     /// A 200 `text/event-stream` with these exact bytes.
     pub fn sse(bytes: impl Into<Vec<u8>>) -> Self {
         Self::new(200, "text/event-stream").then(Piece::Bytes(bytes.into()))
+    }
+
+    /// No answer: the connection closes as soon as the request is read, as a server
+    /// does to a kept-alive connection it has already given up on.
+    pub fn hang_up() -> Self {
+        Self::new(0, "")
     }
 
     /// An `application/json` body with this status.
@@ -462,6 +469,9 @@ async fn write_reply(
 ) -> std::io::Result<()> {
     if !reply.head_delay.is_zero() {
         tokio::time::sleep(reply.head_delay).await;
+    }
+    if reply.status == 0 {
+        return Ok(());
     }
     let head = format!(
         "HTTP/1.1 {} {}\r\ncontent-type: {}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",

@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use cairn_protocol::ApprovalPreview;
 use cairn_testkit::{FakeServer, Piece, Reply};
 use cairn_tools::{
-    EditFile, MemoryList, MemoryRead, MemoryStore, MemoryWrite, RunCommand, SearchFiles, Subject,
-    TodoWrite, Tool, ToolContext, ToolError, WebFetch, Workspace, WriteFile,
+    EditFile, ListDir, MemoryList, MemoryRead, MemoryStore, MemoryWrite, RunCommand, SearchFiles,
+    Subject, TodoWrite, Tool, ToolContext, ToolError, WebFetch, Workspace, WriteFile,
 };
 use serde_json::json;
 
@@ -72,6 +72,21 @@ async fn search_files_finds_lines_and_skips_what_a_search_should() {
             .call(json!({"pattern": "x", "path": "../"}), &ctx)
             .await
             .is_err()
+    );
+}
+
+#[tokio::test]
+async fn listing_a_file_points_to_read_file() {
+    let (dir, ctx) = workspace();
+    std::fs::write(dir.path().join("people.csv"), "name\nada\n").unwrap();
+    let err = ListDir
+        .call(json!({"path": "people.csv"}), &ctx)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "`people.csv` is not a directory (to see a file's contents, use read_file)"
     );
 }
 

@@ -174,6 +174,17 @@ fn a_path_that_starts_with_the_roots_own_name_names_the_file_inside() {
     ws.write("proj/src/new.rs", b"x").unwrap();
     assert_eq!(std::fs::read(root.join("src/new.rs")).unwrap(), b"x");
     assert_eq!(ws.subject("proj/src/new.rs"), "src/new.rs");
+    // The name alone is the root itself.
+    let names = |path| -> Vec<String> {
+        ws.list(path)
+            .unwrap()
+            .into_iter()
+            .map(|entry| entry.name)
+            .collect()
+    };
+    assert_eq!(names("proj"), ["notes.md", "src"]);
+    assert_eq!(names("proj/"), names("."));
+    assert_eq!(ws.subject("proj"), ".");
     // Where the root holds something of its own name, that is what the path names.
     std::fs::create_dir(root.join("proj")).unwrap();
     std::fs::write(root.join("proj/notes.md"), "inner").unwrap();

@@ -207,6 +207,8 @@ pub(crate) struct Level {
     made_calls: bool,
     /// Whether it was asked to say what it did after acting in silence.
     asked_to_say: bool,
+    /// Whether it was told that a tool it wrote out as text does not exist.
+    told_no_such_tool: bool,
 }
 
 #[derive(Debug)]
@@ -244,6 +246,7 @@ impl Level {
             context: None,
             made_calls: false,
             asked_to_say: false,
+            told_no_such_tool: false,
         }
     }
 

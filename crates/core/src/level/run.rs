@@ -15,6 +15,7 @@ use cairn_protocol::{
 use serde_json::Value;
 
 use crate::budget::millis;
+use crate::callee::Callee;
 use crate::events::Activity;
 use crate::history;
 use crate::results;
@@ -43,6 +44,7 @@ impl Turn {
                 self.guard(self.budget.charge_llm_call())?;
 
                 let round = self.model_round(level, visible, visible_tokens).await?;
+                let round = self.invented_again(level, round);
                 if round.calls.is_empty() {
                     level.cut = round.cut;
                     level.push(assistant(round.text.clone(), round.reasoning, Vec::new()));
@@ -153,6 +155,41 @@ impl Turn {
             self.trip(exceeded);
             LevelFailure::Stopped
         })
+    }
+
+    /// A round whose every call was written out as text and names no tool here: the
+    /// first time, the calls run and fail, which tells the model what it can call; the
+    /// next time, what it wrote is its answer. Small models asked only to talk write
+    /// JSON "calls" (`{"name": "say_hello", "arguments": {"message": "Hello!"}}`) and
+    /// go on inventing names after being told: their words end the turn, not a loop.
+    fn invented_again(&self, level: &mut Level, mut round: Round) -> Round {
+        let invented = !round.calls.is_empty()
+            && round.calls.iter().all(|call| {
+                call.written.is_some()
+                    && Callee::resolve(&level.scope, &call.name, self.limits.max_depth).is_err()
+            });
+        if !invented {
+            return round;
+        }
+        if !level.told_no_such_tool {
+            level.told_no_such_tool = true;
+            return round;
+        }
+        // The written calls never streamed as text: they are shown now, after what did.
+        let mut shown = String::new();
+        for call in round.calls.drain(..) {
+            if !round.text.trim().is_empty() || !shown.is_empty() {
+                shown.push_str("\n\n");
+            }
+            shown.push_str(call.written.as_deref().unwrap_or_default());
+        }
+        self.emitter.emit(Event::Chunk(Chunk {
+            content: shown.clone(),
+            parent_id: level.scope.parent_id.clone(),
+            depth: level.scope.depth,
+        }));
+        round.text = format!("{}{shown}", round.text.trim_end());
+        round
     }
 
     /// A level that answered without calling anything is done, unless it owes a

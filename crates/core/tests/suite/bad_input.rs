@@ -156,3 +156,68 @@ async fn file_tools_refuse_paths_outside_the_workspace_through_the_loop() {
         "fine"
     );
 }
+
+#[tokio::test]
+async fn a_tool_invented_again_after_being_told_ends_the_turn_with_what_was_written() {
+    const FIRST: &str =
+        "```json\n{\"name\": \"hello\", \"arguments\": {\"message\": \"Hello!\"}}\n```";
+    const AGAIN: &str =
+        "```json\n{\"name\": \"say_hello\", \"arguments\": {\"message\": \"Hello!\"}}\n```";
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::new().tool_written("hello", json!({"message": "Hello!"}), FIRST),
+        ScriptedTurn::new().say("Sure.").tool_written(
+            "say_hello",
+            json!({"message": "Hello!"}),
+            AGAIN,
+        ),
+    ]);
+    let run = Harness::new(&model)
+        .tool(Probe::new("probe"))
+        .run("Say hello.")
+        .await;
+    assert_eq!(
+        run.outcome.status,
+        TurnStatus::Completed,
+        "{:?}",
+        run.outcome.error
+    );
+    let ends = run.tool_ends();
+    assert_eq!(
+        ends.len(),
+        1,
+        "only the first invention runs (and fails): {ends:?}"
+    );
+    assert!(ends[0].2, "{ends:?}");
+    assert!(
+        ends[0]
+            .1
+            .as_str()
+            .unwrap()
+            .contains("there is no tool `hello`"),
+        "{ends:?}"
+    );
+    assert_eq!(run.outcome.text, format!("Sure.\n\n{AGAIN}"));
+    assert_eq!(
+        run.root_chunks(),
+        run.outcome.text,
+        "the user sees what is stored"
+    );
+    assert_eq!(model.requests().len(), 2);
+    assert_calls_paired(&run.outcome.messages);
+}
+
+#[tokio::test]
+async fn a_real_tool_written_as_text_after_an_invented_one_still_runs() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::new().tool_written("hello", json!({}), "{\"name\": \"hello\"}"),
+        ScriptedTurn::new().tool_written("probe", json!({}), "{\"name\": \"probe\"}"),
+        ScriptedTurn::text("done"),
+    ]);
+    let probe = Probe::new("probe");
+    let run = Harness::new(&model).tool(probe.clone()).run("go").await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    assert_eq!(probe.calls(), 1);
+    assert_eq!(run.outcome.text, "done");
+}

@@ -78,6 +78,7 @@ impl Task {
             task: self,
             prompt,
             expect,
+            files,
         })
     }
 }
@@ -95,6 +96,8 @@ pub struct Prepared {
     /// The user's request.
     pub prompt: String,
     expect: Expect,
+    /// The files it was given, by name, as written.
+    files: Vec<(String, String)>,
 }
 
 /// What a finished run must show.
@@ -132,6 +135,9 @@ impl Prepared {
     /// What was missing.
     pub fn judge(&self, answer: &str, dir: &Path) -> Result<(), Miss> {
         let lower = answer.to_lowercase();
+        if self.expect.is_a_question() {
+            self.left_alone(dir)?;
+        }
         match &self.expect {
             Expect::Says(text) => lower
                 .contains(&text.to_lowercase())
@@ -184,6 +190,35 @@ impl Prepared {
                     .ok_or_else(|| Miss(format!("{file} holds {held:?}, without {text:?}")))
             }
         }
+    }
+}
+
+impl Prepared {
+    /// A question changes nothing: every file as it was given, and no other.
+    fn left_alone(&self, dir: &Path) -> Result<(), Miss> {
+        for (name, content) in &self.files {
+            let held = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+            if &held != content {
+                return Err(Miss(format!("{name} was changed, for a question")));
+            }
+        }
+        let entries = std::fs::read_dir(dir).map_err(|err| Miss(format!("{err}")))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !self.files.iter().any(|(given, _)| *given == name) {
+                return Err(Miss(format!("{name} was written, for a question")));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Expect {
+    fn is_a_question(&self) -> bool {
+        matches!(
+            self,
+            Self::Says(_) | Self::NamesFirst { .. } | Self::Number(_)
+        )
     }
 }
 
@@ -532,6 +567,14 @@ mod tests {
         assert!(
             run.judge("I changed the function call.", dir.path())
                 .is_err()
+        );
+        // The right word is not enough where the file it was read from was overwritten
+        // with it, as the 0.5B did.
+        let (name, _) = &run.files[0];
+        std::fs::write(dir.path().join(name), code).unwrap();
+        assert_eq!(
+            run.judge(code, dir.path()),
+            Err(Miss(format!("{name} was changed, for a question")))
         );
     }
 

@@ -167,7 +167,16 @@ impl Tool for ListDir {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ListDirArgs = parse_args(args)?;
         let path = args.path.clone();
-        let entries = on_disk(ctx, move |ws| ws.list(&path)).await?;
+        let entries =
+            on_disk(ctx, move |ws| Ok(ws.list(&path)))
+                .await?
+                .map_err(|err| match err {
+                    // Small models list a file they were asked about: point them on.
+                    WorkspaceError::NotDirectory { .. } => ToolError::Failed(format!(
+                        "{err} (to see a file's contents, use read_file)"
+                    )),
+                    other => other.into(),
+                })?;
         if entries.is_empty() {
             return Ok(ToolOutput::text(format!("`{}` is empty", args.path)));
         }
