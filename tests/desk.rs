@@ -779,6 +779,7 @@ async fn the_model_picker_learns_the_context_and_whether_tools_wait_in_groups() 
                 .map(String::from)
                 .to_vec(),
             tools_in_text: false,
+            checkup: None,
         }
     );
 
@@ -814,6 +815,20 @@ async fn the_model_picker_learns_the_context_and_whether_tools_wait_in_groups() 
     // A server that does not say: nothing to show, nothing wrong.
     let unknown = s.desk.model_context(ask("quiet-model")).await.unwrap();
     assert_eq!(unknown.tokens, None);
+    assert_eq!(unknown.checkup, None, "never checked");
+
+    // A model checked before (by `cairn models check`, say): the picker says what was
+    // learned.
+    let store = Store::open(s.dir.path().join("cairn.db")).await.unwrap();
+    store
+        .set_model_habits(&s.server.url(), "checked-model", "text", "restated", true)
+        .await
+        .unwrap();
+    let checked = s.desk.model_context(ask("checked-model")).await.unwrap();
+    assert_eq!(
+        checked.checkup.as_deref(),
+        Some("needs the question restated (writes calls as text)")
+    );
 }
 
 #[tokio::test]

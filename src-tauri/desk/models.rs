@@ -77,12 +77,17 @@ impl Desk {
             )
             .await?;
         let window = report.fit.window;
+        let checkup = self
+            .runtime()
+            .model_checkup(&choice.base_url, &choice.model)
+            .await?;
         Ok(ContextInfo {
             tokens: window.as_ref().map(|window| window.tokens),
             source: window.map(|window| window.source),
             tools_on_demand: report.tools.on_demand,
             on_demand: report.tools.groups,
             tools_in_text: report.tools_in_text,
+            checkup: checkup.map(|checkup| checkup.said()),
         })
     }
 

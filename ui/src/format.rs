@@ -266,6 +266,12 @@ pub fn context_hint(info: &ContextInfo) -> String {
              reads its calls from what it writes.",
         );
     }
+    if let Some(checkup) = &info.checkup {
+        hint.push_str(&format!(
+            " Tried with a file to read, it {checkup}; Cairn shows it its tools' results \
+             the way that worked (`cairn models check` tries again)."
+        ));
+    }
     hint
 }
 
@@ -278,6 +284,9 @@ pub fn context_label(info: &ContextInfo) -> Option<String> {
     }
     if info.tools_in_text {
         parts.push("tools through text".to_owned());
+    }
+    if let Some(checkup) = &info.checkup {
+        parts.push(checkup.clone());
     }
     Some(parts.join(" · "))
 }
@@ -531,6 +540,7 @@ mod tests {
             tools_on_demand: true,
             on_demand: vec!["memory".into(), "web".into()],
             tools_in_text: false,
+            checkup: None,
         };
         assert_eq!(
             context_label(&info).as_deref(),
@@ -554,6 +564,22 @@ mod tests {
             Some("4k context · tools through text")
         );
         assert!(context_hint(&info).ends_with("reads its calls from what it writes."));
+        info.checkup = Some("needs the question restated (writes calls as text)".into());
+        assert_eq!(
+            context_label(&info).as_deref(),
+            Some(
+                "4k context · tools through text · needs the question restated (writes calls \
+                 as text)"
+            )
+        );
+        assert!(
+            context_hint(&info).contains(
+                "Tried with a file to read, it needs the question restated (writes calls as \
+                 text);"
+            ),
+            "{}",
+            context_hint(&info)
+        );
         info.tokens = None;
         assert_eq!(
             context_label(&info),

@@ -126,7 +126,7 @@ async fn check_model(args: &CheckArgs) -> Result<(), Failure> {
             json!({"server": choice.base_url, "model": choice.model, "checkup": checkup_json(&checkup)})
         );
     } else {
-        println!("{}\t{}", choice.model, checked(&checkup));
+        println!("{}\t{}", choice.model, checkup.said());
     }
     Ok(())
 }
@@ -143,17 +143,9 @@ fn described(said: &Said, checkup: Option<&Checkup>) -> String {
         parts.push("tools through text".to_owned());
     }
     if let Some(checkup) = checkup {
-        parts.push(checked(checkup));
+        parts.push(checkup.said());
     }
     parts.join(" · ")
-}
-
-/// A check-up's verdict, and how the model writes its calls when not as calls.
-fn checked(checkup: &Checkup) -> String {
-    match checkup.calls {
-        cairn_runtime::CallStyle::Text => format!("{} (writes calls as text)", checkup.verdict()),
-        _ => checkup.verdict().to_owned(),
-    }
 }
 
 fn checkup_json(checkup: &Checkup) -> serde_json::Value {

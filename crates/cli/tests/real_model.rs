@@ -324,9 +324,18 @@ fn qwen() -> String {
 
 const QWEN: &str = "qwen2.5-coder-0.5b";
 
-/// The fewest of the seven tasks the 0.5B does at seed 0, below what the task benchmark
-/// measured (README, "Small models"): a floor that holds on a busy machine.
-const MIN_TASKS_DONE: usize = 1;
+/// The server with Qwen2.5-Coder-1.5B-Instruct.
+fn qwen_15b() -> String {
+    url("CAIRN_REAL_MODEL_15B_URL")
+}
+
+const QWEN_15B: &str = "qwen2.5-coder-1.5b";
+
+/// The fewest of the seven tasks the 1.5B does at seed 0: it did four (read, edit,
+/// count, two-step) in each of the task benchmark's last runs (README, "Small
+/// models"), and the rounds are greedy, so a busy machine changes their speed, not
+/// their words. One below, for what llama.cpp's batching may change at the margin.
+const MIN_15B_TASKS_DONE: usize = 3;
 
 #[tokio::test]
 #[ignore = "needs a real model server: run scripts/test"]
@@ -417,18 +426,15 @@ async fn a_small_model_never_checked_is_checked_before_its_first_turn() {
     assert_eq!(done(&first.events()).status, TurnStatus::Completed);
 }
 
-/// The task benchmark's tasks, once each, through the real `cairn` and a model that can
-/// call tools: each run ends by itself (no hang, no crash, a `done`), and the harness
-/// does at least what the benchmark measured it reliably does on this model.
-#[test]
-#[ignore = "needs a real model server: run scripts/test"]
-fn everyday_tasks_end_and_the_small_model_does_some_of_them() {
+/// The task benchmark's tasks, once each (seed 0), through the real `cairn` against
+/// `model`: each run ends by itself (no hang, no crash, a `done`); the tasks done.
+fn everyday_tasks(url: String, name: &str) -> (Vec<cairn_testkit::tasks::Task>, Vec<String>) {
     use cairn_testkit::tasks::{self, Model, Task};
     let scratch = tempfile::tempdir().unwrap();
     let model = Model {
         cairn: env!("CARGO_BIN_EXE_cairn").into(),
-        url: qwen(),
-        name: QWEN.to_owned(),
+        url,
+        name: name.to_owned(),
         db: scratch.path().join("cairn.db"),
     };
     let mut done = Vec::new();
@@ -451,10 +457,26 @@ fn everyday_tasks_end_and_the_small_model_does_some_of_them() {
             done.push(task);
         }
     }
+    (done, report)
+}
+
+/// The 0.5B does almost none of them (README, "Small models"): what holds is that every
+/// run ends by itself, however the model loops or invents.
+#[test]
+#[ignore = "needs a real model server: run scripts/test"]
+fn everyday_tasks_given_to_the_smallest_model_each_end_by_themselves() {
+    // The ending of each run is what `everyday_tasks` asserts.
+    everyday_tasks(qwen(), QWEN);
+}
+
+/// The 1.5B does at least what the task benchmark measured it reliably does.
+#[test]
+#[ignore = "needs a real model server: run scripts/test"]
+fn the_small_coder_model_does_the_everyday_tasks_it_was_measured_doing() {
+    let (done, report) = everyday_tasks(qwen_15b(), QWEN_15B);
     assert!(
-        done.len() >= MIN_TASKS_DONE,
-        "{} of {} done: {report:?}",
-        done.len(),
-        Task::ALL.len()
+        done.len() >= MIN_15B_TASKS_DONE,
+        "{} of 7 done: {report:?}",
+        done.len()
     );
 }

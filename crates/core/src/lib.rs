@@ -32,7 +32,7 @@ pub mod plan;
 mod port;
 pub mod prompt;
 mod repeats;
-mod repetition;
+pub mod repetition;
 mod results;
 mod round;
 pub mod rules;

@@ -30,7 +30,7 @@ const CANDIDATES: usize = 4;
 
 /// Watches one stream of text (an answer, or its reasoning).
 #[derive(Debug, Default)]
-pub(crate) struct Repetition {
+pub struct Repetition {
     /// The length of the text when it was last looked at.
     looked_at: usize,
 }

@@ -58,8 +58,8 @@ pub(crate) fn in_words(messages: Vec<ChatMessage>, words: &Words) -> Vec<ChatMes
     let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
     // The request a round of results serves: the user's last words before it.
     let mut request: Option<String> = None;
-    // Whether the last message out is a round's results, still open.
-    let mut in_results = false;
+    // The round of results still open, if the last message out is one.
+    let mut in_results: Option<Round> = None;
     for message in messages {
         match message {
             ChatMessage::Tool {
@@ -73,14 +73,16 @@ pub(crate) fn in_words(messages: Vec<ChatMessage>, words: &Words) -> Vec<ChatMes
                     (words.result_head)(&name, is_error),
                     content.trim_end()
                 );
-                match out.last_mut() {
-                    Some(ChatMessage::User { content: open }) if in_results => {
+                let changed = !is_error && CHANGING_TOOLS.contains(&name.as_str());
+                match (out.last_mut(), &mut in_results) {
+                    (Some(ChatMessage::User { content: open }), Some(round)) => {
                         open.push_str("\n\n");
                         open.push_str(&result);
+                        round.changed |= changed;
                     }
                     _ => {
                         out.push(ChatMessage::user(format!("{}{result}", words.results_open)));
-                        in_results = true;
+                        in_results = Some(Round { changed });
                     }
                 }
                 continue;
@@ -237,16 +239,33 @@ fn users_words(content: &str) -> &str {
         .map_or(content, |(_, words)| words)
 }
 
+/// The tools whose success changed a file: after one, the model is asked what it did
+/// rather than offered the change again (the 1.5B read and wrote the same file ten
+/// times over, offered the change after each write).
+const CHANGING_TOOLS: [&str; 2] = ["write_file", "edit_file"];
+
+/// A round of results being put in words.
+#[derive(Debug, Clone, Copy)]
+struct Round {
+    /// One of its calls changed a file.
+    changed: bool,
+}
+
 /// Ends an open round of results with the request said again, when the words say so.
-fn close(out: &mut [ChatMessage], in_results: &mut bool, words: &Words, request: Option<&str>) {
-    if !std::mem::take(in_results) {
+fn close(
+    out: &mut [ChatMessage],
+    in_results: &mut Option<Round>,
+    words: &Words,
+    request: Option<&str>,
+) {
+    let Some(round) = in_results.take() else {
         return;
-    }
+    };
     if let (Some(restate), Some(request), Some(ChatMessage::User { content })) =
         (words.restate, request, out.last_mut())
     {
         content.push_str("\n\n");
-        content.push_str(&restate.words(request.trim()));
+        content.push_str(&restate.words(request.trim(), round.changed));
     }
 }
 
@@ -320,6 +339,52 @@ mod tests {
                      change: Copy the code word in a.md into b.md."
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn after_a_file_is_changed_the_model_is_asked_what_it_did() {
+        let request = "Read a.md and write its code word into b.md.";
+        let wrote = |id: &str, is_error: bool| ChatMessage::Tool {
+            tool_call_id: id.into(),
+            name: "write_file".into(),
+            content: "created `b.md` (6 bytes)".into(),
+            is_error,
+            images: Vec::new(),
+        };
+        let calling = |id: &str| ChatMessage::Assistant {
+            content: String::new(),
+            reasoning: None,
+            tool_calls: vec![call(id, "b.md", None)],
+        };
+        let sent = in_words(
+            vec![
+                ChatMessage::user(request),
+                calling("c1"),
+                result("c1", "The code word is COBALT.", false),
+                calling("c2"),
+                wrote("c2", false),
+                calling("c3"),
+                wrote("c3", true),
+            ],
+            &restated(Restate::AnswerOrChange),
+        );
+        let asked = |at: usize| sent[at].content().rsplit("\n\n").next().unwrap().to_owned();
+        assert_eq!(
+            asked(2),
+            format!("With this result, answer in one sentence, or make the change: {request}")
+        );
+        assert_eq!(
+            asked(4),
+            format!(
+                "With this result, say in one sentence what you did, or make the change that is \
+                 still missing: {request}"
+            )
+        );
+        assert_eq!(
+            asked(6),
+            format!("With this result, answer in one sentence, or make the change: {request}"),
+            "a write that failed changed nothing"
         );
     }
 

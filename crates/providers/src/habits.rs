@@ -21,9 +21,13 @@ pub enum Restate {
 impl Restate {
     /// What the model is asked after a round's results. A request that is a question
     /// is only ever asked to be answered: offered the change as well, the 0.5B wrote
-    /// the code word it was asked for over the file it had read.
-    pub(crate) fn words(self, request: &str) -> String {
+    /// the code word it was asked for over the file it had read. After a round that
+    /// `changed` a file, it is asked what it did, or for what is still missing.
+    pub(crate) fn words(self, request: &str, changed: bool) -> String {
         match self {
+            Self::AnswerOrChange | Self::Answer if changed => {
+                format!("With this result, say in one sentence what you did: {request}")
+            }
             Self::AnswerOrChange if !is_question(request) => {
                 format!("With this result, answer in one sentence, or make the change: {request}")
             }
@@ -129,7 +133,7 @@ mod tests {
             "How many rows does people.csv have",
         ] {
             assert_eq!(
-                Restate::AnswerOrChange.words(question),
+                Restate::AnswerOrChange.words(question, false),
                 format!("With this result, answer in one sentence: {question}")
             );
         }
@@ -139,9 +143,21 @@ mod tests {
             "Whatever you find, fix it.",
         ] {
             assert_eq!(
-                Restate::AnswerOrChange.words(change),
+                Restate::AnswerOrChange.words(change, false),
                 format!("With this result, answer in one sentence, or make the change: {change}")
             );
         }
+        let request = "Read draft.txt and write its code word into message.txt.";
+        assert_eq!(
+            Restate::AnswerOrChange.words(request, true),
+            format!(
+                "With this result, say in one sentence what you did, or make the change that \
+                 is still missing: {request}"
+            )
+        );
+        assert_eq!(
+            Restate::Answer.words(request, true),
+            format!("With this result, say in one sentence what you did: {request}")
+        );
     }
 }

@@ -9,13 +9,15 @@
 //! [`narrates_call`] spots the other failure: prose that announces a call ("I'll use
 //! read_file to …") and then makes none.
 
+use cairn_core::repetition::Repetition;
 use cairn_protocol::ToolCall;
 use serde_json::Value;
 
 const TAG_OPEN: &str = "<tool_call>";
 const TAG_CLOSE: &str = "</tool_call>";
-const FENCE_OPEN: &str = "```json";
-const FENCE_CLOSE: &str = "```";
+/// Opens and closes a fence: ```json, or any other language whose block holds a call
+/// (the 1.5B wrote its `write_file` call in a ```python fence).
+const FENCE: &str = "```";
 const MISTRAL: &str = "[TOOL_CALLS]";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,8 +26,11 @@ enum Mode {
     Free,
     /// Inside `<tool_call>`, waiting for its end.
     Tag,
-    /// Inside a ```json fence, waiting for its end.
+    /// Inside a fence whose block starts like JSON, waiting for its end.
     Fence,
+    /// Inside a fenced block of anything else (code in an answer): streamed through
+    /// to its closing fence, which opens nothing.
+    Code,
     /// The answer itself looks like JSON (or follows `[TOOL_CALLS]`): held to the end.
     Whole,
 }
@@ -45,6 +50,12 @@ pub struct TextCalls {
     /// `[TOOL_CALLS]` when that marker started the answer, so it comes back if the
     /// rest is not a call.
     whole_prefix: &'static str,
+    /// The opening line of the fence being held (```json and its newline).
+    fence_open: String,
+    /// Watches a block being held: one that loops is no call, and is let out as text
+    /// so that the engine sees the loop and stops it (the 0.5B wrote the same two
+    /// arguments into one "call" for five minutes, shown nothing all the while).
+    held_loop: Repetition,
 }
 
 impl TextCalls {
@@ -57,6 +68,8 @@ impl TextCalls {
             calls: Vec::new(),
             released_any: false,
             whole_prefix: "",
+            fence_open: String::new(),
+            held_loop: Repetition::default(),
         }
     }
 
@@ -66,7 +79,10 @@ impl TextCalls {
         let mut out = String::new();
         loop {
             match self.mode {
-                Mode::Whole => break,
+                Mode::Whole => {
+                    self.release_if_looping(&mut out);
+                    break;
+                }
                 Mode::Free => {
                     if !self.released_any && out.is_empty() {
                         let start = self.held.trim_start();
@@ -89,19 +105,35 @@ impl TextCalls {
                             break;
                         }
                     }
-                    match [TAG_OPEN, FENCE_OPEN]
+                    match [TAG_OPEN, FENCE]
                         .iter()
                         .filter_map(|marker| self.held.find(marker).map(|at| (at, *marker)))
                         .min()
                     {
-                        Some((at, marker)) => {
+                        Some((at, TAG_OPEN)) => {
                             out.push_str(&self.held[..at]);
-                            self.held.drain(..at + marker.len());
-                            self.mode = if marker == TAG_OPEN {
-                                Mode::Tag
-                            } else {
-                                Mode::Fence
-                            };
+                            self.held.drain(..at + TAG_OPEN.len());
+                            self.mode = Mode::Tag;
+                        }
+                        Some((at, _)) => {
+                            out.push_str(&self.held[..at]);
+                            self.held.drain(..at);
+                            match fence_kind(&self.held) {
+                                // Not yet known: the opening line or the block's
+                                // first character is still to come.
+                                None => break,
+                                Some((opening, holds_json)) => {
+                                    let opening = self.held[..opening].to_owned();
+                                    self.held.drain(..opening.len());
+                                    if holds_json {
+                                        self.fence_open = opening;
+                                        self.mode = Mode::Fence;
+                                    } else {
+                                        out.push_str(&opening);
+                                        self.mode = Mode::Code;
+                                    }
+                                }
+                            }
                         }
                         None => {
                             let keep = partial_marker_len(&self.held);
@@ -112,13 +144,31 @@ impl TextCalls {
                         }
                     }
                 }
+                Mode::Code => match self.held.find(FENCE) {
+                    Some(end) => {
+                        out.push_str(&self.held[..end + FENCE.len()]);
+                        self.held.drain(..end + FENCE.len());
+                        self.mode = Mode::Free;
+                    }
+                    None => {
+                        let keep = (1..FENCE.len())
+                            .rev()
+                            .find(|&n| self.held.ends_with(&FENCE[..n]))
+                            .unwrap_or(0);
+                        let cut = self.held.len() - keep;
+                        out.push_str(&self.held[..cut]);
+                        self.held.drain(..cut);
+                        break;
+                    }
+                },
                 Mode::Tag | Mode::Fence => {
                     let (open, close) = if self.mode == Mode::Tag {
-                        (TAG_OPEN, TAG_CLOSE)
+                        (TAG_OPEN.to_owned(), TAG_CLOSE)
                     } else {
-                        (FENCE_OPEN, FENCE_CLOSE)
+                        (self.fence_open.clone(), FENCE)
                     };
                     let Some(end) = self.held.find(close) else {
+                        self.release_if_looping(&mut out);
                         break;
                     };
                     let inner: String = self.held[..end].to_owned();
@@ -141,19 +191,38 @@ impl TextCalls {
         out
     }
 
+    /// Lets the block being held out as text, its opening marker first, when it has
+    /// become a loop.
+    fn release_if_looping(&mut self, out: &mut String) {
+        if !self.held_loop.degenerate(&self.held) {
+            return;
+        }
+        out.push_str(match self.mode {
+            Mode::Tag => TAG_OPEN,
+            Mode::Fence => &self.fence_open,
+            Mode::Whole => self.whole_prefix,
+            Mode::Free | Mode::Code => "",
+        });
+        out.push_str(&self.held);
+        self.held.clear();
+        self.held_loop = Repetition::default();
+        self.mode = Mode::Free;
+    }
+
     /// Ends the answer. `native_calls`: whether the model also emitted real calls,
     /// in which case nothing is converted. Returns the remaining text and the calls.
     pub fn finish(mut self, native_calls: bool) -> (String, Vec<ToolCall>) {
+        let fence_open = std::mem::take(&mut self.fence_open);
         let opening = match self.mode {
             Mode::Tag => TAG_OPEN,
-            Mode::Fence => FENCE_OPEN,
+            Mode::Fence => &fence_open,
             Mode::Whole => self.whole_prefix,
-            Mode::Free => "",
+            Mode::Free | Mode::Code => "",
         };
         let mut text = String::new();
-        if !native_calls && self.mode != Mode::Free {
+        if !native_calls && !matches!(self.mode, Mode::Free | Mode::Code) {
             // Small models often stop before the closing tag or fence.
-            let body = self.held.trim_end().trim_end_matches(FENCE_CLOSE);
+            let body = self.held.trim_end().trim_end_matches(FENCE);
             let written = format!("{opening}{}", self.held.trim_end());
             if let Some(calls) = self.parse(body, &written) {
                 self.calls.extend(calls);
@@ -186,6 +255,10 @@ impl TextCalls {
         items.iter().map(|item| self.call(item, written)).collect()
     }
 
+    fn knows(&self, name: &str) -> bool {
+        self.known.iter().any(|known| known == name)
+    }
+
     fn call(&self, item: &Value, written: &str) -> Option<ToolCall> {
         let item = item
             .get("function")
@@ -197,9 +270,15 @@ impl TextCalls {
         let arguments = ["arguments", "parameters", "args", "input"]
             .iter()
             .find_map(|key| item.get(key));
+        // A tool's name with more after it (`read_file draft.txt`, as the 0.5B wrote)
+        // names that tool.
+        let name = match name.split_once(char::is_whitespace) {
+            Some((first, _)) if self.knows(first) && !self.knows(name) => first,
+            _ => name,
+        };
         // A name no tool has is a call only in a call's shape: with its arguments
         // as an object. `{"name": "Ada"}` stays the text it is.
-        let known = self.known.iter().any(|known| known == name);
+        let known = self.knows(name);
         if !known && !arguments.is_some_and(Value::is_object) {
             return None;
         }
@@ -225,8 +304,34 @@ fn could_be_json_array(text: &str) -> bool {
 }
 
 /// How many bytes at the end of `text` could be the start of a marker.
+/// What a fence at the start of `text` opens: the length of its opening line (the
+/// fence, its language, the newline) and whether its block starts like JSON (`{`, or
+/// `[` then `{`), or a fence named `json`. `None` until that can be told.
+fn fence_kind(text: &str) -> Option<(usize, bool)> {
+    let newline = text.find('\n')?;
+    let language = text[FENCE.len()..newline].trim();
+    let opening = newline + 1;
+    if language == "json" {
+        return Some((opening, true));
+    }
+    let block = text[opening..].trim_start();
+    let first = block.chars().next()?;
+    let holds_json = match first {
+        '{' => true,
+        '[' => {
+            let rest = block[1..].trim_start();
+            match rest.chars().next() {
+                None => return None,
+                Some(next) => next == '{',
+            }
+        }
+        _ => false,
+    };
+    Some((opening, holds_json))
+}
+
 fn partial_marker_len(text: &str) -> usize {
-    [TAG_OPEN, FENCE_OPEN]
+    [TAG_OPEN, FENCE]
         .iter()
         .map(|marker| {
             (1..marker.len())
@@ -455,6 +560,47 @@ mod tests {
     }
 
     #[test]
+    fn a_call_in_a_fence_of_another_language_is_a_call() {
+        // As the 1.5B wrote a file.
+        check(
+            "```python\n{\n    \"name\": \"write_file\",\n    \"arguments\": {\"path\": \"hi.py\", \
+             \"content\": \"print(1)\"}\n}\n```",
+            "",
+            &[("write_file", r#"{"content":"print(1)","path":"hi.py"}"#)],
+        );
+        check(
+            "Here:\n```\n[{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}]\n```",
+            "Here:\n",
+            &[("read_file", r#"{"path":"a"}"#)],
+        );
+    }
+
+    #[test]
+    fn code_in_an_answer_streams_and_its_closing_fence_opens_nothing() {
+        let answer = "Run this:\n```python\nprint({'a': 1})\n```\n{\"name\": \"read_file\"} is how it \
+                      looks.\n```sh\nls\n```";
+        check(answer, answer, &[]);
+        // Streamed as it comes, not held to the end of the block.
+        let mut calls = TextCalls::new(known());
+        let shown = calls.push("```python\nprint(1)\nprint(2)\n");
+        assert_eq!(shown, "```python\nprint(1)\nprint(2)\n");
+    }
+
+    #[test]
+    fn a_tool_name_with_words_after_it_names_the_tool() {
+        check(
+            r#"{"name": "read_file draft.txt", "arguments": {"path": "draft.txt"}}"#,
+            "",
+            &[("read_file", r#"{"path":"draft.txt"}"#)],
+        );
+        check(
+            r#"{"name": "say hello", "arguments": {}}"#,
+            "",
+            &[("say hello", "{}")],
+        );
+    }
+
+    #[test]
     fn a_call_keeps_the_text_it_was_written_as() {
         let block = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n```";
         let (_, calls) = run(&format!("Sure:\n{block}\nThat reads it."), 4);
@@ -481,6 +627,28 @@ mod tests {
             "Calling <tool_call>{\"name\": \"read_file\", \"arguments\": {}}</tool_call>"
         );
         assert!(found.is_empty());
+    }
+
+    #[test]
+    fn a_held_block_that_loops_is_let_out_as_text() {
+        for opening in ["", "```json\n", "<tool_call>"] {
+            let mut calls = TextCalls::new(known());
+            let mut shown = calls.push(&format!(
+                "{opening}{{\"name\": \"read_file\", \"arguments\": {{\"path\": \"a.txt\""
+            ));
+            assert_eq!(shown, "", "held while it may be a call");
+            for _ in 0..100 {
+                shown.push_str(&calls.push(", \"content\": \"summary.txt\", \"path\": \"a.txt\""));
+            }
+            assert!(
+                shown.starts_with(&format!("{opening}{{\"name\"")),
+                "{shown}"
+            );
+            assert!(shown.len() > 1000, "let out as it loops: {}", shown.len());
+            let (rest, found) = calls.finish(false);
+            assert!(found.is_empty(), "{found:?}");
+            assert!(rest.len() < 300, "only what came after: {rest}");
+        }
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! A model's check-up: what it needs to answer from what its tools return, found by
 //! trying, once, and kept in the store.
 //!
-//! A scratch folder with one file holding a code word → a real turn (the prompt and
-//! the tools a thread in a folder gets, auto mode) asking for the word, with results
-//! shown the template's way → answered: done; else the same turn with results put in
-//! words and the question restated, in each wording in turn → the first that answers
-//! is what the model's turns use from then on ([`cairn_providers::habits`]).
+//! A scratch folder with two files each holding a code word → real turns (the prompt
+//! and the tools a thread in a folder gets, auto mode) asking for each word, with
+//! results shown the template's way → both answered: done; else the same turns with
+//! results put in words and the question restated, in each wording in turn → the first
+//! way that answers both is what the model's turns use from then on
+//! ([`cairn_providers::habits`]).
 //!
 //! Small models are checked before their first turn (their server says their size);
 //! any model can be checked with `cairn models check`. A few hundred tokens of the
@@ -31,8 +32,25 @@ pub const CHECKED_UP_TO_PARAMS: u64 = 8_000_000_000;
 /// The longest answer a check-up round waits for.
 const PROBE_ANSWER_TOKENS: u32 = 256;
 
-/// What the check-up asks.
-pub const QUESTION: &str = "What is the code word in probe.txt?";
+/// What the check-up asks, each of a file of its own: `(file, its lines around the
+/// code word, the request)`. A way of showing results works when the model answers
+/// both: one alone passed the 1.5B by luck with results shown the template's way, and
+/// its everyday tasks then failed that way.
+const PROBES: [(&str, [&str; 2], &str); 2] = [
+    (
+        "probe.txt",
+        ["Notes from Tuesday.", "Nothing else."],
+        "What is the code word in probe.txt?",
+    ),
+    (
+        "minutes.txt",
+        [
+            "The meeting moved to the small room upstairs.\nLunch was soup and bread again.",
+            "Someone left a scarf in the kitchen.",
+        ],
+        "Tell me the code word written in minutes.txt.",
+    ),
+];
 
 /// The ways of showing results tried, in order: the template's own first, so that a
 /// model that answers from it keeps it.
@@ -91,6 +109,15 @@ impl Checkup {
             (_, _, false) => "does not answer from tool results",
             (_, Results::Native, true) => "answers from tool results",
             (_, Results::Restated(_) | Results::Folded, true) => "needs the question restated",
+        }
+    }
+
+    /// The verdict, and how the model writes its calls when not as calls: what the
+    /// picker and `cairn models` say beside the model.
+    pub fn said(&self) -> String {
+        match self.calls {
+            CallStyle::Text => format!("{} (writes calls as text)", self.verdict()),
+            _ => self.verdict().to_owned(),
         }
     }
 
@@ -161,24 +188,29 @@ impl Runtime {
     /// Checks `choice`'s model now (see the module's doc) and keeps what it found.
     pub async fn check_model(&self, choice: &ModelChoice) -> Result<Checkup, RuntimeError> {
         let folder = Scratch::new()?;
-        let word = code_word();
-        folder.write(
-            "probe.txt",
-            &format!("Notes from Tuesday.\nThe code word is {word}.\nNothing else.\n"),
-        )?;
+        let words = code_words();
+        for ((file, [before, after], _), word) in PROBES.iter().zip(words) {
+            folder.write(
+                file,
+                &format!("{before}\nThe code word is {word}.\n{after}\n"),
+            )?;
+        }
         let mut calls = CallStyle::None;
         let mut found = None;
-        for results in TRIED {
+        'ways: for results in TRIED {
             habits::learn(&choice.base_url, &choice.model, results);
-            let outcome = self.probe_turn(choice, folder.path()).await?;
-            calls = call_style(&outcome.messages);
-            if calls == CallStyle::None {
-                break;
+            for ((_, _, question), word) in PROBES.iter().zip(words) {
+                let outcome = self.probe_turn(choice, folder.path(), question).await?;
+                calls = call_style(&outcome.messages);
+                if calls == CallStyle::None {
+                    break 'ways;
+                }
+                if !outcome.text.to_uppercase().contains(word) {
+                    continue 'ways;
+                }
             }
-            if outcome.text.to_uppercase().contains(word) {
-                found = Some(results);
-                break;
-            }
+            found = Some(results);
+            break;
         }
         let checkup = Checkup {
             calls,
@@ -209,6 +241,7 @@ impl Runtime {
         &self,
         choice: &ModelChoice,
         folder: &Path,
+        question: &str,
     ) -> Result<cairn_core::TurnOutcome, RuntimeError> {
         let folder = folder.to_str().ok_or_else(|| {
             RuntimeError::Workspace("the scratch folder's path is not UTF-8".into())
@@ -216,7 +249,7 @@ impl Runtime {
         let (mut request, client) = self
             .draft_request(None, (PermissionMode::Auto, Some(folder)), choice)
             .await?;
-        request.history = vec![ChatMessage::user(QUESTION)];
+        request.history = vec![ChatMessage::user(question)];
         // An answer that runs on is not an answer: the check stays short whatever
         // the model does.
         request.sampling.max_tokens = Some(PROBE_ANSWER_TOKENS);
@@ -255,15 +288,16 @@ fn call_style(messages: &[ChatMessage]) -> CallStyle {
         })
 }
 
-/// A word the model cannot know before it reads the file.
-fn code_word() -> &'static str {
+/// Two different words the model cannot know before it reads the files.
+fn code_words() -> [&'static str; 2] {
     const WORDS: [&str; 8] = [
         "BRAMBLE", "LANTERN", "OSPREY", "MARIGOLD", "TUNDRA", "COBALT", "JUNIPER", "QUARRY",
     ];
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| since.subsec_nanos());
-    WORDS[usize::try_from(nanos).unwrap_or(0) % WORDS.len()]
+    let first = usize::try_from(nanos).unwrap_or(0) % WORDS.len();
+    [WORDS[first], WORDS[(first + 1 + first % 3) % WORDS.len()]]
 }
 
 /// A folder of the check-up's own, removed when it is done.

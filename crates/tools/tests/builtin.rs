@@ -66,7 +66,33 @@ async fn search_files_finds_lines_and_skips_what_a_search_should() {
     .await;
     assert_eq!(scoped, "src/deep/lib.rs:1: pub fn run(config: Config) {}\n");
     let none = text(&SearchFiles, json!({"pattern": "nowhere"}), &ctx).await;
-    assert_eq!(none, "no matches in 3 files\n");
+    assert_eq!(
+        none,
+        "no matches in 3 files: blob.bin, src/deep/lib.rs, src/main.rs\n(a search finds \
+         the text as written; to find what it means, read the files)\n",
+        "the files are named, to be read when a word is not there"
+    );
+    // A file is searched as itself.
+    let in_file = text(
+        &SearchFiles,
+        json!({"pattern": ".", "path": "./src/main.rs"}),
+        &ctx,
+    )
+    .await;
+    assert_eq!(
+        in_file,
+        "src/main.rs:1: fn main() {\nsrc/main.rs:2: run(config);\nsrc/main.rs:3: }\n"
+    );
+    let not_in_file = text(
+        &SearchFiles,
+        json!({"pattern": "nowhere", "path": "src/main.rs"}),
+        &ctx,
+    )
+    .await;
+    assert!(
+        not_in_file.starts_with("no matches in 1 file: src/main.rs\n"),
+        "{not_in_file}"
+    );
     assert!(
         SearchFiles
             .call(json!({"pattern": "x", "path": "../"}), &ctx)

@@ -283,6 +283,31 @@ impl Level {
         self.history.push(message);
     }
 
+    /// The calls of the last round that called anything, each with its result: the
+    /// history's last assistant message with calls, when only its results follow it.
+    fn last_round(&self) -> Option<Vec<(&cairn_protocol::ToolCall, &ChatMessage)>> {
+        let results = self
+            .history
+            .iter()
+            .rev()
+            .take_while(|message| matches!(message, ChatMessage::Tool { .. }))
+            .count();
+        let at = self.history.len().checked_sub(results + 1)?;
+        let calls = self.history[at].tool_calls();
+        let results = &self.history[at + 1..];
+        (!calls.is_empty()).then(|| {
+            calls
+                .iter()
+                .filter_map(|call| {
+                    let result = results.iter().find(|result| {
+                        matches!(result, ChatMessage::Tool { tool_call_id, .. } if *tool_call_id == call.id)
+                    })?;
+                    Some((call, result))
+                })
+                .collect()
+        })
+    }
+
     /// (answer text, reasoning, appended messages).
     pub fn into_parts(self) -> (String, String, Vec<ChatMessage>) {
         (self.texts.join("\n\n"), self.reasoning, self.appended)

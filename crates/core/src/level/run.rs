@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::model::ChatRequest;
 use cairn_protocol::{
     ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, ModelCall, PromptProgress, Reasoning,
-    ToolCall, ToolCallStatus, ToolCallUpdate, ToolSpec,
+    ToolCall, ToolCallStatus, ToolCallUpdate, ToolCategory, ToolSpec,
 };
 use serde_json::Value;
 
@@ -45,6 +45,9 @@ impl Turn {
 
                 let round = self.model_round(level, visible, visible_tokens).await?;
                 let round = self.invented_again(level, round);
+                if let Some(done) = self.change_made_again(level, &round) {
+                    return Ok(done);
+                }
                 if round.calls.is_empty() {
                     level.cut = round.cut;
                     level.push(assistant(round.text.clone(), round.reasoning, Vec::new()));
@@ -190,6 +193,53 @@ impl Turn {
         }));
         round.text = format!("{}{shown}", round.text.trim_end());
         round
+    }
+
+    /// A round that only makes again the changes the round before made, each with the
+    /// same arguments, and made well: nothing is left to do, so nothing runs and the
+    /// level ends, its answer saying so with what the changes did. Small models asked
+    /// what they did wrote the same file again instead, until the loop guard failed
+    /// a turn whose work was done.
+    fn change_made_again(&self, level: &mut Level, round: &Round) -> Option<LevelEnd> {
+        if round.calls.is_empty() || level.scope.finish.is_some() {
+            return None;
+        }
+        let before = level.last_round()?;
+        let mut done = Vec::new();
+        for call in &round.calls {
+            let (_, result) = before
+                .iter()
+                .find(|(earlier, _)| same_call(earlier, call))?;
+            let ChatMessage::Tool {
+                content,
+                is_error: false,
+                ..
+            } = result
+            else {
+                return None;
+            };
+            let callee = Callee::resolve(&level.scope, &call.name, self.limits.max_depth).ok()?;
+            if callee.category() != ToolCategory::Write {
+                return None;
+            }
+            done.push(content.trim().to_owned());
+        }
+        let answer = format!(
+            "(The model made the same change again; it was done already, so it was not \
+             run twice.) {}",
+            done.join("; ")
+        );
+        self.emitter.emit(Event::Chunk(Chunk {
+            content: answer.clone(),
+            parent_id: level.scope.parent_id.clone(),
+            depth: level.scope.depth,
+        }));
+        level.push(assistant(
+            answer.clone(),
+            round.reasoning.clone(),
+            Vec::new(),
+        ));
+        Some(LevelEnd::Answer(answer))
     }
 
     /// A level that answered without calling anything is done, unless it owes a
@@ -424,6 +474,18 @@ fn assistant(content: String, reasoning: String, tool_calls: Vec<ToolCall>) -> C
         reasoning: (!reasoning.is_empty()).then_some(reasoning),
         tool_calls,
     }
+}
+
+/// The same tool with the same arguments (as JSON values: key order and spacing aside).
+fn same_call(a: &ToolCall, b: &ToolCall) -> bool {
+    a.name == b.name
+        && match (
+            serde_json::from_str::<Value>(&a.arguments),
+            serde_json::from_str::<Value>(&b.arguments),
+        ) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a.arguments == b.arguments,
+        }
 }
 
 /// JSON inside a ```json fence, as small models often write it.

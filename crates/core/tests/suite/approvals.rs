@@ -149,8 +149,8 @@ async fn a_call_tells_how_long_it_waited_for_the_user_and_whether_they_denied_it
 async fn allow_for_this_chat_covers_later_calls_and_later_turns() {
     let model = ScriptedModel::new();
     model.root([
-        ScriptedTurn::call("writer", json!({})),
-        ScriptedTurn::call("writer", json!({})),
+        ScriptedTurn::call("writer", json!({"part": 1})),
+        ScriptedTurn::call("writer", json!({"part": 2})),
         ScriptedTurn::text("ok"),
         ScriptedTurn::call("writer", json!({})),
         ScriptedTurn::text("again"),

@@ -176,12 +176,7 @@ async fn a_tool_invented_again_after_being_told_ends_the_turn_with_what_was_writ
         .tool(Probe::new("probe"))
         .run("Say hello.")
         .await;
-    assert_eq!(
-        run.outcome.status,
-        TurnStatus::Completed,
-        "{:?}",
-        run.outcome.error
-    );
+    run.assert_completed();
     let ends = run.tool_ends();
     assert_eq!(
         ends.len(),

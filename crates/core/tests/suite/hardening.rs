@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use cairn_protocol::{AgentStateKind, ChatMessage, Event, TurnStatus};
+use cairn_protocol::{
+    AgentStateKind, ChatMessage, Event, PermissionMode, ToolCategory, TurnStatus,
+};
 use cairn_providers::Sampling;
 use cairn_testkit::{ScriptedModel, ScriptedTurn, server_error};
 use cairn_tools::Tool;
@@ -348,4 +350,51 @@ async fn a_window_too_small_to_work_in_is_said_before_any_model_call() {
     }
     assert!(model.requests().is_empty());
     assert!(run.of_type("budget_exceeded").is_empty());
+}
+
+#[tokio::test]
+async fn a_change_made_again_is_not_run_and_ends_the_level_saying_it_was_done() {
+    const MADE: &str = "created `message.txt` (6 bytes)";
+    let model = ScriptedModel::new();
+    let write = |content: &str| {
+        ScriptedTurn::new().tool("probe", json!({"path": "message.txt", "content": content}))
+    };
+    model.root([
+        write("VELVET"),
+        // Another change runs; the same one again does not.
+        write("COBALT"),
+        ScriptedTurn::new().tool("probe", json!({"content": "COBALT", "path": "message.txt"})),
+        ScriptedTurn::text("never asked"),
+    ]);
+    let probe = Probe::new("probe")
+        .category(ToolCategory::Write)
+        .output(MADE);
+    let run = Harness::new(&model)
+        .mode(PermissionMode::Auto)
+        .tool(probe.clone())
+        .run("Write the code word into message.txt.")
+        .await;
+    run.assert_completed();
+    assert_eq!(probe.calls(), 2);
+    assert_eq!(model.requests().len(), 3);
+    assert_eq!(
+        run.outcome.text,
+        format!(
+            "(The model made the same change again; it was done already, so it was not run \
+             twice.) {MADE}"
+        )
+    );
+    assert_eq!(run.root_chunks(), run.outcome.text, "the user sees it said");
+    super::support::assert_calls_paired(&run.outcome.messages);
+}
+
+#[tokio::test]
+async fn a_read_made_again_still_runs() {
+    let model = ScriptedModel::new();
+    let read = || ScriptedTurn::new().tool("probe", json!({"path": "notes.md"}));
+    model.root([read(), read(), ScriptedTurn::text("done")]);
+    let probe = Probe::new("probe").output("# Notes");
+    let run = Harness::new(&model).tool(probe.clone()).run("go").await;
+    assert_eq!(probe.calls(), 2, "only the loop guard stops reads");
+    assert_eq!(run.outcome.text, "done");
 }

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use cairn_core::{Engine, EventSink, Limits, Toolbelt, TurnControl, TurnOutcome, TurnRequest};
-use cairn_protocol::{ChatMessage, Event, PermissionMode, ToolCallStatus, ToolCategory};
+use cairn_protocol::{
+    ChatMessage, Event, PermissionMode, ToolCallStatus, ToolCategory, TurnStatus,
+};
 use cairn_providers::{ChatRequest, ModelClient, ModelStream, Sampling};
 use cairn_testkit::ScriptedModel;
 use cairn_tools::{Tool, ToolContext, ToolError, ToolOutput, Workspace};
@@ -206,6 +208,16 @@ impl Running {
 }
 
 impl Run {
+    /// Fails with the turn's error unless it completed.
+    pub fn assert_completed(&self) {
+        assert_eq!(
+            self.outcome.status,
+            TurnStatus::Completed,
+            "{:?}",
+            self.outcome.error
+        );
+    }
+
     pub fn of_type(&self, kind: &str) -> Vec<&Event> {
         self.events
             .iter()

@@ -163,6 +163,10 @@ pub struct ContextInfo {
     /// and reads its calls from its text.
     #[serde(default)]
     pub tools_in_text: bool,
+    /// What Cairn learned of the model by trying it ("needs the question restated
+    /// (writes calls as text)"), once it has.
+    #[serde(default)]
+    pub checkup: Option<String>,
 }
 
 /// Whether a server answers, as Settings shows it.

@@ -142,7 +142,20 @@ pub fn run(task: Task, seed: u64, model: &Model, scratch: &Path) -> std::io::Res
     if !stderr.trim().is_empty() {
         events.push(format!("stderr: {}", stderr.trim()));
     }
-    let verdict = prepared.judge(&answer, &workspace);
+    // Done is what the user sees as done: the work, and a turn that ended well. A
+    // file written by a turn that then looped until its limit ended in an error.
+    let verdict = prepared
+        .judge(&answer, &workspace)
+        .and_then(|()| match status {
+            Some(TurnStatus::Completed) => Ok(()),
+            other => Err(Miss(format!(
+                "the work is there, but the turn ended {}",
+                other.map_or("without its done event".to_owned(), |status| format!(
+                    "{status:?}"
+                )
+                .to_lowercase())
+            ))),
+        });
     Ok(Outcome {
         task,
         seed,

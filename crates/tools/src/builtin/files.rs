@@ -386,8 +386,18 @@ impl Tool for SearchFiles {
     }
 }
 
+/// The files named in a "no matches" report: enough to pick the next one to read.
+const NAMED_WHEN_NO_MATCH: usize = 20;
+
 fn search(ws: &Workspace, folder: &str, matcher: &regex::Regex) -> Result<String, WorkspaceError> {
-    let (files, more_files) = ws.files(folder, MAX_SEARCHED_FILES)?;
+    // A file is searched as grep searches one: small models searched the file they
+    // were asked about (`people.csv`), and were told it was not a directory.
+    let (files, more_files) = match ws.files(folder, MAX_SEARCHED_FILES) {
+        Err(WorkspaceError::NotDirectory { .. }) if ws.read(folder).is_ok() => {
+            (vec![ws.subject(folder)], false)
+        }
+        listed => listed?,
+    };
     let mut out = String::new();
     let mut matches = 0;
     'files: for file in &files {
@@ -417,7 +427,28 @@ fn search(ws: &Workspace, folder: &str, matcher: &regex::Regex) -> Result<String
         ));
     }
     if matches == 0 {
-        out.insert_str(0, &format!("no matches in {} files\n", files.len()));
+        // Named, so that a model searching for a word the files do not use (`animal`
+        // where one says `fox`) can read them instead.
+        let mut named = files
+            .iter()
+            .take(NAMED_WHEN_NO_MATCH)
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if files.len() > NAMED_WHEN_NO_MATCH {
+            named.push_str(", …");
+        }
+        let files_word = if files.len() == 1 { "file" } else { "files" };
+        let head = if files.is_empty() {
+            "no matches: no files to search\n".to_owned()
+        } else {
+            format!(
+                "no matches in {} {files_word}: {named}\n(a search finds the text as \
+                 written; to find what it means, read the files)\n",
+                files.len()
+            )
+        };
+        out.insert_str(0, &head);
     }
     Ok(out)
 }
@@ -492,10 +523,11 @@ impl Tool for EditFile {
         if args.old_text == args.new_text {
             // Reported as an edit, a no-op told a small model it had done something
             // (the task benchmark saw one "edit" a password it was asked to read).
+            // Short, with nothing in it to copy as an answer: told what to give
+            // instead and when to answer, the 1.5B wrote those words back as its reply.
             return Err(ToolError::InvalidArguments(format!(
-                "old_text and new_text are the same, so `{}` was not changed. To change \
-                 it, give new_text the text it should hold instead; if the user only \
-                 asked a question, answer it in words",
+                "old_text and new_text are the same, so `{}` was not changed: new_text \
+                 must be the text that replaces old_text",
                 args.path
             )));
         }
