@@ -74,15 +74,29 @@ fn chat_bodies(server: &FakeServer) -> Vec<Value> {
         .collect()
 }
 
-/// Asserts that `warm` read ahead exactly what `turn` then sent before its question.
-fn read_ahead(warm: &Value, turn: &Value) {
+/// Asserts that `warm` read ahead exactly what `turn` then sent before its question:
+/// in a `new_chat`, up to the thread's context block that opens the question.
+fn read_ahead(warm: &Value, turn: &Value, new_chat: bool) {
     assert_eq!(warm["max_tokens"], 1, "a warm-up writes next to nothing");
     let (ahead, sent) = (
         warm["messages"].as_array().unwrap(),
         turn["messages"].as_array().unwrap(),
     );
-    assert_eq!(ahead.as_slice(), &sent[..sent.len() - 1]);
-    assert_eq!(sent.last().unwrap()["role"], "user");
+    let question = sent.last().unwrap();
+    assert_eq!(question["role"], "user");
+    if new_chat {
+        let (context, before) = ahead.split_last().unwrap();
+        assert_eq!(before, &sent[..sent.len() - 1]);
+        assert_eq!(context["role"], "user");
+        let context = context["content"].as_str().unwrap();
+        assert!(context.starts_with("<context>"), "{context}");
+        assert!(
+            question["content"].as_str().unwrap().starts_with(context),
+            "the question opens with the block read ahead: {question}"
+        );
+    } else {
+        assert_eq!(ahead.as_slice(), &sent[..sent.len() - 1]);
+    }
     assert_eq!(warm["tools"], turn["tools"]);
     assert!(
         !turn["tools"].as_array().unwrap().is_empty(),
@@ -133,7 +147,7 @@ async fn a_new_chat_is_read_ahead_and_its_question_waits_for_the_reading() {
     assert_eq!(outcome.status, TurnStatus::Completed);
     let bodies = chat_bodies(&server);
     assert_eq!(bodies.len(), 2);
-    read_ahead(&bodies[0], &bodies[1]);
+    read_ahead(&bodies[0], &bodies[1], true);
 
     // The chat's next question: the thread so far is read ahead with the rest.
     server.push(CHAT, Reply::sse(sse::text(&["."])));
@@ -147,7 +161,7 @@ async fn a_new_chat_is_read_ahead_and_its_question_waits_for_the_reading() {
     live.finished().await.unwrap();
     let bodies = chat_bodies(&server);
     assert_eq!(bodies.len(), 4);
-    read_ahead(&bodies[2], &bodies[3]);
+    read_ahead(&bodies[2], &bodies[3], false);
     let ahead = bodies[2]["messages"].as_array().unwrap();
     assert_eq!(
         ahead.last().unwrap()["content"],

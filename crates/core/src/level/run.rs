@@ -293,11 +293,21 @@ impl Turn {
         }
     }
 
-    /// The level's first request, fitted as its first round would fit it; `None` when
-    /// it cannot fit at all.
+    /// The level's first request, fitted as its first round would fit it, to be read
+    /// ahead of the question; `None` when it cannot fit at all. A new chat has no user
+    /// message yet to open with the thread's context block, so the block comes as one
+    /// of its own: the question then adds only itself to what the server read.
     pub(crate) fn first_request(&self, level: &mut Level) -> Option<ChatRequest> {
         let (tools, _) = self.fit_request(level).ok()?;
-        Some(self.chat_request(level, tools))
+        let mut request = self.chat_request(level, tools);
+        let asked = request
+            .messages
+            .iter()
+            .any(|message| matches!(message, ChatMessage::User { .. }));
+        if let (false, Some(context)) = (asked, &level.context) {
+            request.messages.push(ChatMessage::user(context.clone()));
+        }
+        Some(request)
     }
 
     /// Streams one model answer, forwarding deltas as they arrive, then records it.
