@@ -376,10 +376,7 @@ mod tests {
         );
         assert_eq!(
             asked(4),
-            format!(
-                "With this result, say in one sentence what you did, or make the change that is \
-                 still missing: {request}"
-            )
+            format!("With this result, say in one sentence what you did: {request}")
         );
         assert_eq!(
             asked(6),

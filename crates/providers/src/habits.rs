@@ -148,16 +148,13 @@ mod tests {
             );
         }
         let request = "Read draft.txt and write its code word into message.txt.";
-        assert_eq!(
-            Restate::AnswerOrChange.words(request, true),
-            format!(
-                "With this result, say in one sentence what you did, or make the change that \
-                 is still missing: {request}"
-            )
-        );
-        assert_eq!(
-            Restate::Answer.words(request, true),
-            format!("With this result, say in one sentence what you did: {request}")
-        );
+        // Offered "or make the change that is still missing" as well, the 1.5B made the
+        // same change again.
+        for restate in [Restate::AnswerOrChange, Restate::Answer] {
+            assert_eq!(
+                restate.words(request, true),
+                format!("With this result, say in one sentence what you did: {request}")
+            );
+        }
     }
 }
