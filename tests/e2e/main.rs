@@ -63,7 +63,7 @@ async fn a_message_gets_its_streamed_answer() {
     let request = first_chat_request(&server);
     assert_eq!(request["model"], "test-model");
     assert_eq!(
-        request["messages"].as_array().unwrap().last().unwrap()["content"],
+        cairn_testkit::wire::users_words(request["messages"].as_array().unwrap().last().unwrap()),
         "Say hello"
     );
     app.screenshot("streamed-answer").await;
@@ -1128,10 +1128,8 @@ async fn in_plan_mode_a_write_is_blocked() {
     app.wait_for_text(".notice.plan", "The plan is ready").await;
     let request = first_chat_request(&server);
     assert!(
-        request["messages"][0]["content"]
-            .as_str()
-            .unwrap()
-            .contains("Permission mode: plan")
+        cairn_testkit::wire::context_block(&request).contains("Permission mode: plan"),
+        "{request}"
     );
     app.screenshot("plan-mode-blocked").await;
     app.quit().await;
@@ -1830,10 +1828,7 @@ async fn the_last_answer_regenerates_and_the_last_question_is_edited_in_place() 
         .iter()
         .map(|r| {
             let messages = r.json()["messages"].as_array().unwrap().clone();
-            messages.last().unwrap()["content"]
-                .as_str()
-                .unwrap()
-                .to_owned()
+            cairn_testkit::wire::users_words(messages.last().unwrap()).to_owned()
         })
         .collect();
     assert_eq!(
@@ -2827,10 +2822,12 @@ async fn a_local_server_reads_the_prompt_while_the_question_is_written() {
             .filter(cairn_testkit::wire::is_warm_up)
             .collect();
         // The folder's prompt: the one read once the folder was chosen.
+        let folder = format!(
+            "Workspace: the folder `{}`",
+            workspace.file_name().unwrap().to_str().unwrap()
+        );
         if let Some(last) = warm_ups.last()
-            && last["messages"][0]["content"]
-                .as_str()
-                .is_some_and(|system| system.contains(workspace.to_str().unwrap()))
+            && cairn_testkit::wire::context_block(last).contains(&folder)
         {
             break last.clone();
         }
@@ -2844,9 +2841,14 @@ async fn a_local_server_reads_the_prompt_while_the_question_is_written() {
     app.wait_for_text(".message.assistant .md", "Hello.").await;
     let asked = first_chat_request(&server);
     let sent = asked["messages"].as_array().unwrap();
+    // A new chat's context block was read ahead as a message of its own, which the
+    // question then opens with.
+    let (block, before) = ahead["messages"].as_array().unwrap().split_last().unwrap();
+    assert_eq!(before, &sent[..sent.len() - 1]);
+    let question = sent.last().unwrap()["content"].as_str().unwrap();
     assert_eq!(
-        ahead["messages"].as_array().unwrap().as_slice(),
-        &sent[..sent.len() - 1],
+        question.strip_prefix(block["content"].as_str().unwrap()),
+        Some("Say hello."),
         "the question added only itself"
     );
     assert_eq!(ahead["tools"], asked["tools"]);

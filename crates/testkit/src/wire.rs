@@ -61,3 +61,23 @@ pub fn fixed_prompt_chars(body: &Value) -> usize {
 pub fn is_warm_up(body: &Value) -> bool {
     body["max_tokens"] == 1 || body["options"]["num_predict"] == 1
 }
+
+/// A message's text as the user wrote it: without the thread's `<context>` block
+/// that opens the first one.
+pub fn users_words(message: &Value) -> &str {
+    let content = message["content"].as_str().unwrap_or_default();
+    content
+        .split_once(cairn_core::prompt::CONTEXT_CLOSE)
+        .map_or(content, |(_, words)| words)
+}
+
+/// The thread's `<context>` block a request's first user message opens with (its mode,
+/// folder and project instructions), or "" without one.
+pub fn context_block(body: &Value) -> &str {
+    body["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().find(|message| message["role"] == "user"))
+        .and_then(|message| message["content"].as_str())
+        .and_then(|content| content.split_once(cairn_core::prompt::CONTEXT_CLOSE))
+        .map_or("", |(block, _)| block)
+}
