@@ -47,17 +47,19 @@ async fn a_message_gets_its_streamed_answer() {
     app.send("Say hello").await;
     app.wait_for_text(".message.assistant .md", "Hello from Cairn.")
         .await;
-    // Counted afresh once the list's last item is in, not through the element found
-    // above: the answer being written is drawn anew when it is finished, and an element
-    // held across that is stale.
+    // Counted once the turn is over, not as soon as the list's last item streamed in:
+    // the answer is drawn anew when it is finished, and a count taken between the last
+    // word and that drawing saw no list at all (CI, once).
     app.wait_for_text(".message.assistant li:last-child", "two")
         .await;
-    assert_eq!(app.count(".message.assistant .md strong").await, 1);
-    assert_eq!(
-        app.count(".message.assistant li").await,
-        2,
-        "Markdown lists render"
-    );
+    // Bold and the list's two items, in one look at the finished answer (a timeout
+    // fails the test, with a screenshot).
+    app.wait_for_js(
+        "return !document.querySelector('.stop') \
+           && document.querySelectorAll('.message.assistant .md strong').length === 1 \
+           && document.querySelectorAll('.message.assistant li').length === 2;",
+    )
+    .await;
     app.wait_for_text(".message.user", "Say hello").await;
     app.wait_for_text(".thread-title", "Say hello").await;
     let request = first_chat_request(&server);
