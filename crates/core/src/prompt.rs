@@ -251,6 +251,16 @@ fn mode_rules(mode: PermissionMode) -> &'static str {
 pub const CONTEXT_OPEN: &str = "<context>\n";
 pub const CONTEXT_CLOSE: &str = "</context>\n\n";
 
+/// A user message split into the thread's context block that opens it (markers and
+/// all; "" when it has none) and the user's own words after it.
+pub fn split_context(content: &str) -> (&str, &str) {
+    let words = content
+        .strip_prefix(CONTEXT_OPEN)
+        .and_then(|rest| rest.split_once(CONTEXT_CLOSE))
+        .map_or(content, |(_, words)| words);
+    (&content[..content.len() - words.len()], words)
+}
+
 /// What the thread's first message opens with (see the module's doc): its mode, its
 /// folder, and the project's own instructions when it has them, capped (shorter in
 /// the compact form).

@@ -120,7 +120,9 @@ pub(crate) fn in_words(messages: Vec<ChatMessage>, words: &Words) -> Vec<ChatMes
             }
             ChatMessage::User { content } => {
                 close(&mut out, &mut in_results, words, request.as_deref());
-                request = Some(users_words(&content).to_owned());
+                // Restated without the thread's context: with it, the request read as a
+                // permission notice and the model called again instead of answering.
+                request = Some(prompt::split_context(&content).1.to_owned());
                 out.push(ChatMessage::User { content });
                 continue;
             }
@@ -155,7 +157,7 @@ pub(crate) fn folded(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
             return;
         }
         if let Some(ChatMessage::User { content }) = out.get_mut(at) {
-            let (context, request) = split_context(content);
+            let (context, request) = prompt::split_context(content);
             *content = format!(
                 "{context}{FOLDED_OPEN}\n{}\n\n{FOLDED_ASK} {}",
                 results.join("\n"),
@@ -221,22 +223,6 @@ fn called(call: &ToolCall) -> String {
         Some(subject) => format!("{} {subject}", call.name),
         None => call.name.clone(),
     }
-}
-
-/// A first user message split into the thread's context and the user's words.
-fn split_context(content: &str) -> (&str, &str) {
-    let words = users_words(content);
-    (&content[..content.len() - words.len()], words)
-}
-
-/// A user message without the thread's context that opens the first one (its mode,
-/// folder and `AGENTS.md`, `cairn_core::prompt`): restated with it, the request read
-/// as a permission notice and the model called again instead of answering.
-fn users_words(content: &str) -> &str {
-    content
-        .strip_prefix(prompt::CONTEXT_OPEN)
-        .and_then(|rest| rest.split_once(prompt::CONTEXT_CLOSE))
-        .map_or(content, |(_, words)| words)
 }
 
 /// The tools whose success changed a file: after one, the model is asked what it did

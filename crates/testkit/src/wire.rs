@@ -65,10 +65,7 @@ pub fn is_warm_up(body: &Value) -> bool {
 /// A message's text as the user wrote it: without the thread's `<context>` block
 /// that opens the first one.
 pub fn users_words(message: &Value) -> &str {
-    let content = message["content"].as_str().unwrap_or_default();
-    content
-        .split_once(cairn_core::prompt::CONTEXT_CLOSE)
-        .map_or(content, |(_, words)| words)
+    cairn_core::prompt::split_context(message["content"].as_str().unwrap_or_default()).1
 }
 
 /// The thread's `<context>` block a request's first user message opens with (its mode,
@@ -78,6 +75,5 @@ pub fn context_block(body: &Value) -> &str {
         .as_array()
         .and_then(|messages| messages.iter().find(|message| message["role"] == "user"))
         .and_then(|message| message["content"].as_str())
-        .and_then(|content| content.split_once(cairn_core::prompt::CONTEXT_CLOSE))
-        .map_or("", |(block, _)| block)
+        .map_or("", |content| cairn_core::prompt::split_context(content).0)
 }

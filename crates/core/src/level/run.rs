@@ -186,11 +186,7 @@ impl Turn {
             }
             shown.push_str(call.written.as_deref().unwrap_or_default());
         }
-        self.emitter.emit(Event::Chunk(Chunk {
-            content: shown.clone(),
-            parent_id: level.scope.parent_id.clone(),
-            depth: level.scope.depth,
-        }));
+        self.show_text(level, &shown);
         round.text = format!("{}{shown}", round.text.trim_end());
         round
     }
@@ -229,17 +225,23 @@ impl Turn {
              run twice.) {}",
             done.join("; ")
         );
-        self.emitter.emit(Event::Chunk(Chunk {
-            content: answer.clone(),
-            parent_id: level.scope.parent_id.clone(),
-            depth: level.scope.depth,
-        }));
+        self.show_text(level, &answer);
         level.push(assistant(
             answer.clone(),
             round.reasoning.clone(),
             Vec::new(),
         ));
         Some(LevelEnd::Answer(answer))
+    }
+
+    /// Text the level's answer holds that never streamed from the model, shown as if
+    /// it had.
+    fn show_text(&self, level: &Level, text: &str) {
+        self.emitter.emit(Event::Chunk(Chunk {
+            content: text.to_owned(),
+            parent_id: level.scope.parent_id.clone(),
+            depth: level.scope.depth,
+        }));
     }
 
     /// A level that answered without calling anything is done, unless it owes a
