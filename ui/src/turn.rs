@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use cairn_protocol::{
     AgentStateKind, ApprovalPreview, BudgetExceeded, Cut, ErrorEvent, Event, ExecutionMode,
-    ExecutionTree, Image, MessageStatus, Piece, PlanStep, PromptProgress, ToolApprovalRequest,
-    ToolCallStatus, ToolCallUpdate, TreePlan, TurnStatus, pieces, tree::preview,
+    ExecutionTree, Image, MessageStatus, Piece, PlanStep, PromptCut, PromptProgress,
+    ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TreePlan, TurnStatus, pieces,
+    tree::preview,
 };
 use serde_json::Value;
 
@@ -194,6 +195,8 @@ pub struct TurnView {
     pub waiting_for_slot: Option<String>,
     /// How far the server has read the root's latest prompt, where it says.
     pub reading: Option<PromptProgress>,
+    /// The server read only part of the root's prompt, or refused it as too long.
+    pub prompt_cut: Option<PromptCut>,
 }
 
 impl TurnView {
@@ -223,6 +226,7 @@ impl TurnView {
             .filter(|plan| plan.created.execution_mode == ExecutionMode::DraftOnly)
             .map(|plan| plan.created.plan_id.clone());
         view.cut = tree.and_then(|tree| tree.cut);
+        view.prompt_cut = tree.and_then(|tree| tree.prompt_cut.clone());
         view.server = tree.and_then(|tree| tree.server.clone());
         view.finished = Some(match status {
             MessageStatus::Complete => TurnStatus::Completed,
@@ -364,6 +368,9 @@ impl TurnView {
             Event::AgentState(state) => self.state = Some(state.state),
             Event::PromptProgress(progress) if progress.parent_id.is_none() => {
                 self.reading = Some(progress.clone());
+            }
+            Event::PromptCut(cut) if cut.parent_id.is_none() => {
+                self.prompt_cut = Some(cut.clone());
             }
             Event::ServerState(state) => match &state.parent_id {
                 Some(id) => {
@@ -1068,6 +1075,42 @@ mod tests {
         );
         let budget = TurnView::from_stored("so far", None, MessageStatus::Partial);
         assert_eq!(budget.finished, Some(TurnStatus::BudgetExceeded));
+    }
+
+    #[test]
+    fn a_prompt_the_server_cut_is_said_live_and_stored() {
+        let cut = PromptCut {
+            parent_id: None,
+            depth: 0,
+            sent: 14_000,
+            read: 4096,
+            window: 4096,
+            refused: false,
+        };
+        let subtasks = PromptCut {
+            parent_id: Some("c1".into()),
+            depth: 1,
+            ..cut.clone()
+        };
+        let mut live = TurnView::new();
+        live.apply(&Event::PromptCut(cut.clone()), 1.0);
+        live.apply(&chunk("The notes are about a garden.", None, 0), 2.0);
+        live.apply(&Event::PromptCut(subtasks), 3.0);
+        assert_eq!(
+            live.prompt_cut.as_ref(),
+            Some(&cut),
+            "the root's, not a subtask's"
+        );
+        let tree = ExecutionTree {
+            prompt_cut: Some(cut.clone()),
+            ..ExecutionTree::default()
+        };
+        let stored = TurnView::from_stored(
+            "The notes are about a garden.",
+            Some(&tree),
+            MessageStatus::Complete,
+        );
+        assert_eq!(stored.prompt_cut, live.prompt_cut);
     }
 
     #[test]

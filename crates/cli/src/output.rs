@@ -240,6 +240,7 @@ impl EventSink for Transcript {
                 let indent = "  ".repeat(progress.depth as usize);
                 self.paint("2", &format!("{indent}… {}", progress.said()))
             }
+            Event::PromptCut(cut) => self.paint("33", &format!("! {}", cut.said())),
             Event::BudgetExceeded(exceeded) => self.paint(
                 "33",
                 &format!(

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cairn_protocol::{
-    AgentState, AgentStateKind, ChatMessage, Event, ExecutionTree, ExecutionTreeNode,
+    AgentState, AgentStateKind, ChatMessage, Event, ExecutionTree, ExecutionTreeNode, PromptCut,
     TimelineBuilder, ToolCallStatus, ToolCallUpdate, TreePlan, preview, preview_cuts,
 };
 use serde_json::Value;
@@ -41,6 +41,8 @@ pub struct TreeBuilder {
     plans: Vec<TreePlan>,
     /// The server the root answered on, when not the thread's own.
     server: Option<String>,
+    /// The root's prompt the server cut or refused, the last time it did.
+    prompt_cut: Option<PromptCut>,
 }
 
 impl TreeBuilder {
@@ -61,6 +63,9 @@ impl TreeBuilder {
                     }
                 }
             },
+            Event::PromptCut(cut) if cut.parent_id.is_none() => {
+                self.prompt_cut = Some(cut.clone());
+            }
             Event::PlanCreated(created) => self.plans.push(TreePlan {
                 created: created.clone(),
                 review: None,
@@ -134,6 +139,7 @@ impl TreeBuilder {
         }
         ExecutionTree {
             server: self.server.clone(),
+            prompt_cut: self.prompt_cut.clone(),
             ..ExecutionTree::new(nodes)
                 .with_timeline(self.timeline.entries().to_vec())
                 .with_plans(self.plans.clone())
@@ -217,6 +223,7 @@ impl Emitter {
             event,
             Event::ToolCallUpdate(_)
                 | Event::ServerState(_)
+                | Event::PromptCut(_)
                 | Event::Chunk(_)
                 | Event::PlanCreated(_)
                 | Event::PlanReview(_)

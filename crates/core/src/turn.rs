@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use crate::model::{ModelClient, Sampling};
+use crate::model::{ContextWindow, ModelClient, Sampling};
 use crate::workspace::Workspace;
 use cairn_protocol::{
     BudgetExceeded, ChatMessage, Cut, Done, ErrorEvent, ErrorKind, Event, ExecutionTree, ModelCall,
@@ -563,6 +563,20 @@ impl Turn {
             .copied()
             .unwrap_or(1000);
         scope.fit.limits.max_history_tokens * 1000 / ratio
+    }
+
+    /// Fits the level `scope` to `window` from its next request on, and has its
+    /// server keep that window for the model: the server showed it to be so.
+    pub(crate) async fn refit(&self, scope: &mut Scope, window: ContextWindow) {
+        let client = &scope.server.client;
+        scope.fit = ContextFit::new(
+            self.configured,
+            Some(window.clone()),
+            scope.sampling.max_tokens,
+        )
+        .for_model(client.params(&scope.model));
+        tracing::info!(model = %scope.model, fit = %scope.fit.describe(), "fitted again to what the server showed");
+        client.learn_window(&scope.model, window).await;
     }
 
     /// How a level asking `model` on `server` fits that model's window: each server

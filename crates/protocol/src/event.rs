@@ -28,6 +28,9 @@ pub enum Event {
     /// says (llama.cpp): a CPU reads a long prompt for many seconds before the first
     /// word.
     PromptProgress(PromptProgress),
+    /// The server read less of a level's prompt than Cairn sent, or refused it as
+    /// longer than its window: the level is fitted to the window it really has.
+    PromptCut(PromptCut),
     /// A plan-mode turn finished: its answer is a plan the user can run.
     PlanReady(PlanReady),
     /// The router handed the thread to another profile; a new answer follows.
@@ -52,6 +55,7 @@ impl Event {
             Self::AgentState(_) => "agent_state",
             Self::ServerState(_) => "server_state",
             Self::PromptProgress(_) => "prompt_progress",
+            Self::PromptCut(_) => "prompt_cut",
             Self::PlanReady(_) => "plan_ready",
             Self::AgentSwitched(_) => "agent_switched",
             Self::PlanCreated(_) => "plan_created",
@@ -378,6 +382,48 @@ impl PromptProgress {
             said.push_str(&format!(" · {} s left", left.div_ceil(1000)));
         }
         said
+    }
+}
+
+/// A level's prompt did not fit its model's window, though Cairn fitted it to the
+/// window it believed: the server read only the last part of it (`refused: false`;
+/// Ollama cuts a prompt longer than its window from the front and answers from the
+/// rest, the system prompt and the tools lost first) or refused it (`refused: true`;
+/// llama.cpp, and Ollama asked not to cut). `sent` is Cairn's estimate of the
+/// request, `read` what the server said it read (refused: what it counted), `window`
+/// what the level's requests are fitted to from then on. A refused round is sent
+/// again, fitted; a cut one was answered from what the server kept. (An extension of
+/// the wire in docs/design.md.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptCut {
+    pub parent_id: Option<String>,
+    pub depth: u32,
+    pub sent: u64,
+    pub read: u64,
+    pub window: u32,
+    pub refused: bool,
+}
+
+impl PromptCut {
+    /// What happened, in words every front end shows.
+    pub fn said(&self) -> String {
+        let window = thousands(u64::from(self.window));
+        if self.refused {
+            format!(
+                "The model server counted {} tokens in a prompt Cairn estimated at {}, too \
+                 many for its window: the prompt is fitted to {window} tokens and sent again.",
+                thousands(self.read),
+                thousands(self.sent)
+            )
+        } else {
+            format!(
+                "The model server read only {} of about {} tokens of the prompt: it dropped \
+                 the start, where the instructions and the tools are, so the answer above \
+                 may miss them. From now on the prompt is fitted to {window} tokens.",
+                thousands(self.read),
+                thousands(self.sent)
+            )
+        }
     }
 }
 

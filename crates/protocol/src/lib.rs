@@ -31,9 +31,9 @@ pub use client::{ApprovalResponse, ClientMessage};
 pub use dialect::Dialect;
 pub use event::{
     AgentState, AgentStateKind, AgentSwitched, ApprovalPreview, BudgetExceeded, BudgetReason,
-    Chunk, Cut, Done, ErrorEvent, ErrorKind, Event, PlanReady, PromptProgress, RUN_SUBTASK,
-    Reasoning, ServerState, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TurnStatus, Usage,
-    thousands,
+    Chunk, Cut, Done, ErrorEvent, ErrorKind, Event, PlanReady, PromptCut, PromptProgress,
+    RUN_SUBTASK, Reasoning, ServerState, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate,
+    TurnStatus, Usage, thousands,
 };
 pub use llm::{LLM_KEYS, LlmError, LlmParams, LlmSource, LlmView};
 pub use permission::{ApprovalDecision, PermissionMode, RuleList, ToolCategory};

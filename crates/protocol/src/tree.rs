@@ -33,6 +33,11 @@ pub struct ExecutionTree {
     /// hand-over to a profile on another machine).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
+    /// The server read only part of the root's prompt, or refused it as too long
+    /// (the last time it did in this answer), so a reloaded answer says it as the live
+    /// one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cut: Option<crate::PromptCut>,
 }
 
 /// A plan as its answer keeps it: the `create_plan` card's checklist.
@@ -122,6 +127,7 @@ impl ExecutionTree {
             plans: Vec::new(),
             server: None,
             cut: None,
+            prompt_cut: None,
         }
     }
 

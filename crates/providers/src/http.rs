@@ -14,8 +14,8 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt, stream};
 use memchr::memchr;
 
-use cairn_core::model::ProviderError;
 use cairn_core::model::{ModelEvent, ModelStream};
+use cairn_core::model::{ProviderError, says_context_overflow};
 
 /// An HTTP client builder with TLS ready: rustls on the `ring` provider (which builds
 /// with just a C compiler) and the platform's certificate store. Every client Cairn
@@ -505,14 +505,59 @@ pub(crate) async fn check(
         .and_then(|value| value.trim().parse::<u64>().ok())
         .map(Duration::from_secs);
     let body = response.bytes().await.unwrap_or_default();
-    Err(OpenFailure {
-        error: ProviderError::Http {
-            server: peer.server.clone(),
-            status: status.as_u16(),
-            message: error_body_message(&body, status.canonical_reason()),
-        },
-        retry_after,
-    })
+    let server = peer.server.clone();
+    let message = error_body_message(&body, status.canonical_reason());
+    let status = status.as_u16();
+    let error = if matches!(status, 400 | 413) && says_context_overflow(&message) {
+        let (counted, window) = refused_sizes(&body, &message);
+        ProviderError::TooLong {
+            server,
+            status,
+            message,
+            counted,
+            window,
+        }
+    } else {
+        ProviderError::Http {
+            server,
+            status,
+            message,
+        }
+    };
+    Err(OpenFailure { error, retry_after })
+}
+
+/// What a server that refused a request as too long counted of it and the window it
+/// has: llama.cpp puts them beside its message (`n_prompt_tokens`, `n_ctx`); Ollama,
+/// which wraps llama.cpp's answer in a string, also says them in words ("request (8889
+/// tokens) exceeds the available context size (4096 tokens)").
+fn refused_sizes(body: &[u8], message: &str) -> (Option<u64>, Option<u32>) {
+    fn fields(value: &serde_json::Value) -> Option<(Option<u64>, Option<u32>)> {
+        let error = value.get("error")?;
+        if let Some(inner) = error.as_str() {
+            return fields(&serde_json::from_str(inner).ok()?);
+        }
+        let counted = error
+            .get("n_prompt_tokens")
+            .and_then(serde_json::Value::as_u64);
+        let window = error
+            .get("n_ctx")
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok());
+        (counted.is_some() || window.is_some()).then_some((counted, window))
+    }
+    if let Some(sizes) = serde_json::from_slice(body).ok().as_ref().and_then(fields) {
+        return sizes;
+    }
+    // "(8889 tokens) … (4096 tokens)": the first count is the request's, the second
+    // the window's.
+    let mut counts = message.split('(').skip(1).filter_map(|part| {
+        part.split_once(" tokens)")
+            .and_then(|(number, _)| number.trim().parse::<u64>().ok())
+    });
+    let counted = counts.next();
+    let window = counts.next().and_then(|n| u32::try_from(n).ok());
+    (counted, window)
 }
 
 pub(crate) fn transport_error(peer: &Peer, err: &reqwest::Error) -> ProviderError {
@@ -572,10 +617,15 @@ pub(crate) fn error_body_message(body: &[u8], fallback: Option<&str>) -> String 
     }
 }
 
-/// The human part of an error value: `"text"`, `{"message": …}` or anything else.
+/// The human part of an error value: `"text"`, `{"message": …}` or anything else. A
+/// text that is itself a JSON error (Ollama passes on its runner's that way) gives
+/// that error's words.
 pub(crate) fn error_message(error: &serde_json::Value) -> String {
     match error {
-        serde_json::Value::String(text) => text.clone(),
+        serde_json::Value::String(text) => match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(inner) if inner.get("error").is_some() => error_message(&inner["error"]),
+            _ => text.clone(),
+        },
         serde_json::Value::Object(fields) => match fields.get("message") {
             Some(serde_json::Value::String(text)) => text.clone(),
             _ => error.to_string(),
@@ -664,6 +714,40 @@ mod tests {
             })
             .unwrap();
         out
+    }
+
+    #[test]
+    fn a_refusal_for_size_says_the_count_and_the_window_in_each_servers_way() {
+        let llama = br#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":8889,"n_ctx":4096}}"#;
+        let message = error_body_message(llama, None);
+        assert_eq!(
+            message,
+            "the request exceeds the available context size, try increasing it"
+        );
+        assert_eq!(refused_sizes(llama, &message), (Some(8889), Some(4096)));
+
+        // Ollama passes its runner's refusal on as a string holding JSON.
+        let inner = r#"{"error":{"code":400,"message":"request (8889 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":8889,"n_ctx":4096}}"#;
+        let ollama = serde_json::json!({ "error": inner }).to_string();
+        let message = error_body_message(ollama.as_bytes(), None);
+        assert_eq!(
+            message,
+            "request (8889 tokens) exceeds the available context size (4096 tokens), try increasing it",
+            "the runner's words, not its JSON"
+        );
+        assert_eq!(
+            refused_sizes(ollama.as_bytes(), &message),
+            (Some(8889), Some(4096))
+        );
+
+        // Only the words: the first count is the request's, the second the window's.
+        let words = br#"{"error":"request (5000 tokens) exceeds the available context size (2048 tokens)"}"#;
+        let message = error_body_message(words, None);
+        assert_eq!(refused_sizes(words, &message), (Some(5000), Some(2048)));
+        // Neither said.
+        let bare = br#"{"error":"the input length exceeds the context length"}"#;
+        let message = error_body_message(bare, None);
+        assert_eq!(refused_sizes(bare, &message), (None, None));
     }
 
     #[test]

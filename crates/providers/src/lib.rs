@@ -25,8 +25,8 @@ pub mod windows;
 // The model port is the engine's (it owns what it asks for); named here too because
 // every client implements it.
 pub use cairn_core::model::{
-    ChatRequest, ContextFuture, ContextWindow, FinishReason, ModelClient, ModelEvent, ModelStream,
-    PromptRead, ProviderError, RequestOrigin, Sampling, TokenUsage, WarmFuture,
+    ChatRequest, ContextFuture, ContextWindow, FinishReason, LearnFuture, ModelClient, ModelEvent,
+    ModelStream, PromptRead, ProviderError, RequestOrigin, Sampling, TokenUsage, WarmFuture,
 };
 pub use facts::{ServerFacts, ServerKind};
 pub use server::{Detected, Dialect, Endpoint, PRESETS, Preset, Server, detect};

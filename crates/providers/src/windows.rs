@@ -73,6 +73,19 @@ pub fn remember(server: &str, model: &str, said: Said, age: Duration) {
     lock().insert((server.to_owned(), model.to_owned()), (at, said));
 }
 
+/// Keeps `window` as `model`'s on `server`, beside what else the server said: the
+/// server showed its window to be that (see `ModelClient::learn_window`).
+pub fn learn_window(server: &str, model: &str, window: ContextWindow) {
+    let mut found = lock();
+    let key = (server.to_owned(), model.to_owned());
+    let mut said = found
+        .get(&key)
+        .map(|(_, said)| said.clone())
+        .unwrap_or_default();
+    said.window = Some(window);
+    found.insert(key, (Instant::now(), said));
+}
+
 /// Forgets what `server` said about `model`: the next turn asks again.
 pub fn forget(server: &str, model: &str) {
     lock().remove(&(server.to_owned(), model.to_owned()));

@@ -278,6 +278,7 @@ async fn the_request_replays_history_in_ollamas_shape_with_a_real_context_window
             "tools": [{"type": "function", "function": {"name": "square_root", "description": "Square root",
                        "parameters": {"type": "object", "properties": {"number": {"type": "number"}}}}}],
             "stream": true,
+            "truncate": false,
             "think": true,
             "options": {"temperature": 0.0, "top_p": 0.9, "num_predict": 256, "num_ctx": 32768}
         })

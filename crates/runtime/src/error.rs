@@ -159,6 +159,7 @@ pub fn provider_kind(err: &ProviderError) -> FailureKind {
         ProviderError::Unreachable { .. }
         | ProviderError::UnknownModel { .. }
         | ProviderError::Http { .. }
+        | ProviderError::TooLong { .. }
         | ProviderError::Server { .. }
         | ProviderError::StreamCut { .. }
         | ProviderError::Stalled { .. }

@@ -9,7 +9,9 @@ use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 
-use cairn_providers::{ChatRequest, ContextFuture, ModelClient, ModelStream, WarmFuture};
+use cairn_providers::{
+    ChatRequest, ContextFuture, ContextWindow, LearnFuture, ModelClient, ModelStream, WarmFuture,
+};
 use futures_util::{StreamExt, stream};
 use tokio::sync::Mutex;
 
@@ -116,5 +118,9 @@ impl ModelClient for AfterWarmUps {
 
     fn warm(&self, request: ChatRequest) -> WarmFuture<'_> {
         self.inner.warm(request)
+    }
+
+    fn learn_window<'a>(&'a self, model: &'a str, window: ContextWindow) -> LearnFuture<'a> {
+        self.inner.learn_window(model, window)
     }
 }

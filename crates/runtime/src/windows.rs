@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_providers::{
-    ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelStream, Said, WarmFuture,
+    ChatRequest, ContextFuture, ContextWindow, LearnFuture, ModelClient, ModelStream, Said,
+    WarmFuture,
 };
 use cairn_store::Store;
 use futures_util::StreamExt;
@@ -147,6 +148,28 @@ impl ModelClient for RememberedWindows {
 
     fn warm(&self, request: ChatRequest) -> WarmFuture<'_> {
         self.inner.warm(request)
+    }
+
+    /// Kept in the store too: the next run fits the window the server showed, not
+    /// the one it says.
+    fn learn_window<'a>(&'a self, model: &'a str, window: ContextWindow) -> LearnFuture<'a> {
+        Box::pin(async move {
+            self.inner.learn_window(model, window.clone()).await;
+            let of_model = cairn_store::SaidOfModel {
+                tools_in_text: self.inner.tools_in_text(model),
+                params: self.inner.params(model),
+                reads_progress: cairn_providers::windows::said(&self.server, model)
+                    .is_some_and(|said| said.reads_progress),
+            };
+            let said = Some((window.tokens, window.source.as_str()));
+            if let Err(err) = self
+                .store
+                .set_context_window(&self.server, model, said, of_model)
+                .await
+            {
+                tracing::warn!(error = %err, "the window the server showed cannot be kept");
+            }
+        })
     }
 }
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use cairn_protocol::describe::Headline;
 use cairn_protocol::desktop::commands::LoadToolResult;
 use cairn_protocol::{
-    ApprovalDecision, ApprovalPreview, Cut, Image, PermissionMode, ToolApprovalRequest, TurnStatus,
-    Verdict,
+    ApprovalDecision, ApprovalPreview, Cut, Image, PermissionMode, PromptCut, ToolApprovalRequest,
+    TurnStatus, Verdict,
 };
 use leptos::prelude::*;
 use serde_json::Value;
@@ -752,6 +752,7 @@ struct Ending {
     budget: Option<String>,
     /// The answer was cut before the model finished it: what the user is told.
     cut: Option<&'static str>,
+    prompt_cut: Option<String>,
     error: Option<String>,
     plan: bool,
     /// A `create_plan` draft of this answer, by its id.
@@ -788,6 +789,7 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
             finished: view.finished,
             budget: view.budget.as_ref().map(format::budget),
             cut: view.cut.map(Cut::said),
+            prompt_cut: view.prompt_cut.as_ref().map(PromptCut::said),
             error: view.error.as_ref().map(|error| error.message.clone()),
             plan: view.plan.is_some(),
             draft: view.draft.clone(),
@@ -812,6 +814,7 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
                 <div class="answer-server muted">{format!("Answered on {server}")}</div>
             })}
             {ending.budget.map(|text| view! { <div class="notice budget">{text}</div> })}
+            {ending.prompt_cut.map(|text| view! { <div class="notice cut prompt-cut" role="status">{text}</div> })}
             {ending.cut.map(|text| view! { <div class="notice cut" role="status">{text}</div> })}
             {(ending.finished == Some(TurnStatus::Cancelled)).then(|| view! { <div class="notice muted">"Stopped."</div> })}
             {ending.error.map(|message| view! {

@@ -3,7 +3,7 @@
 pub use std::process::Stdio;
 pub use std::time::Duration;
 
-pub use cairn_protocol::{Event, ToolCallStatus, TurnStatus};
+pub use cairn_protocol::{Event, PromptCut, ToolCallStatus, TurnStatus};
 pub use cairn_testkit::{FakeServer, Recorded, Reply, fixture, sse};
 pub use serde_json::json;
 pub use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};

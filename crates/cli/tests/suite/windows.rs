@@ -58,21 +58,35 @@ async fn read_notes_then_answer(
     server.push(OLLAMA_CHAT, Reply::ndjson(ndjson::text(&[answer])));
     let url = server.url();
     let workspace = dir.path().to_str().unwrap();
-    let out = output(cairn(&[
+    let out = output(ask_ollama(&url, workspace, question, Shown::Json)).await;
+    (out, server)
+}
+
+/// How `cairn run` shows its turn.
+#[derive(Clone, Copy, PartialEq)]
+enum Shown {
+    Json,
+    Transcript,
+}
+
+/// `cairn run QUESTION` in `workspace` against the Ollama at `url`, model `small`.
+fn ask_ollama(url: &str, workspace: &str, question: &str, shown: Shown) -> Command {
+    let mut args = vec![
         "run",
         "--base-url",
-        &url,
+        url,
         "--dialect",
         "ollama",
         "--model",
         "small",
         "--workspace",
         workspace,
-        "--json",
-        question,
-    ]))
-    .await;
-    (out, server)
+    ];
+    if shown == Shown::Json {
+        args.push("--json");
+    }
+    args.push(question);
+    cairn(&args)
 }
 
 fn tool_calls_made(events: &[Event]) -> Vec<String> {
@@ -309,24 +323,27 @@ async fn a_second_run_asks_the_server_nothing_before_its_first_model_call() {
 }
 
 #[tokio::test]
-async fn a_request_refused_for_its_size_makes_the_next_run_ask_again() {
+async fn a_request_refused_for_its_size_again_and_again_fails_and_the_next_run_asks_again() {
     let db = scratch_db();
     let server = FakeServer::start().await;
     server.fallback(
         "GET /v1/models",
         Reply::json(200, r#"{"data":[{"id":"small","meta":{"n_ctx":4096}}]}"#),
     );
-    server.push(
-        CHAT,
-        Reply::json(
-            400,
-            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#,
-        ),
-    );
+    // Refused with no count: fitted again and sent again twice, then the turn fails.
+    for _ in 0..3 {
+        server.push(
+            CHAT,
+            Reply::json(
+                400,
+                r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#,
+            ),
+        );
+    }
     server.fallback(CHAT, Reply::sse(sse::text(&["Hi."])));
     let url = server.url();
-    let run = || {
-        let mut command = cairn(&[
+    let run = |json: bool| {
+        let mut args = vec![
             "run",
             "--base-url",
             &url,
@@ -334,29 +351,221 @@ async fn a_request_refused_for_its_size_makes_the_next_run_ask_again() {
             "openai",
             "--model",
             "small",
-            "hi",
-        ]);
+        ];
+        if json {
+            args.push("--json");
+        }
+        args.push("hi");
+        let mut command = cairn(&args);
         command.env("CAIRN_DB", &db);
         output(command)
     };
-    let refused = run().await;
+    let refused = run(true).await;
     assert_eq!(refused.code, 3, "{}", refused.stderr);
+    let events = refused.events();
     assert!(
-        refused
-            .stderr
-            .contains("exceeds the available context size"),
-        "{}",
-        refused.stderr
+        error_message(&events).contains("exceeds the available context size"),
+        "{events:?}"
     );
+    let refits: Vec<&PromptCut> = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::PromptCut(cut) => Some(cut),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        refits.len(),
+        2,
+        "said each time it was sent again: {events:?}"
+    );
+    assert!(refits.iter().all(|cut| cut.refused && cut.window == 4096));
+    assert_eq!(server.requests_to(CHAT).len(), 3);
     let asked = server.requests_to("GET /v1/models").len();
     assert_eq!(asked, 1);
 
-    let again = run().await;
+    let again = run(false).await;
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert_eq!(
         server.requests_to("GET /v1/models").len(),
         2,
         "the window the server refused was forgotten and asked again"
+    );
+}
+
+/// A file of `bytes` bytes or more, of numbered lines.
+fn long_notes(bytes: usize) -> String {
+    let mut text = String::new();
+    let mut n = 0;
+    while text.len() < bytes {
+        n += 1;
+        text.push_str(&format!(
+            "note {n:04}: the garden path runs past the old stone wall\n"
+        ));
+    }
+    text
+}
+
+/// A folder whose `notes.md` is 60 KB, and an Ollama that says a 32k window and whose
+/// model reads it first: the request after holds about 20,000 tokens.
+async fn long_notes_read_on_a_32k_ollama() -> (tempfile::TempDir, FakeServer) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), long_notes(60_000)).unwrap();
+    let server = ollama(Some(32768)).await;
+    server.push(
+        OLLAMA_CHAT,
+        Reply::ndjson(ndjson::tool_calls(&[(
+            "read_file",
+            json!({"path": "notes.md"}),
+        )])),
+    );
+    (dir, server)
+}
+
+fn prompt_cuts(events: &[Event]) -> Vec<PromptCut> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            Event::PromptCut(cut) => Some(cut.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_ollama_that_reads_part_of_a_long_prompt_gets_a_turn_that_says_so_and_fits() {
+    let db = scratch_db();
+    // It says the model's own length, but runs with a 4,096-token window (Ollama
+    // behind a setting or a proxy Cairn cannot see): it cuts the long prompt and
+    // answers 200 from what it kept.
+    let (dir, server) = long_notes_read_on_a_32k_ollama().await;
+    server.push(
+        OLLAMA_CHAT,
+        Reply::ndjson(ndjson::text_after_reading(
+            &["The notes are about a garden."],
+            4096,
+        )),
+    );
+    server.fallback(OLLAMA_CHAT, Reply::ndjson(ndjson::text(&["Yes."])));
+    let url = server.url();
+    let workspace = dir.path().to_str().unwrap();
+    let run = |question: &'static str| {
+        let mut command = ask_ollama(&url, workspace, question, Shown::Json);
+        command.env("CAIRN_DB", &db);
+        output(command)
+    };
+    let out = run("What does notes.md say?").await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let chats = server.requests_to(OLLAMA_CHAT);
+    let sent = estimated_tokens(&chats[1].json());
+    assert!(sent > 2 * 4096, "the second request is long: {sent}");
+    let cuts = prompt_cuts(&out.events());
+    assert_eq!(cuts.len(), 1, "{:?}", out.events());
+    let cut = &cuts[0];
+    assert_eq!(
+        (cut.parent_id.as_deref(), cut.read, cut.window, cut.refused),
+        (None, 4096, 4096, false)
+    );
+    assert!(
+        cut.sent * 10 >= sent * 9 && cut.sent * 10 <= sent * 11,
+        "Cairn's estimate of what it sent ({}) is the request's ({sent})",
+        cut.sent
+    );
+    assert!(
+        cut.said()
+            .starts_with("The model server read only 4,096 of about"),
+        "{}",
+        cut.said()
+    );
+    let events = out.events();
+    let finished = done(&events);
+    assert_eq!(finished.status, TurnStatus::Completed);
+
+    // Stored with the answer: a reloaded chat says what the live one said.
+    let mut show = cairn(&["threads", "show", &finished.thread_id, "--json"]);
+    show.env("CAIRN_DB", &db);
+    let shown: Value = serde_json::from_str(&output(show).await.stdout).unwrap();
+    let answer = shown["messages"].as_array().unwrap().last().unwrap();
+    let stored: PromptCut =
+        serde_json::from_value(answer["execution_tree"]["prompt_cut"].clone()).unwrap();
+    assert_eq!(&stored, cut);
+
+    // The window the server showed is kept: the next run fits it from its first request.
+    let next = run("Is the path by the wall?").await;
+    assert_eq!(next.code, 0, "{}", next.stderr);
+    let chats = server.requests_to(OLLAMA_CHAT);
+    let request = chats.last().unwrap().json();
+    assert_eq!(request["options"]["num_ctx"], 4096);
+    let tokens = estimated_tokens(&request);
+    assert!(tokens <= 4096, "the next run's request fits: {tokens}");
+    assert!(
+        prompt_cuts(&next.events()).is_empty(),
+        "{:?}",
+        next.events()
+    );
+}
+
+#[tokio::test]
+async fn an_ollama_refusing_a_prompt_too_long_gets_it_fitted_to_its_count_and_sent_again() {
+    let (dir, server) = long_notes_read_on_a_32k_ollama().await;
+    // Ollama asked not to cut (`truncate: false`) passes on its runner's refusal, as
+    // measured: the runner's JSON inside Ollama's error string.
+    let inner = json!({"error": {"code": 400,
+        "message": "request (30000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+        "type": "exceed_context_size_error", "n_prompt_tokens": 30000, "n_ctx": 8192}});
+    server.push(
+        OLLAMA_CHAT,
+        Reply::json(400, json!({"error": inner.to_string()}).to_string()),
+    );
+    server.push(
+        OLLAMA_CHAT,
+        Reply::ndjson(ndjson::text(&["The notes are about a garden."])),
+    );
+    let url = server.url();
+    let workspace = dir.path().to_str().unwrap();
+    let out = output(ask_ollama(
+        &url,
+        workspace,
+        "What does notes.md say?",
+        Shown::Transcript,
+    ))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("! The model server counted 30,000 tokens in a prompt Cairn estimated at"),
+        "the transcript says it: {}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("The notes are about a garden."),
+        "{}",
+        out.stdout
+    );
+
+    let chats = server.requests_to(OLLAMA_CHAT);
+    assert_eq!(chats.len(), 3);
+    for chat in &chats {
+        assert_eq!(
+            chat.json()["truncate"],
+            false,
+            "asked never to cut in silence"
+        );
+    }
+    let refused = chats[1].json();
+    let again = chats[2].json();
+    assert_eq!(refused["options"]["num_ctx"], 32768);
+    assert_eq!(
+        again["options"]["num_ctx"], 8192,
+        "the window the server said"
+    );
+    // Counted as the server counts (30,000 for what Cairn estimated the refused
+    // request at), the request sent again fits the window with room to answer.
+    let (before, after) = (estimated_tokens(&refused), estimated_tokens(&again));
+    let counted = after * 30_000 / before;
+    assert!(
+        counted <= 8192 * 3 / 4,
+        "{after} estimated, {counted} counted"
     );
 }
 

@@ -209,6 +209,8 @@ pub(crate) struct Level {
     asked_to_say: bool,
     /// Whether it was told that a tool it wrote out as text does not exist.
     told_no_such_tool: bool,
+    /// Rounds sent again after the server refused them as too long.
+    pub refits: u32,
 }
 
 #[derive(Debug)]
@@ -246,6 +248,7 @@ impl Level {
             context: None,
             made_calls: false,
             asked_to_say: false,
+            refits: 0,
             told_no_such_tool: false,
         }
     }

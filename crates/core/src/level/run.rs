@@ -7,10 +7,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::model::ChatRequest;
+use crate::model::{ChatRequest, ContextWindow, Overflow};
 use cairn_protocol::{
-    ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, ModelCall, PromptProgress, Reasoning,
-    ToolCall, ToolCallStatus, ToolCallUpdate, ToolCategory, ToolSpec,
+    ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, ModelCall, PromptCut, PromptProgress,
+    Reasoning, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCategory, ToolSpec,
 };
 use serde_json::Value;
 
@@ -43,7 +43,10 @@ impl Turn {
                 let (visible, visible_tokens) = self.fit_request(level)?;
                 self.guard(self.budget.charge_llm_call())?;
 
-                let round = self.model_round(level, visible, visible_tokens).await?;
+                let Some(round) = self.model_round(level, visible, visible_tokens).await? else {
+                    // Refused as too long, and fitted again: the same round, smaller.
+                    continue;
+                };
                 let round = self.invented_again(level, round);
                 if let Some(done) = self.change_made_again(level, &round) {
                     return Ok(done);
@@ -314,12 +317,14 @@ impl Turn {
 
     /// Streams one model answer, forwarding deltas as they arrive, then records it.
     /// On a stop the partial text is kept in the level's history before returning.
+    /// `None` when the server refused the request as too long and the level was
+    /// fitted again: the round is to be sent again.
     async fn model_round(
         &self,
         level: &mut Level,
         tools: Arc<[ToolSpec]>,
         tool_tokens: u64,
-    ) -> Result<Round, LevelFailure> {
+    ) -> Result<Option<Round>, LevelFailure> {
         let request = self.chat_request(level, tools);
         let prompt_estimate = tool_tokens
             + level.context_tokens()
@@ -389,7 +394,96 @@ impl Turn {
             )
             .await
         };
-        self.record_round(level, collected, prompt_estimate)
+        if let Ending::Failed(err) = &collected.ending
+            && let Some(overflow) = err.overflow()
+            && level.refits < MAX_REFITS
+        {
+            level.refits += 1;
+            self.add_usage(&cairn_protocol::Usage {
+                llm_calls: 1,
+                ..Default::default()
+            });
+            self.record_call(ModelCall {
+                operation: level.scope.operation.to_owned(),
+                model: level.scope.model.clone(),
+                server: Some(level.scope.server.name.clone()),
+                depth: level.scope.depth,
+                prompt_tokens: 0,
+                completion_tokens: 0,
+                estimated: false,
+                latency_ms: millis(collected.elapsed),
+                first_token_ms: None,
+                error: Some(err.to_string()),
+            });
+            self.refit_refused(level, prompt_estimate, overflow).await;
+            return Ok(None);
+        }
+        let usage = collected.usage(prompt_estimate);
+        let read = (!usage.estimated).then_some(usage.prompt_tokens);
+        let round = self.record_round(level, collected, prompt_estimate)?;
+        if let Some(read) = read {
+            self.notice_cut(level, prompt_estimate, read).await;
+        }
+        Ok(Some(round))
+    }
+
+    /// A request the server refused as longer than the model's window, though it was
+    /// fitted to the window Cairn believed: the level learns what the server counted
+    /// (its estimate ran short) and the window it said it has, and says so.
+    async fn refit_refused(&self, level: &mut Level, sent: u64, overflow: Overflow) {
+        let believed = level.scope.fit.window.as_ref().map(|window| window.tokens);
+        let counted = match overflow.counted {
+            Some(counted) => counted,
+            // A server that gives no count: take the estimate to have run short by half.
+            None => sent + sent / 2,
+        };
+        self.learn_count(&level.scope.model, sent, counted);
+        let window = match (overflow.window, believed) {
+            (Some(said), Some(believed)) => said.min(believed),
+            (Some(said), None) => said,
+            (None, Some(believed)) => believed,
+            // Neither known: the server took less than it was sent.
+            (None, None) => u32::try_from(sent.min(counted)).unwrap_or(u32::MAX),
+        };
+        if Some(window) != believed {
+            let source = "the model server, refusing a longer prompt";
+            self.refit(&mut level.scope, ContextWindow::new(window, source))
+                .await;
+        }
+        self.emitter.emit(Event::PromptCut(PromptCut {
+            parent_id: level.scope.parent_id.clone(),
+            depth: level.scope.depth,
+            sent,
+            read: counted,
+            window,
+            refused: true,
+        }));
+    }
+
+    /// A round the server answered after reading far less of its prompt than was
+    /// sent: it cut the start (Ollama does, past its window, in silence). The answer
+    /// stands, with a word that it was made from part of the prompt, and the level
+    /// fits what the server read from then on.
+    async fn notice_cut(&self, level: &mut Level, sent: u64, read: u64) {
+        if !read_only_part(read, sent) {
+            return;
+        }
+        let window = u32::try_from(read).unwrap_or(u32::MAX);
+        let believed = level.scope.fit.window.as_ref().map(|window| window.tokens);
+        if believed.is_none_or(|believed| window < believed) {
+            let source = "what the model server read of a longer prompt";
+            self.refit(&mut level.scope, ContextWindow::new(window, source))
+                .await;
+        }
+        tracing::warn!(model = %level.scope.model, read, sent, "the server read only part of the prompt");
+        self.emitter.emit(Event::PromptCut(PromptCut {
+            parent_id: level.scope.parent_id.clone(),
+            depth: level.scope.depth,
+            sent,
+            read,
+            window,
+            refused: false,
+        }));
     }
 
     /// Counts a collected round (usage, the call log), reports its failure, and keeps
@@ -474,6 +568,25 @@ impl Turn {
         }
         Err(server_failure.map_or(LevelFailure::Stopped, LevelFailure::Server))
     }
+}
+
+/// How many times one level sends a round again after the server refused it as too
+/// long: once is the rule (the server said its count); twice covers a server that
+/// said nothing to fit by.
+const MAX_REFITS: u32 = 2;
+
+/// Fewer tokens than any window a model works in (a server that cut a prompt kept a
+/// whole window of it): a smaller count is a server counting something else, or
+/// counting nothing.
+const MIN_READ_OF_A_CUT: u64 = 512;
+
+/// Whether a server that says it read `read` tokens of a prompt estimated at `sent`
+/// read only part of it. Real tokenizers count 0.7–1.1 of the estimate; under half
+/// is a prompt cut. Servers count the whole prompt, what their cache held included
+/// (llama.cpp's `prompt_tokens`; Ollama's `prompt_eval_count` since its own runner,
+/// 0.4).
+fn read_only_part(read: u64, sent: u64) -> bool {
+    read >= MIN_READ_OF_A_CUT && read.saturating_mul(2) < sent
 }
 
 /// What a level that acted and then said nothing is asked.

@@ -10,7 +10,7 @@ use futures_util::Stream;
 
 mod error;
 
-pub use error::ProviderError;
+pub use error::{Overflow, ProviderError, says_context_overflow};
 
 /// One model round: the conversation so far and the tools the model may call.
 #[derive(Debug, Clone, PartialEq)]
@@ -183,6 +183,16 @@ pub trait ModelClient: Send + Sync {
         let _ = request;
         Box::pin(std::future::ready(()))
     }
+
+    /// Keeps `window` as `model`'s window from now on: the server showed it smaller
+    /// than it said (it read less of a prompt than was sent, or refused one and said
+    /// the window it has). Failures are logged, never returned.
+    fn learn_window<'a>(&'a self, model: &'a str, window: ContextWindow) -> LearnFuture<'a> {
+        let _ = (model, window);
+        Box::pin(std::future::ready(()))
+    }
 }
 
 pub type WarmFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+pub type LearnFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;

@@ -15,6 +15,10 @@ pub(crate) struct Body<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
     stream: bool,
+    /// Always false: a prompt longer than the window is then refused (Ollama 0.12.6
+    /// and later) instead of cut from the front in silence, so that Cairn can fit it
+    /// and send it again. Older servers ignore the field.
+    truncate: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     think: Option<bool>,
     #[serde(skip_serializing_if = "Map::is_empty")]
@@ -126,6 +130,7 @@ pub(crate) fn body(request: &ChatRequest, shape: Shape) -> Body<'_> {
         ),
         tools,
         stream: true,
+        truncate: false,
         think: shape.think.then_some(true),
         options,
     }

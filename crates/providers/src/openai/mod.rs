@@ -24,7 +24,8 @@ use crate::windows::{self, Said};
 use crate::{images, sent, warm};
 use cairn_core::model::ProviderError;
 use cairn_core::model::{
-    ChatRequest, ContextFuture, ContextWindow, ModelClient, ModelEvent, ModelStream, WarmFuture,
+    ChatRequest, ContextFuture, ContextWindow, LearnFuture, ModelClient, ModelEvent, ModelStream,
+    WarmFuture,
 };
 use decode::ChunkDecoder;
 
@@ -378,6 +379,11 @@ impl ModelClient for OpenAiClient {
         // As the turn will send it, tools in text or not, without the forced retry.
         let request = warm::request(sent::as_sent(self.server(), request));
         Box::pin(warm::drain(self.server(), self.answer(request, None)))
+    }
+
+    fn learn_window<'a>(&'a self, model: &'a str, window: ContextWindow) -> LearnFuture<'a> {
+        windows::learn_window(self.server(), model, window);
+        Box::pin(std::future::ready(()))
     }
 }
 
