@@ -79,10 +79,10 @@ DESKTOP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev
 
 # What the tests need: a headless display, WebDriver for WebKitGTK, a private D-Bus with a
 # keychain and a notification server, fonts for screenshots, OCR to read them back, and
-# xclip to read what the app copied.
+# xclip to read what the app copied; python3, whose sockets the sandbox tests try.
 TEST_PACKAGES=(xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools
     dunst libnotify-bin xdotool imagemagick fonts-dejavu-core tesseract-ocr tesseract-ocr-eng
-    xclip)
+    xclip python3)
 
 # axe-core from npm, the accessibility checker browsers' audits run: the desktop E2E
 # injects it into the real window. Kept in the user's cache; its path goes to the tests

@@ -317,6 +317,7 @@ impl Turn {
             tool: &call.name,
             category,
             subjects: &subjects,
+            leaves: tool.and_then(|tool| tool.leaves_sandbox(args)),
         };
         match self.gate.decide(&request, &self.grants) {
             GateDecision::Run => Ok(()),

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::tool::Subject;
+use crate::tool::{Leave, Subject};
 use cairn_protocol::{PermissionMode, ToolCategory};
 
 use crate::rules::{Rule, RuleError, RuleList, RuleSet, covers_all};
@@ -25,6 +25,8 @@ pub struct GateRequest<'a> {
     pub category: ToolCategory,
     /// What rules match against (paths, commands, addresses); see `Tool::subjects`.
     pub subjects: &'a [Subject],
+    /// What it asks for beyond its sandbox; see `Tool::leaves_sandbox`.
+    pub leaves: Option<Leave>,
 }
 
 /// "Allow for this chat" answers given in one thread, kept (as rules) for its later
@@ -86,6 +88,7 @@ impl Gate {
             tool,
             category,
             subjects,
+            leaves,
         } = *request;
         if let Some(rule) = self.rules.any_match(RuleList::Deny, tool, subjects) {
             return GateDecision::Block(format!(
@@ -109,6 +112,15 @@ impl Gate {
         }
         let mut allowed = self.rules.rules(RuleList::Allow).to_vec();
         allowed.extend(grants.snapshot());
+        // Leaving the sandbox is the user's decision in every mode: only a rule (or
+        // this chat's grant) naming that way out lets it run unasked.
+        if let Some(leave) = leaves {
+            return if covers_all(&allowed, &leave.rule_tool(tool), subjects) {
+                GateDecision::Run
+            } else {
+                GateDecision::Ask
+            };
+        }
         if covers_all(&allowed, tool, subjects) {
             return GateDecision::Run;
         }
@@ -116,5 +128,67 @@ impl Gate {
             (ToolCategory::Read, _) | (_, PermissionMode::Auto) => GateDecision::Run,
             (_, PermissionMode::Default | PermissionMode::Plan) => GateDecision::Ask,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decide(mode: PermissionMode, allow: &[&str], leaves: Option<Leave>) -> GateDecision {
+        let mut rules = RuleSet::new();
+        for rule in allow {
+            rules.add(RuleList::Allow, Rule::parse(rule).unwrap());
+        }
+        let subjects = [Subject::Command("cargo build --release".into())];
+        Gate::new(mode, Arc::new(rules)).decide(
+            &GateRequest {
+                tool: "run_command",
+                category: ToolCategory::Execute,
+                subjects: &subjects,
+                leaves,
+            },
+            &SessionGrants::new(),
+        )
+    }
+
+    #[test]
+    fn leaving_the_sandbox_asks_in_every_mode_unless_a_rule_names_that_way_out() {
+        use GateDecision::{Ask, Run};
+        use PermissionMode::{Auto, Default};
+        assert_eq!(
+            decide(Auto, &[], None),
+            Run,
+            "inside the sandbox, auto runs"
+        );
+        assert_eq!(decide(Auto, &[], Some(Leave::Network)), Ask);
+        assert_eq!(decide(Auto, &[], Some(Leave::Unconfined)), Ask);
+        let plain = ["run_command(cargo build:*)"];
+        assert_eq!(decide(Default, &plain, None), Run);
+        assert_eq!(
+            decide(Default, &plain, Some(Leave::Network)),
+            Ask,
+            "a rule for the command is not one for its network"
+        );
+        let network = ["run_command.network(cargo build:*)"];
+        assert_eq!(decide(Auto, &network, Some(Leave::Network)), Run);
+        assert_eq!(decide(Default, &network, Some(Leave::Network)), Run);
+        assert_eq!(
+            decide(Auto, &network, Some(Leave::Unconfined)),
+            Ask,
+            "network is not the whole way out"
+        );
+        assert_eq!(
+            decide(
+                Auto,
+                &["run_command.unconfined(cargo build:*)"],
+                Some(Leave::Unconfined)
+            ),
+            Run
+        );
+        assert!(matches!(
+            decide(PermissionMode::Plan, &network, Some(Leave::Network)),
+            GateDecision::Block(_)
+        ));
     }
 }

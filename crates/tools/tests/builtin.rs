@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use cairn_core::tool::Leave;
 use cairn_protocol::ApprovalPreview;
 use cairn_testkit::{FakeServer, Piece, Reply};
 use cairn_tools::{
@@ -221,9 +222,76 @@ async fn run_command_reports_exit_code_and_both_streams_from_the_workspace_root(
     assert_eq!(
         out,
         format!(
-            "$ pwd; echo oops >&2; exit 3\nexit code: 3\n{}\n[stderr]\noops\n",
+            "$ pwd; echo oops >&2; exit 3\n\
+             (sandboxed: writes only in the workspace and the temp folder, no network)\n\
+             exit code: 3\n{}\n[stderr]\noops\n",
             root.display()
         )
+    );
+}
+
+#[tokio::test]
+async fn a_command_writes_in_its_workspace_and_scratch_but_not_beside_them() {
+    let (dir, ctx) = workspace();
+    let home = std::env::var("HOME").unwrap();
+    let outside =
+        std::path::Path::new(&home).join(format!("cairn-tools-test-{}", std::process::id()));
+    let script = format!(
+        "echo in > inside.txt; echo scratch > \"$TMPDIR/s.txt\" && cat \"$TMPDIR/s.txt\"; \
+         echo $TMPDIR > scratch.path; echo out > {}",
+        outside.display()
+    );
+    let out = text(&RunCommand, json!({ "command": script }), &ctx).await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("inside.txt")).unwrap(),
+        "in\n"
+    );
+    assert!(out.contains("\nscratch\n"), "{out}");
+    assert!(!outside.exists(), "{} was written", outside.display());
+    assert!(out.contains("Permission denied"), "{out}");
+    assert!(
+        out.ends_with(
+            "If that is what was denied above: for the network, call run_command again \
+                       with network: true; to write elsewhere, with outside_sandbox: true. Either \
+                       asks the user.\n"
+        ),
+        "the model reads why and what to do: {out}"
+    );
+    let scratch = std::fs::read_to_string(dir.path().join("scratch.path")).unwrap();
+    assert!(
+        !std::path::Path::new(scratch.trim()).exists(),
+        "the scratch folder {scratch} is removed after"
+    );
+}
+
+#[tokio::test]
+async fn a_call_asking_for_the_network_or_no_sandbox_says_so_and_grants_that_way_out() {
+    let plain = json!({"command": "cargo build"});
+    let network = json!({"command": "cargo build", "network": true});
+    let outside = json!({"command": "cargo build", "outside_sandbox": true});
+    assert_eq!(RunCommand.leaves_sandbox(&plain), None);
+    assert_eq!(RunCommand.leaves_sandbox(&network), Some(Leave::Network));
+    assert_eq!(RunCommand.leaves_sandbox(&outside), Some(Leave::Unconfined));
+    assert_eq!(
+        RunCommand.session_grants(&plain),
+        ["run_command(cargo build:*)"]
+    );
+    assert_eq!(
+        RunCommand.session_grants(&network),
+        ["run_command.network(cargo build:*)"]
+    );
+    assert_eq!(
+        RunCommand.session_grants(&outside),
+        ["run_command.unconfined(cargo build:*)"]
+    );
+    assert_eq!(RunCommand.describe(&plain).action, "run `cargo build`");
+    assert_eq!(
+        RunCommand.describe(&network).action,
+        "run `cargo build` with network access"
+    );
+    assert_eq!(
+        RunCommand.describe(&outside).action,
+        "run `cargo build` outside the sandbox, free to write anywhere and use the network"
     );
 }
 

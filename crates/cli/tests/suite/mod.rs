@@ -5,6 +5,7 @@ mod first_open;
 mod mcp;
 mod models;
 mod runs;
+mod sandbox;
 mod servers;
 mod support;
 mod threads;

@@ -774,7 +774,7 @@ async fn a_template_without_tools_gets_them_described_and_its_text_calls_run() {
     for described in [
         "- read_file(path: string, limit?: integer, offset?: integer): ",
         "- list_dir(path: string): ",
-        "- run_command(command: string, timeout_ms?: integer): ",
+        "- run_command(command: string, network?: boolean, outside_sandbox?: boolean, timeout_ms?: integer): ",
         "- load_tools(groups: array of ",
     ] {
         assert!(system.contains(described), "{described} in {system}");

@@ -79,6 +79,14 @@ pub trait Tool: Send + Sync + 'static {
         CallAbout::generic(self.name(), args)
     }
 
+    /// Whether this call asks for more than the sandbox gives (a command run outside
+    /// it, or with the network): such a call asks the user in every mode, auto too,
+    /// unless a rule on `tool.<leave>` (`run_command.network(cargo build:*)`) allows it.
+    fn leaves_sandbox(&self, args: &Value) -> Option<Leave> {
+        let _ = args;
+        None
+    }
+
     /// What "allow for this chat" grants for this call, as rules. The tool itself by
     /// default; a command tool grants its programs, never the whole shell.
     fn session_grants(&self, args: &Value) -> Vec<String> {
@@ -92,6 +100,30 @@ pub trait Tool: Send + Sync + 'static {
             description: self.description().to_owned(),
             parameters: self.parameters(),
         }
+    }
+}
+
+/// What a call asks for beyond the sandbox its tool runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leave {
+    /// The network, from inside the sandbox otherwise.
+    Network,
+    /// No sandbox at all (asked for, or none can be made on this system).
+    Unconfined,
+}
+
+impl Leave {
+    /// The word rules name it by: `run_command.unconfined(make:*)`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Network => "network",
+            Self::Unconfined => "unconfined",
+        }
+    }
+
+    /// The rule name a grant or rule for `tool` leaving this way has.
+    pub fn rule_tool(self, tool: &str) -> String {
+        format!("{tool}.{}", self.as_str())
     }
 }
 
