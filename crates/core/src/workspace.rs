@@ -162,6 +162,9 @@ pub enum Before {
 pub trait WriteLog: Send + Sync {
     /// `path` (relative to `root`, normalized) now holds `after`.
     fn wrote(&self, root: &Path, path: &str, before: Before, after: &[u8]);
+
+    /// `path` is gone: a command removed it.
+    fn removed(&self, root: &Path, path: &str, before: Before);
 }
 
 /// A workspace root, opened once; every file operation walks from this handle.
@@ -393,6 +396,24 @@ impl Workspace {
         } else {
             WriteOutcome::Created
         })
+    }
+
+    /// Tells the log of a change made to the workspace by something else than its own
+    /// writes (a command): `path` (relative, normalized) held `before` and now holds
+    /// `after`, or is gone.
+    pub fn changed_by_others(&self, path: &str, before: Before, after: Option<&[u8]>) {
+        let Some(log) = &self.log else {
+            return;
+        };
+        match after {
+            Some(after) => log.wrote(&self.root, path, before, after),
+            None => log.removed(&self.root, path, before),
+        }
+    }
+
+    /// Whether the workspace's changes are kept with an answer, to be taken back.
+    pub fn is_logged(&self) -> bool {
+        self.log.is_some()
     }
 
     /// Removes the regular file at `path` (never a folder or a link), as taking back

@@ -51,6 +51,16 @@ impl Recorder {
 /// writer: a path's first write keeps what was there before).
 impl WriteLog for Recorder {
     fn wrote(&self, root: &Path, path: &str, before: Before, after: &[u8]) {
+        self.keep(root, path, before, Some(after));
+    }
+
+    fn removed(&self, root: &Path, path: &str, before: Before) {
+        self.keep(root, path, before, None);
+    }
+}
+
+impl Recorder {
+    fn keep(&self, root: &Path, path: &str, before: Before, after: Option<&[u8]>) {
         let (existed, before) = match before {
             Before::Absent => (false, None),
             Before::Held(bytes) => (true, Some(bytes)),
@@ -61,7 +71,8 @@ impl WriteLog for Recorder {
             workspace: root.display().to_string(),
             existed,
             before,
-            after: after.to_vec(),
+            after: after.map(<[u8]>::to_vec).unwrap_or_default(),
+            removed: after.is_none(),
         })));
     }
 }

@@ -41,7 +41,8 @@ impl Runtime {
                     )
                 })?,
         };
-        let files = self.store.checkpoint(&answer_id).await?;
+        let mut files = self.store.checkpoint(&answer_id).await?;
+        files.retain(changed_across);
         if files.is_empty() {
             return Err(RuntimeError::NothingToRestore(
                 "this answer changed no files that can be put back (or they were put back \
@@ -74,7 +75,11 @@ impl Runtime {
     /// The files `answer_id` can put back, by path.
     pub async fn restorable(&self, answer_id: &str) -> Result<Vec<String>, RuntimeError> {
         let files = self.store.checkpoint(answer_id).await?;
-        Ok(files.into_iter().map(|file| file.path).collect())
+        Ok(files
+            .into_iter()
+            .filter(changed_across)
+            .map(|file| file.path)
+            .collect())
     }
 
     /// Puts back the files of `answer_id` as they were before it, all of them or none:
@@ -94,9 +99,11 @@ impl Runtime {
             .map_err(|err| RuntimeError::Workspace(err.to_string()))?;
         let files = self.store.checkpoint(answer_id).await?;
         for file in &files {
-            let put_back = match &file.before {
-                Some(before) => workspace.write(&file.path, before).map(drop),
-                None => workspace.remove(&file.path),
+            let put_back = match (&file.before, file.removed) {
+                (Some(before), _) => workspace.write(&file.path, before).map(drop),
+                // Made and removed again by the answer: nothing to put back.
+                (None, true) => Ok(()),
+                (None, false) => workspace.remove(&file.path),
             };
             put_back.map_err(|err| {
                 RuntimeError::Workspace(format!(
@@ -114,9 +121,17 @@ impl Runtime {
 /// answer given again takes over only such writes (see `Store::redo_turn`).
 pub(crate) fn still_as_left(workspace: &Workspace, file: &FileCheckpoint) -> bool {
     workspace.root().display().to_string() == file.workspace
-        && workspace
-            .read(&file.path)
-            .is_ok_and(|now| now == file.after)
+        && match workspace.read(&file.path) {
+            Ok(now) => !file.removed && now == file.after,
+            Err(WorkspaceError::NotFound { .. }) => file.removed,
+            Err(_) => false,
+        }
+}
+
+/// Whether the answer left `file` otherwise than it found it: a file it made and then
+/// removed (a command's build output) is not its change.
+fn changed_across(file: &FileCheckpoint) -> bool {
+    file.existed || !file.removed
 }
 
 fn action_of(file: &FileCheckpoint) -> RestoreAction {
@@ -143,7 +158,10 @@ fn plan_file(workspace: &Workspace, file: &FileCheckpoint) -> FileRestore {
         }
     };
     let problem = match (&now, file.existed, &file.before) {
-        (None, ..) => Some("was removed after this answer wrote it".to_owned()),
+        (Some(_), ..) if file.removed => {
+            Some("was made again after this answer removed it".to_owned())
+        }
+        (None, ..) if !file.removed => Some("was removed after this answer wrote it".to_owned()),
         (Some(now), ..) if *now != file.after => {
             Some("changed after this answer wrote it".to_owned())
         }
@@ -156,6 +174,10 @@ fn plan_file(workspace: &Workspace, file: &FileCheckpoint) -> FileRestore {
             .map(|before| unified_diff(&now, &before))
             .unwrap_or_default(),
         (Some(now), None) if !file.existed => unified_diff(&now, ""),
+        // Removed by the answer: put back whole.
+        (None, Some(before)) => text(before)
+            .map(|before| unified_diff("", &before))
+            .unwrap_or_default(),
         _ => String::new(),
     };
     FileRestore {

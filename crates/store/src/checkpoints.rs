@@ -15,8 +15,10 @@ pub struct FileCheckpoint {
     pub existed: bool,
     /// What it held then; `None` where it did not exist, or was too large to keep.
     pub before: Option<Vec<u8>>,
-    /// What the answer's last write of it left.
+    /// What the answer's last write of it left (empty where it removed the file).
     pub after: Vec<u8>,
+    /// The answer's last change of the path removed the file (a command deleted it).
+    pub removed: bool,
 }
 
 impl Store {
@@ -45,7 +47,8 @@ impl Store {
     pub async fn last_restorable(&self, thread_id: &str) -> Result<Option<String>, StoreError> {
         sqlx::query_scalar(
             "SELECT m.id FROM messages m WHERE m.thread_id = ? AND EXISTS \
-             (SELECT 1 FROM checkpoints c WHERE c.message_id = m.id AND c.restored_at IS NULL) \
+             (SELECT 1 FROM checkpoints c WHERE c.message_id = m.id AND c.restored_at IS NULL \
+              AND (c.existed = 1 OR c.removed = 0)) \
              ORDER BY m.seq DESC LIMIT 1",
         )
         .bind(thread_id)
@@ -93,9 +96,10 @@ pub(crate) async fn insert_write(
     file: &FileCheckpoint,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO checkpoints (message_id, path, workspace, existed, before, after) \
-         VALUES (?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (message_id, path) DO UPDATE SET after = excluded.after",
+        "INSERT INTO checkpoints (message_id, path, workspace, existed, before, after, removed) \
+         VALUES (?, ?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (message_id, path) DO UPDATE SET after = excluded.after, \
+         removed = excluded.removed",
     )
     .bind(message_id)
     .bind(&file.path)
@@ -103,6 +107,7 @@ pub(crate) async fn insert_write(
     .bind(file.existed)
     .bind(&file.before)
     .bind(&file.after)
+    .bind(file.removed)
     .execute(&mut **tx)
     .await
     .map_err(|err| store.err(err))?;
@@ -110,7 +115,7 @@ pub(crate) async fn insert_write(
 }
 
 /// The writes of `message_id` not yet put back, by path.
-const UNRESTORED: &str = "SELECT path, workspace, existed, before, after FROM checkpoints \
+const UNRESTORED: &str = "SELECT path, workspace, existed, before, after, removed FROM checkpoints \
                           WHERE message_id = ? AND restored_at IS NULL ORDER BY path";
 
 /// [`Store::checkpoint`] within a transaction: what an answer being replaced wrote.

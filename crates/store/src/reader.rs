@@ -76,7 +76,8 @@ impl Reader {
                     "SELECT id, role, content, reasoning, execution_tree, usage, status, error, \
                      created_at, updated_at, synthetic, handover, \
                      (SELECT json_group_array(path) FROM checkpoints c \
-                      WHERE c.message_id = messages.id AND c.restored_at IS NULL), \
+                      WHERE c.message_id = messages.id AND c.restored_at IS NULL \
+                      AND (c.existed = 1 OR c.removed = 0)), \
                      shown FROM messages WHERE thread_id = ? ORDER BY seq",
                 )
                 .map_err(fail)?;

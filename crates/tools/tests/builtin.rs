@@ -780,3 +780,64 @@ fn each_builtin_says_what_its_call_does_and_acts_on() {
     assert!(long.action.ends_with("…`"), "{}", long.action);
     assert!(long.subject.is_some_and(|s| s.ends_with('…')));
 }
+
+/// A write log that keeps what it is told.
+#[derive(Default)]
+struct Told(Mutex<Vec<(String, cairn_tools::workspace::Before, Option<Vec<u8>>)>>);
+
+impl cairn_tools::workspace::WriteLog for Told {
+    fn wrote(
+        &self,
+        _: &std::path::Path,
+        path: &str,
+        before: cairn_tools::workspace::Before,
+        after: &[u8],
+    ) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((path.to_owned(), before, Some(after.to_vec())));
+    }
+
+    fn removed(&self, _: &std::path::Path, path: &str, before: cairn_tools::workspace::Before) {
+        self.0.lock().unwrap().push((path.to_owned(), before, None));
+    }
+}
+
+#[tokio::test]
+async fn what_a_command_changes_is_told_to_the_workspaces_log() {
+    use cairn_tools::workspace::Before;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), "a draft\n").unwrap();
+    std::fs::write(dir.path().join("old.txt"), "old\n").unwrap();
+    let told = Arc::new(Told::default());
+    let ctx = ToolContext {
+        workspace: Some(Arc::new(
+            Workspace::open(dir.path()).unwrap().with_log(told.clone()),
+        )),
+        ..ToolContext::default()
+    };
+    let out = text(
+        &RunCommand,
+        json!({"command": "sed -i s/draft/final/ notes.md && printf made > made.txt && rm old.txt"}),
+        &ctx,
+    )
+    .await;
+    assert!(out.ends_with("Restore can take them back.\n"), "{out}");
+    assert_eq!(
+        *told.0.lock().unwrap(),
+        [
+            (
+                "made.txt".to_owned(),
+                Before::Absent,
+                Some(b"made".to_vec())
+            ),
+            (
+                "notes.md".to_owned(),
+                Before::Held(b"a draft\n".to_vec()),
+                Some(b"a final\n".to_vec())
+            ),
+            ("old.txt".to_owned(), Before::Held(b"old\n".to_vec()), None),
+        ]
+    );
+}

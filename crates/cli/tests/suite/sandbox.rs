@@ -107,7 +107,7 @@ async fn in_auto_mode_a_models_commands_write_only_inside_and_reach_no_network()
         run_command("c5", json!({"command": "echo inside > inside.txt"})),
     ])
     .await;
-    let db = db_in(&workspace);
+    let db = scratch_db().to_str().unwrap().to_owned();
     let out = output(auto_run(&server.url(), workspace.path(), &home, &db)).await;
     assert_eq!(out.code, 0, "{}", out.stderr);
     let events = out.events();
@@ -163,7 +163,7 @@ async fn a_command_asking_to_leave_the_sandbox_asks_even_in_auto_and_a_rule_lets
         "command": format!("python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}))\""),
         "network": true
     });
-    let db = db_in(&workspace);
+    let db = scratch_db().to_str().unwrap().to_owned();
 
     let asking = model_running(vec![run_command("n1", connect.clone())]).await;
     let out = output(auto_run(&asking.url(), workspace.path(), &home, &db)).await;
@@ -208,7 +208,7 @@ async fn without_a_sandbox_every_command_asks_even_in_auto() {
         json!({"command": "echo hi > hi.txt"}),
     )])
     .await;
-    let db = db_in(&workspace);
+    let db = scratch_db().to_str().unwrap().to_owned();
     let mut command = auto_run(&server.url(), workspace.path(), &home, &db);
     command.env(cairn_sandbox::PRETEND_MISSING, "1");
     let out = output(command).await;
@@ -220,4 +220,81 @@ async fn without_a_sandbox_every_command_asks_even_in_auto() {
         Some("run `echo hi > hi.txt` unconfined (no sandbox on this system)")
     );
     assert!(!workspace.path().join("hi.txt").exists(), "denied, not run");
+}
+
+/// A workspace with `notes.md` ("draft") and `old.txt`, and the thread of an auto-mode
+/// answer whose one command edited the first, made `made.txt` and removed the second.
+async fn a_command_changed_files() -> (tempfile::TempDir, String, String) {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("notes.md"), "a draft\n").unwrap();
+    std::fs::write(workspace.path().join("old.txt"), "old\n").unwrap();
+    let home = outside_temp("restoring-home");
+    let server = model_running(vec![run_command(
+        "r1",
+        json!({"command": "sed -i s/draft/final/ notes.md && printf made > made.txt && rm old.txt"}),
+    )])
+    .await;
+    // Outside the workspace: the database's own files are not the command's changes.
+    let db = scratch_db().to_str().unwrap().to_owned();
+    let out = output(auto_run(&server.url(), workspace.path(), &home, &db)).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events = out.events();
+    let result = &results(&events)[0].1;
+    assert!(
+        result.ends_with(
+            "[restore] It changed `made.txt`, `notes.md`, `old.txt`: Restore can take them back.\n"
+        ),
+        "the card says what Restore can take back: {result}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("notes.md")).unwrap(),
+        "a final\n"
+    );
+    let thread = done(&events).thread_id.clone();
+    (workspace, thread, db)
+}
+
+#[tokio::test]
+async fn restore_takes_back_what_a_command_made_changed_and_removed() {
+    let (workspace, thread, db) = a_command_changed_files().await;
+    // Another process, as after a restart: all it has is the database.
+    let restored = output(cairn(&["threads", "restore", &thread, "--db", &db])).await;
+    assert_eq!(restored.code, 0, "{}", restored.stderr);
+    assert!(
+        restored
+            .stdout
+            .contains("  made.txt: removed (the answer created it)\n")
+            && restored.stdout.contains("  notes.md: put back as it was\n")
+            && restored.stdout.contains("  old.txt: put back as it was\n")
+            && restored.stdout.ends_with("restored 3 files\n"),
+        "{}",
+        restored.stdout
+    );
+    let read = |name: &str| std::fs::read_to_string(workspace.path().join(name)).ok();
+    assert_eq!(read("notes.md").as_deref(), Some("a draft\n"));
+    assert_eq!(read("old.txt").as_deref(), Some("old\n"));
+    assert_eq!(read("made.txt"), None);
+}
+
+#[tokio::test]
+async fn restore_refuses_over_a_later_change_to_what_a_command_left() {
+    let (workspace, thread, db) = a_command_changed_files().await;
+    std::fs::write(workspace.path().join("made.txt"), "mine").unwrap();
+    std::fs::write(workspace.path().join("old.txt"), "made again\n").unwrap();
+    let refused = output(cairn(&["threads", "restore", &thread, "--db", &db])).await;
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused
+            .stdout
+            .contains("  ✗ made.txt: changed after this answer wrote it")
+            && refused
+                .stdout
+                .contains("  ✗ old.txt: was made again after this answer removed it"),
+        "{}",
+        refused.stdout
+    );
+    let read = |name: &str| std::fs::read_to_string(workspace.path().join(name)).unwrap();
+    assert_eq!(read("made.txt"), "mine", "nothing changed");
+    assert_eq!(read("notes.md"), "a final\n");
+    assert_eq!(read("old.txt"), "made again\n");
 }

@@ -3,9 +3,9 @@
 //! and in the sandbox (`cairn_sandbox`) unless the user let it out: it writes only in
 //! the workspace and the temp folder, with no network.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -21,7 +21,14 @@ use cairn_core::shell;
 use cairn_core::tool::Leave;
 use cairn_core::tool::parse_args;
 use cairn_core::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
-use cairn_sandbox::Policy;
+use cairn_core::workspace::Workspace;
+
+mod changes;
+mod confined;
+mod ignore;
+
+use changes::Snapshot;
+use confined::{Confined, refused_by_sandbox};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
@@ -35,16 +42,16 @@ pub struct RunCommand;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RunCommandArgs {
-    command: String,
+pub(super) struct RunCommandArgs {
+    pub command: String,
     #[serde(default)]
     timeout_ms: Option<u64>,
     /// Run without the sandbox: the user is asked, in every mode.
     #[serde(default)]
-    outside_sandbox: bool,
+    pub outside_sandbox: bool,
     /// Run in the sandbox with the network: the user is asked, in every mode.
     #[serde(default)]
-    network: bool,
+    pub network: bool,
 }
 
 /// What a call asks beyond the sandbox, from its arguments; where no sandbox can be
@@ -54,7 +61,7 @@ fn leave(args: &Value) -> Option<Leave> {
     leaving(asks("outside_sandbox"), asks("network"))
 }
 
-fn leaving(outside_sandbox: bool, network: bool) -> Option<Leave> {
+pub(super) fn leaving(outside_sandbox: bool, network: bool) -> Option<Leave> {
     if outside_sandbox || !cairn_sandbox::support().is_available() {
         Some(Leave::Unconfined)
     } else if network {
@@ -176,6 +183,10 @@ impl Tool for RunCommand {
             .process_group(0)
             .kill_on_drop(true);
         let confined = Confined::enter(&mut command, workspace.root(), &args)?;
+        let noted = match workspace.is_logged() {
+            true => Some(note(workspace.root().to_owned()).await),
+            false => None,
+        };
         let mut child = command
             .spawn()
             .map_err(|err| ToolError::Failed(format!("the command could not start: {err}")))?;
@@ -189,6 +200,11 @@ impl Tool for RunCommand {
             () = ctx.cancel.cancelled() => Ended::Cancelled,
         };
         drop(group);
+        // Before anything else, a stopped command's too: what it changed is kept.
+        let kept = match noted {
+            Some(noted) => Some(keep_changes(workspace, noted).await),
+            None => None,
+        };
         let (stdout, stderr) = (
             stdout.await.unwrap_or_default(),
             stderr.await.unwrap_or_default(),
@@ -220,107 +236,82 @@ impl Tool for RunCommand {
         if failed && confined.sandboxed() && refused_by_sandbox(&stdout, &stderr) {
             report.push_str(confined.refusal_hint());
         }
+        if let Some(kept) = kept.flatten() {
+            report.push_str(&kept);
+        }
         Ok(ToolOutput::text(report))
     }
 }
 
-/// How a command runs: in the sandbox (with or without the network) or not, with the
-/// scratch folder it was given, removed when it is done.
-struct Confined {
-    how: Option<Leave>,
-    scratch: Option<PathBuf>,
+/// The workspace's files before a command, noted away from the async threads.
+async fn note(root: PathBuf) -> Result<Snapshot, String> {
+    tokio::task::spawn_blocking(move || Snapshot::take(&root))
+        .await
+        .unwrap_or_else(|err| Err(format!("noting the files failed: {err}")))
 }
 
-impl Confined {
-    fn enter(command: &mut Command, root: &Path, args: &RunCommandArgs) -> Result<Self, ToolError> {
-        let how = leaving(args.outside_sandbox, args.network);
-        if how == Some(Leave::Unconfined) {
-            return Ok(Self { how, scratch: None });
+/// Tells the workspace's log what the command changed since `noted`, and returns the
+/// line its result ends with: what Restore can take back, or why it cannot.
+async fn keep_changes(
+    workspace: &Arc<Workspace>,
+    noted: Result<Snapshot, String>,
+) -> Option<String> {
+    let found = match noted {
+        Ok(snapshot) => {
+            let root = workspace.root().to_owned();
+            tokio::task::spawn_blocking(move || snapshot.changes(&root))
+                .await
+                .unwrap_or_else(|err| Err(format!("noting the files failed: {err}")))
         }
-        let scratch = scratch_folder()?;
-        command.env("TMPDIR", &scratch);
-        let policy = Policy {
-            writable: vec![root.to_owned(), std::env::temp_dir(), scratch.clone()],
-            network: how == Some(Leave::Network),
-        };
-        let confined = Self {
-            how,
-            scratch: Some(scratch),
-        };
-        cairn_sandbox::confine(command, &policy)
-            .map_err(|err| ToolError::Failed(format!("{err}; the command did not run")))?;
-        Ok(confined)
-    }
-
-    fn sandboxed(&self) -> bool {
-        self.how != Some(Leave::Unconfined)
-    }
-
-    /// The line under the command in its result: how it ran.
-    fn said(&self) -> &'static str {
-        match self.how {
-            None => "(sandboxed: writes only in the workspace and the temp folder, no network)",
-            Some(Leave::Network) => {
-                "(sandboxed, with the network: writes only in the workspace and the temp folder)"
-            }
-            Some(Leave::Unconfined) if cairn_sandbox::support().is_available() => {
-                "(outside the sandbox, as the user allowed)"
-            }
-            Some(Leave::Unconfined) => "(unconfined: no sandbox on this system)",
+        Err(why) => Err(why),
+    };
+    let found = match found {
+        Ok(found) => found,
+        Err(why) => {
+            return Some(format!(
+                "[restore] Its changes cannot be restored: {why}.\n"
+            ));
         }
+    };
+    let mut line = String::new();
+    if !found.changes.is_empty() {
+        let paths: Vec<&str> = found
+            .changes
+            .iter()
+            .map(|change| change.path.as_str())
+            .collect();
+        line.push_str(&format!(
+            "[restore] It changed {}: Restore can take {} back.\n",
+            listed(&paths),
+            if paths.len() == 1 { "it" } else { "them" }
+        ));
     }
-
-    fn refusal_hint(&self) -> &'static str {
-        if self.how == Some(Leave::Network) {
-            "[sandbox] This command ran in a sandbox that refuses writing outside the \
-             workspace and the temp folder. If that is what was denied above and the command \
-             must, call run_command again with outside_sandbox: true; the user will be asked.\n"
-        } else {
-            "[sandbox] This command ran in a sandbox that refuses writing outside the \
-             workspace and the temp folder, and the network. If that is what was denied \
-             above: for the network, call run_command again with network: true; to write \
-             elsewhere, with outside_sandbox: true. Either asks the user.\n"
-        }
+    if !found.too_large.is_empty() {
+        let paths: Vec<&str> = found.too_large.iter().map(String::as_str).collect();
+        line.push_str(&format!(
+            "[restore] Too large to keep, so not restorable: {}.\n",
+            listed(&paths)
+        ));
     }
+    for change in found.changes {
+        workspace.changed_by_others(&change.path, change.before, change.after.as_deref());
+    }
+    (!line.is_empty()).then_some(line)
 }
 
-impl Drop for Confined {
-    fn drop(&mut self) {
-        if let Some(scratch) = &self.scratch {
-            // What a command leaves in its scratch folder is not the user's.
-            let _ = std::fs::remove_dir_all(scratch);
-        }
+/// Up to five paths, and how many more.
+fn listed(paths: &[&str]) -> String {
+    const SHOWN: usize = 5;
+    let mut out = paths
+        .iter()
+        .take(SHOWN)
+        .map(|path| format!("`{path}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > SHOWN {
+        out.push_str(&format!(" and {} more", paths.len() - SHOWN));
     }
-}
-
-/// A new folder of the command's own in the temp folder, its `TMPDIR`.
-fn scratch_folder() -> Result<PathBuf, ToolError> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let name = format!(
-        "cairn-command-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    );
-    let path = std::env::temp_dir().join(name);
-    std::fs::create_dir_all(&path).map_err(|err| {
-        ToolError::Failed(format!(
-            "the command's scratch folder {} could not be made: {err}; the command did not run",
-            path.display()
-        ))
-    })?;
-    Ok(path)
-}
-
-/// Whether a failed command's output reads like a refusal the sandbox makes: the
-/// kernel's words for a write or a socket it refused.
-fn refused_by_sandbox(stdout: &str, stderr: &str) -> bool {
-    [
-        "Permission denied",
-        "Operation not permitted",
-        "Read-only file system",
-    ]
-    .iter()
-    .any(|words| stderr.contains(words) || stdout.contains(words))
+    out
 }
 
 enum Ended {
