@@ -334,10 +334,14 @@ impl TurnView {
                         card.waited_ms = update.waited_ms.unwrap_or(0);
                         card.images = Arc::from(update.images.as_slice());
                         card.change = update.change.clone().map(Arc::new);
-                        if let Some(path) = update.change.as_ref().and_then(changed_path)
-                            && !self.restorable.iter().any(|known| known == path)
+                        let changed = update.change.as_ref().and_then(changed_path);
+                        for path in changed
+                            .into_iter()
+                            .chain(update.changed.iter().map(String::as_str))
                         {
-                            self.restorable.push(path.to_owned());
+                            if !self.restorable.iter().any(|known| known == path) {
+                                self.restorable.push(path.to_owned());
+                            }
                         }
                         // The engine's own figure when it sent one: events can reach the
                         // webview late, and a restart shows the stored figure.
@@ -604,6 +608,7 @@ mod tests {
         Event::ToolCallUpdate(ToolCallUpdate {
             subject: None,
             change: None,
+            changed: Vec::new(),
             tool_call_id: id.into(),
             name: name.into(),
             args: Some(args),
@@ -623,6 +628,7 @@ mod tests {
         Event::ToolCallUpdate(ToolCallUpdate {
             subject: None,
             change: None,
+            changed: Vec::new(),
             tool_call_id: id.into(),
             name: String::new(),
             args: None,
@@ -1078,6 +1084,26 @@ mod tests {
     }
 
     #[test]
+    fn what_a_command_changed_is_offered_to_restore_at_once() {
+        let mut live = TurnView::new();
+        live.apply(
+            &start("c1", "run_command", json!({"command": "make"}), None, 0),
+            1.0,
+        );
+        let Event::ToolCallUpdate(ended) = end("c1", "exit code: 0", false, None, 0) else {
+            unreachable!()
+        };
+        live.apply(
+            &Event::ToolCallUpdate(ToolCallUpdate {
+                changed: vec!["made.txt".into(), "notes.md".into()],
+                ..ended
+            }),
+            2.0,
+        );
+        assert_eq!(live.restorable, ["made.txt", "notes.md"]);
+    }
+
+    #[test]
     fn a_prompt_the_server_cut_is_said_live_and_stored() {
         let cut = PromptCut {
             parent_id: None,
@@ -1300,6 +1326,7 @@ mod tests {
             Event::ToolCallUpdate(ToolCallUpdate {
                 subject: None,
                 change: None,
+                changed: Vec::new(),
                 tool_call_id: id.into(),
                 name: name.into(),
                 args,

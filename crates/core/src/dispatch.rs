@@ -167,7 +167,7 @@ impl Turn {
             self.execute(scope, call, args, callee, room, &waited).await
         };
         let denied = matches!(outcome, Err(CallFailure::Denied(_)));
-        let (content, value, is_error, signal, images, change) = match outcome {
+        let (content, value, is_error, signal, images, change, changed) = match outcome {
             Ok(success) => {
                 let sized = self.kept.fit(&call.id, success.content, max);
                 let value = match success.value {
@@ -181,6 +181,7 @@ impl Turn {
                     success.signal,
                     success.images,
                     success.change,
+                    success.changed,
                 )
             }
             Err(failure) => {
@@ -197,6 +198,7 @@ impl Turn {
                     Signal::None,
                     images,
                     None,
+                    Vec::new(),
                 )
             }
         };
@@ -209,6 +211,7 @@ impl Turn {
             images: images.clone(),
             subject: about.subject,
             change,
+            changed,
             ..update(ToolCallStatus::End)
         }));
         let message = ChatMessage::Tool {
@@ -273,6 +276,7 @@ impl Turn {
                 .map(|output| Success {
                     images: output.images,
                     change: output.change,
+                    changed: output.changed,
                     ..Success::text(output.content)
                 })
                 .map_err(|err| CallFailure::RespondToModel(err.to_string())),

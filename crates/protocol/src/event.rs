@@ -139,6 +139,11 @@ pub struct ToolCallUpdate {
     /// in docs/design.md, absent for calls that change no file.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change: Option<ApprovalPreview>,
+    /// On `end`: the workspace files a call changed other than through a `change` of
+    /// its own (a command's edits), which Restore can put back: the window offers it
+    /// at once, as a reload does. (An extension of the wire in docs/design.md.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
 }
 
 /// The engine's tool that starts a subtask; its calls carry `{title, instructions, …}`.
@@ -169,6 +174,7 @@ impl ToolCallUpdate {
             images: Vec::new(),
             subject: None,
             change: None,
+            changed: Vec::new(),
         }
     }
 

@@ -39,6 +39,7 @@ fn tool_call_update_start_and_end() {
         Event::ToolCallUpdate(ToolCallUpdate {
             subject: None,
             change: None,
+            changed: Vec::new(),
             tool_call_id: "call_1".into(),
             name: "read_file".into(),
             args: Some(json!({"path": "a.txt"})),
@@ -59,6 +60,7 @@ fn tool_call_update_start_and_end() {
         Event::ToolCallUpdate(ToolCallUpdate {
             subject: None,
             change: None,
+            changed: Vec::new(),
             tool_call_id: "call_2".into(),
             name: "write_file".into(),
             args: None,
@@ -81,6 +83,7 @@ fn tool_call_update_start_and_end() {
         Event::ToolCallUpdate(ToolCallUpdate {
             subject: None,
             change: None,
+            changed: Vec::new(),
             tool_call_id: "call_3".into(),
             name: "write_file".into(),
             args: None,
@@ -471,6 +474,7 @@ fn only_a_run_subtask_start_has_a_subtask_title() {
     let call = |name: &str, args| ToolCallUpdate {
         subject: None,
         change: None,
+        changed: Vec::new(),
         tool_call_id: "c".into(),
         name: name.into(),
         args,

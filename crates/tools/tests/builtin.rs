@@ -817,13 +817,23 @@ async fn what_a_command_changes_is_told_to_the_workspaces_log() {
         )),
         ..ToolContext::default()
     };
-    let out = text(
-        &RunCommand,
-        json!({"command": "sed -i s/draft/final/ notes.md && printf made > made.txt && rm old.txt"}),
-        &ctx,
-    )
-    .await;
-    assert!(out.ends_with("Restore can take them back.\n"), "{out}");
+    let out = RunCommand
+        .call(
+            json!({"command": "sed -i s/draft/final/ notes.md && printf made > made.txt && rm old.txt"}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.content.ends_with("Restore can take them back.\n"),
+        "{}",
+        out.content
+    );
+    assert_eq!(
+        out.changed,
+        ["made.txt", "notes.md", "old.txt"],
+        "for the window's Restore"
+    );
     assert_eq!(
         *told.0.lock().unwrap(),
         [

@@ -250,6 +250,17 @@ async fn a_command_changed_files() -> (tempfile::TempDir, String, String) {
         std::fs::read_to_string(workspace.path().join("notes.md")).unwrap(),
         "a final\n"
     );
+    let changed = events.iter().find_map(|event| match event {
+        Event::ToolCallUpdate(update) if update.status == ToolCallStatus::End => {
+            Some(update.changed.clone())
+        }
+        _ => None,
+    });
+    assert_eq!(
+        changed.unwrap(),
+        ["made.txt", "notes.md", "old.txt"],
+        "on the wire: the window offers Restore at once"
+    );
     let thread = done(&events).thread_id.clone();
     (workspace, thread, db)
 }

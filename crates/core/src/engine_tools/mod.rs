@@ -162,6 +162,8 @@ pub(crate) struct Success {
     pub signal: Signal,
     pub images: Vec<Image>,
     pub change: Option<ApprovalPreview>,
+    /// Files changed besides `change`, which Restore can put back.
+    pub changed: Vec<String>,
 }
 
 impl Success {
@@ -172,6 +174,7 @@ impl Success {
             signal: Signal::None,
             images: Vec::new(),
             change: None,
+            changed: Vec::new(),
         }
     }
 }

@@ -173,6 +173,9 @@ pub struct ToolOutput {
     /// The change the call made to a file, for its card: kept there once the call is
     /// done, whether or not anyone was asked first.
     pub change: Option<ApprovalPreview>,
+    /// Workspace files the call changed besides `change` (a command's), told to the
+    /// workspace's log: Restore can put them back.
+    pub changed: Vec<String>,
 }
 
 impl ToolOutput {
@@ -181,6 +184,7 @@ impl ToolOutput {
             content: content.into(),
             images: Vec::new(),
             change: None,
+            changed: Vec::new(),
         }
     }
 

@@ -200,10 +200,11 @@ impl Tool for RunCommand {
             () = ctx.cancel.cancelled() => Ended::Cancelled,
         };
         drop(group);
-        // Before anything else, a stopped command's too: what it changed is kept.
+        // What it changed is kept before the result is read. (A command the user
+        // stops is dropped with its call: its changes are not kept.)
         let kept = match noted {
-            Some(noted) => Some(keep_changes(workspace, noted).await),
-            None => None,
+            Some(noted) => keep_changes(workspace, noted).await,
+            None => Kept::default(),
         };
         let (stdout, stderr) = (
             stdout.await.unwrap_or_default(),
@@ -236,10 +237,11 @@ impl Tool for RunCommand {
         if failed && confined.sandboxed() && refused_by_sandbox(&stdout, &stderr) {
             report.push_str(confined.refusal_hint());
         }
-        if let Some(kept) = kept.flatten() {
-            report.push_str(&kept);
-        }
-        Ok(ToolOutput::text(report))
+        report.push_str(&kept.said);
+        Ok(ToolOutput {
+            changed: kept.paths,
+            ..ToolOutput::text(report)
+        })
     }
 }
 
@@ -250,12 +252,17 @@ async fn note(root: PathBuf) -> Result<Snapshot, String> {
         .unwrap_or_else(|err| Err(format!("noting the files failed: {err}")))
 }
 
-/// Tells the workspace's log what the command changed since `noted`, and returns the
-/// line its result ends with: what Restore can take back, or why it cannot.
-async fn keep_changes(
-    workspace: &Arc<Workspace>,
-    noted: Result<Snapshot, String>,
-) -> Option<String> {
+/// What a command's changes left for Restore.
+#[derive(Debug, Default)]
+struct Kept {
+    /// The files it can put back.
+    paths: Vec<String>,
+    /// The lines the result ends with: what Restore can take back, or why it cannot.
+    said: String,
+}
+
+/// Tells the workspace's log what the command changed since `noted`.
+async fn keep_changes(workspace: &Arc<Workspace>, noted: Result<Snapshot, String>) -> Kept {
     let found = match noted {
         Ok(snapshot) => {
             let root = workspace.root().to_owned();
@@ -268,9 +275,10 @@ async fn keep_changes(
     let found = match found {
         Ok(found) => found,
         Err(why) => {
-            return Some(format!(
-                "[restore] Its changes cannot be restored: {why}.\n"
-            ));
+            return Kept {
+                paths: Vec::new(),
+                said: format!("[restore] Its changes cannot be restored: {why}.\n"),
+            };
         }
     };
     let mut line = String::new();
@@ -293,10 +301,12 @@ async fn keep_changes(
             listed(&paths)
         ));
     }
+    let mut paths = Vec::new();
     for change in found.changes {
         workspace.changed_by_others(&change.path, change.before, change.after.as_deref());
+        paths.push(change.path);
     }
-    (!line.is_empty()).then_some(line)
+    Kept { paths, said: line }
 }
 
 /// Up to five paths, and how many more.
