@@ -188,3 +188,71 @@ async fn a_regenerated_answer_can_still_take_back_what_the_first_one_wrote() {
     );
     app.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn what_a_command_changed_is_offered_to_restore_at_once_and_put_back() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "c1",
+            "run_command",
+            json!({"command": "sed -i s/beta/BETA/ notes.md && printf 'new\\n' > new.md"}),
+        )])),
+    );
+    server.push(CHAT, Reply::sse(sse::text(&["Ran it."])));
+    let home = Home::new();
+    let workspace = home.workspace();
+    let notes = workspace.join("notes.md");
+    std::fs::write(&notes, "alpha\nbeta\n").unwrap();
+
+    let app = App::launch(&home, &server.url()).await;
+    app.choose_workspace(&workspace).await;
+    app.choose_mode("auto").await;
+    app.send("Shout in the notes").await;
+    app.wait_for_text(".message.assistant .md", "Ran it.").await;
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\nBETA\n");
+    // Offered as the command ends, before any reload.
+    app.wait_for_text(".restore-files", "Restore 2 files").await;
+
+    // Its card says how it ran and what Restore can take back, on the screen.
+    app.click(".card[data-card='c1'] > .card-head").await;
+    let result = text_of(
+        &app.wait_for_text(".card[data-card='c1'] .card-result", "sandboxed")
+            .await,
+    )
+    .await;
+    assert!(
+        result
+            .contains("(sandboxed: writes only in the workspace and the temp folder, no network)")
+            && result
+                .contains("[restore] It changed `new.md`, `notes.md`: Restore can take them back."),
+        "{result}"
+    );
+    let read =
+        pixels::readable_text(&app, ".card[data-card='c1'] .card-result", "command-result").await;
+    pixels::assert_reads(
+        &read,
+        &["sandboxed", "Restore can take them back"],
+        "the command's card",
+    );
+
+    app.click(".restore-files").await;
+    app.wait_for_text(".restore-file", "new.md: removed (the answer created it)")
+        .await;
+    let shown = text_of(&app.wait_for_text(".restore-file", "notes.md").await).await;
+    assert!(
+        shown.contains("-BETA") && shown.contains("+beta"),
+        "{shown}"
+    );
+    app.screenshot("restore-a-command").await;
+    app.click(".restore-confirm").await;
+    app.wait_for_text(".toast", "Put back 2 files.").await;
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\nbeta\n");
+    assert!(
+        !workspace.join("new.md").exists(),
+        "the file it made is gone"
+    );
+    app.quit().await;
+}

@@ -142,3 +142,58 @@ async fn a_server_kept_in_settings_says_what_it_is_once_saved() {
     app.screenshot("settings-server-kept").await;
     app.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
+async fn a_prompt_the_server_cut_is_said_under_the_answer_live_and_after_a_restart() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(sse::tool_calls(&[(
+            "r1",
+            "read_file",
+            json!({"path": "notes.md"}),
+        )])),
+    );
+    // It read 1,100 tokens of a prompt of about 8,000: the start was cut.
+    server.push(
+        CHAT,
+        Reply::sse(sse::text_after_reading(
+            &["The notes are about a garden."],
+            1100,
+        )),
+    );
+    let home = Home::new();
+    let workspace = home.workspace();
+    let notes: String = (1..=400)
+        .map(|n| format!("note {n:03}: the garden path runs past the wall\n"))
+        .collect();
+    std::fs::write(workspace.join("notes.md"), notes).unwrap();
+
+    let app = App::launch(&home, &server.url()).await;
+    app.choose_workspace(&workspace).await;
+    app.send("What are the notes about?").await;
+    app.wait_for_text(".message.assistant .md", "about a garden.")
+        .await;
+    let notice = ".message.assistant .notice.prompt-cut";
+    let live = text_of(&app.wait_for_text(notice, "read only 1,100 of about").await).await;
+    assert!(
+        live.contains("From now on the prompt is fitted to 1,100 tokens."),
+        "{live}"
+    );
+    let read = crate::pixels::readable_text(&app, notice, "prompt-cut").await;
+    crate::pixels::assert_reads(
+        &read,
+        &["read only", "fitted to"],
+        "the cut prompt's notice",
+    );
+    app.quit().await;
+
+    let app = App::launch(&home, &server.url()).await;
+    app.open_chat("What are the notes about?").await;
+    app.wait_for_text(".message.assistant .md", "about a garden.")
+        .await;
+    let stored = text_of(&app.wait_for(notice).await).await;
+    assert_eq!(stored, live, "the reload says what the live answer said");
+    app.quit().await;
+}

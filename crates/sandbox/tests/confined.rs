@@ -4,6 +4,7 @@
 //! policy here leaves it out).
 
 #![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};

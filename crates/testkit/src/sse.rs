@@ -21,11 +21,21 @@ fn chunk(delta: Value, finish: Option<&str>) -> Value {
 }
 
 fn close(out: &mut Vec<u8>, finish: &str, completion_tokens: u64) {
+    close_after_reading(out, finish, completion_tokens, 10);
+}
+
+fn close_after_reading(
+    out: &mut Vec<u8>,
+    finish: &str,
+    completion_tokens: u64,
+    prompt_tokens: u64,
+) {
     event(out, &chunk(json!({}), Some(finish)));
     event(
         out,
         &json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [],
-                "usage": {"prompt_tokens": 10, "completion_tokens": completion_tokens, "total_tokens": 10 + completion_tokens}}),
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                          "total_tokens": prompt_tokens + completion_tokens}}),
     );
     out.extend_from_slice(b"data: [DONE]\n\n");
 }
@@ -35,9 +45,24 @@ pub fn text(pieces: &[&str]) -> Vec<u8> {
     text_ending(pieces, "stop")
 }
 
+/// A streamed answer made of these text deltas, its usage saying the server read
+/// `prompt_tokens` of the prompt, as a server that cut a long prompt says.
+pub fn text_after_reading(pieces: &[&str], prompt_tokens: u64) -> Vec<u8> {
+    let mut out = opened(pieces);
+    close_after_reading(&mut out, "stop", pieces.len() as u64, prompt_tokens);
+    out
+}
+
 /// A streamed answer made of these text deltas, ended with this `finish_reason`
 /// (`length`: the server stopped it at its limit).
 pub fn text_ending(pieces: &[&str], finish: &str) -> Vec<u8> {
+    let mut out = opened(pieces);
+    close(&mut out, finish, pieces.len() as u64);
+    out
+}
+
+/// The role delta and these text deltas.
+fn opened(pieces: &[&str]) -> Vec<u8> {
     let mut out = Vec::new();
     event(
         &mut out,
@@ -46,7 +71,6 @@ pub fn text_ending(pieces: &[&str], finish: &str) -> Vec<u8> {
     for piece in pieces {
         event(&mut out, &chunk(json!({"content": piece}), None));
     }
-    close(&mut out, finish, pieces.len() as u64);
     out
 }
 

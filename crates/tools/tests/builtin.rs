@@ -781,9 +781,12 @@ fn each_builtin_says_what_its_call_does_and_acts_on() {
     assert!(long.subject.is_some_and(|s| s.ends_with('…')));
 }
 
+/// A file a log was told of: its path, what it held, what it holds (`None`: gone).
+type ToldFile = (String, cairn_tools::workspace::Before, Option<Vec<u8>>);
+
 /// A write log that keeps what it is told.
 #[derive(Default)]
-struct Told(Mutex<Vec<(String, cairn_tools::workspace::Before, Option<Vec<u8>>)>>);
+struct Told(Mutex<Vec<ToldFile>>);
 
 impl cairn_tools::workspace::WriteLog for Told {
     fn wrote(
