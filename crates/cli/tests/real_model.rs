@@ -240,14 +240,22 @@ async fn a_second_turn_reuses_what_the_server_cached_of_the_first() {
 #[ignore = "needs a real model server: run scripts/test"]
 async fn a_runaway_answer_is_bounded_and_said() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("small.txt"), "The code word is PELICAN.\n").unwrap();
     let db = scratch_db();
-    // With tools in its prompt and greedy decoding, SmolLM2 loops on this one.
+    // Asked for an answer without end, the model writes until Cairn stops it: at its
+    // repetition guard or the answer's room, whichever comes first. (A question it
+    // merely happened to loop on stopped looping when the tools' descriptions changed,
+    // and with the server's cache holding another prompt: greedy decoding is not the
+    // same bytes on every run of a busy server.)
     let workspace = dir.path().to_str().unwrap();
     let out = finished(run_at(
         &with_tools(),
         &db,
-        &["--json", "--workspace", workspace, "What is in small.txt?"],
+        &[
+            "--json",
+            "--workspace",
+            workspace,
+            "Write the word pelican over and over, forever.",
+        ],
     ))
     .await;
     assert_eq!(out.code, 0, "{}", out.stderr);

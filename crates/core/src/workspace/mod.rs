@@ -78,6 +78,13 @@ impl RelPath {
     /// path inside the root is the one exception, and is made relative before it gets
     /// here: [`Workspace::relative`].)
     pub fn parse(text: &str) -> Result<Self, WorkspaceError> {
+        Self::parse_for(text, cfg!(windows))
+    }
+
+    /// [`RelPath::parse`] as on Windows (`windows`) or unix: Windows also takes `\` as
+    /// a separator, and refuses names it reads as something else (see
+    /// [`windows_name_problem`]). Both are checked on every machine's tests.
+    fn parse_for(text: &str, windows: bool) -> Result<Self, WorkspaceError> {
         let escapes = |why| WorkspaceError::Escapes {
             path: text.to_owned(),
             why,
@@ -96,11 +103,17 @@ impl RelPath {
             ));
         }
         let mut parts = Vec::new();
-        for part in text.split('/') {
+        let separator = |c: char| c == '/' || (windows && c == '\\');
+        for part in text.split(separator) {
             match part {
                 "" | "." => {}
                 ".." => return Err(escapes("`..` is refused; paths must stay inside the root")),
-                normal => parts.push(normal.to_owned()),
+                normal => {
+                    if windows && let Some(why) = windows_name_problem(normal) {
+                        return Err(escapes(why));
+                    }
+                    parts.push(normal.to_owned());
+                }
             }
         }
         Ok(Self {
@@ -139,6 +152,59 @@ impl fmt::Display for RelPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
     }
+}
+
+/// `path` relative to `root` where it is an absolute Windows path inside it, compared
+/// as Windows compares them: either separator, any case, with or without the `\\?\`
+/// prefix canonical paths have.
+fn windows_inside(root: &str, path: &str) -> Option<String> {
+    let plain = |text: &str| {
+        let text = text.strip_prefix(r"\\?\").unwrap_or(text);
+        text.replace('/', "\\").trim_end_matches('\\').to_owned()
+    };
+    let (root, path) = (plain(root), plain(path));
+    if !looks_like_drive(&path) || path.len() < root.len() {
+        return None;
+    }
+    let (head, rest) = path.split_at(root.len());
+    if !head.eq_ignore_ascii_case(&root) {
+        return None;
+    }
+    match rest.strip_prefix('\\') {
+        Some(rest) => Some(rest.replace('\\', "/")),
+        None if rest.is_empty() => Some(".".to_owned()),
+        None => None,
+    }
+}
+
+/// Why Windows would read `name` (one component of a path) as something other than a
+/// file in its folder: `C:x` names a drive, `file:stream` a stream of `file`; `a.` and
+/// `a ` are `a` (trailing dots and spaces are dropped, so `..` hides as `.. .`); `CON`,
+/// `NUL`, `COM1` (with any extension) are devices.
+fn windows_name_problem(name: &str) -> Option<&'static str> {
+    if name.contains(':') {
+        return Some(
+            "`:` names a drive or a stream on Windows; give a plain path inside the workspace",
+        );
+    }
+    if name.ends_with('.') || name.ends_with(' ') {
+        return Some(
+            "Windows drops a name's trailing dots and spaces; write the name without them",
+        );
+    }
+    let stem = name
+        .split('.')
+        .next()
+        .unwrap_or(name)
+        .trim_end()
+        .to_ascii_uppercase();
+    let device = matches!(
+        stem.as_str(),
+        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$"
+    ) || ((stem.starts_with("COM") || stem.starts_with("LPT"))
+        && stem.len() == 4
+        && stem.as_bytes()[3].is_ascii_digit());
+    device.then_some("that name is a device on Windows, not a file")
 }
 
 fn looks_like_drive(text: &str) -> bool {
@@ -225,6 +291,15 @@ impl Workspace {
     /// the root itself): the prompt names the folder, and a small model put it before
     /// every path it wrote, or listed it to see the files.
     pub fn relative<'a>(&self, path: &'a str) -> std::borrow::Cow<'a, str> {
+        if cfg!(windows) {
+            if let Some(inside) = self
+                .root
+                .to_str()
+                .and_then(|root| windows_inside(root, path))
+            {
+                return inside.into();
+            }
+        }
         if !Path::new(path).is_absolute() {
             return self.without_own_name(path);
         }
@@ -451,226 +526,80 @@ fn io_err(op: &'static str, rel: &RelPath, source: std::io::Error) -> WorkspaceE
 }
 
 #[cfg(unix)]
-mod imp {
-    //! The confinement itself, on `openat` and friends.
+#[path = "unix.rs"]
+mod imp;
 
-    use std::fs::File;
-    use std::os::fd::OwnedFd;
-    use std::path::Path;
-    use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(windows)]
+#[path = "windows.rs"]
+mod imp;
 
-    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
-    use rustix::io::Errno;
+#[cfg(not(any(unix, windows)))]
+compile_error!("the workspace confinement is implemented for unix and Windows only");
 
-    use super::{DirEntry, EntryKind, RelPath, WorkspaceError, io_err};
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    const DIR_FLAGS: OFlags = OFlags::RDONLY
-        .union(OFlags::DIRECTORY)
-        .union(OFlags::NOFOLLOW)
-        .union(OFlags::CLOEXEC);
-
-    pub(super) struct RootDir(OwnedFd);
-
-    /// An open directory inside the workspace.
-    pub(super) struct Dir(OwnedFd);
-
-    impl RootDir {
-        pub(super) fn open(root: &Path) -> std::io::Result<Self> {
-            let fd = rustix::fs::open(root, DIR_FLAGS, Mode::empty())?;
-            Ok(Self(fd))
-        }
-
-        /// Whether the root holds an entry named `name` (of any kind, links too).
-        pub(super) fn has_entry(&self, name: &str) -> bool {
-            !matches!(
-                rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW),
-                Err(Errno::NOENT)
-            )
-        }
-
-        /// Opens the directory `parts` names, one component at a time, refusing links.
-        pub(super) fn walk(
-            &self,
-            rel: &RelPath,
-            parts: &[String],
-            create: bool,
-        ) -> Result<Dir, WorkspaceError> {
-            let mut current = rustix::fs::openat(&self.0, ".", DIR_FLAGS, Mode::empty())
-                .map_err(|e| io_err("opening", rel, e.into()))?;
-            for part in parts {
-                current =
-                    match rustix::fs::openat(&current, part.as_str(), DIR_FLAGS, Mode::empty()) {
-                        Ok(next) => next,
-                        Err(Errno::NOENT) if create => {
-                            match rustix::fs::mkdirat(
-                                &current,
-                                part.as_str(),
-                                Mode::from_raw_mode(0o755),
-                            ) {
-                                Ok(()) | Err(Errno::EXIST) => {}
-                                Err(e) => {
-                                    return Err(io_err("creating a folder for", rel, e.into()));
-                                }
-                            }
-                            rustix::fs::openat(&current, part.as_str(), DIR_FLAGS, Mode::empty())
-                                .map_err(|e| walk_error(&current, part, rel, e))?
-                        }
-                        Err(e) => return Err(walk_error(&current, part, rel, e)),
-                    };
-            }
-            Ok(Dir(current))
-        }
+    fn refused(text: &str) -> bool {
+        matches!(
+            RelPath::parse_for(text, true),
+            Err(WorkspaceError::Escapes { .. })
+        )
     }
 
-    fn walk_error(dir: &OwnedFd, part: &str, rel: &RelPath, errno: Errno) -> WorkspaceError {
-        let path = rel.as_str().to_owned();
-        match errno {
-            // O_NOFOLLOW|O_DIRECTORY on a link fails with ELOOP or ENOTDIR depending on
-            // the link's target, so ENOTDIR alone does not say whether a link is in the
-            // way: look at the entry itself.
-            Errno::LOOP => WorkspaceError::Symlink { path },
-            Errno::NOTDIR => match rustix::fs::statat(dir, part, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink => {
-                    WorkspaceError::Symlink { path }
-                }
-                _ => WorkspaceError::NotDirectory { path },
-            },
-            Errno::NOENT => WorkspaceError::NotFound {
-                path: rel.as_str().to_owned(),
-            },
-            other => io_err("opening", rel, other.into()),
+    #[test]
+    fn windows_escapes_are_refused_on_every_machine() {
+        for escape in [
+            r"C:\Windows\win.ini",
+            "c:/windows/win.ini",
+            r"C:secret.txt",
+            r"\\server\share\file",
+            r"\\?\C:\Windows",
+            r"\\.\PhysicalDrive0",
+            r"\Windows",
+            r"..\outside.txt",
+            r"docs\..\..\outside.txt",
+            r"notes.md:hidden",
+            "CON",
+            "nul.txt",
+            r"logs\COM1.log",
+            "lpt9",
+            "name.",
+            "trailing ",
+            ".. .",
+        ] {
+            assert!(refused(escape), "{escape} was let through");
         }
+        let inside = RelPath::parse_for(r"docs\notes.md", true).unwrap();
+        assert_eq!(inside.normalized(), "docs/notes.md");
+        for fine in ["console.md", "COM10.txt", "a.b.c", ".gitignore", "notes.md"] {
+            assert!(!refused(fine), "{fine} was refused");
+        }
+        // On unix a backslash is a character of a name, and `:` is too.
+        assert_eq!(
+            RelPath::parse_for(r"a\b:c", false).unwrap().normalized(),
+            r"a\b:c"
+        );
     }
 
-    static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-    impl Dir {
-        pub(super) fn open_file(&self, rel: &RelPath, name: &str) -> Result<File, WorkspaceError> {
-            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
-            let fd =
-                rustix::fs::openat(&self.0, name, flags, Mode::empty()).map_err(|e| match e {
-                    Errno::LOOP => WorkspaceError::Symlink {
-                        path: rel.as_str().to_owned(),
-                    },
-                    Errno::NOENT => WorkspaceError::NotFound {
-                        path: rel.as_str().to_owned(),
-                    },
-                    other => io_err("opening", rel, other.into()),
-                })?;
-            let stat = rustix::fs::fstat(&fd).map_err(|e| io_err("reading", rel, e.into()))?;
-            match FileType::from_raw_mode(stat.st_mode) {
-                FileType::RegularFile => Ok(File::from(fd)),
-                FileType::Directory => Err(WorkspaceError::IsDirectory {
-                    path: rel.as_str().to_owned(),
-                }),
-                _ => Err(io_err(
-                    "reading",
-                    rel,
-                    std::io::Error::other("not a regular file"),
-                )),
-            }
-        }
-
-        /// A folder inside this one, links refused.
-        pub(super) fn child(&self, rel: &RelPath, name: &str) -> Result<Dir, WorkspaceError> {
-            rustix::fs::openat(&self.0, name, DIR_FLAGS, Mode::empty())
-                .map(Dir)
-                .map_err(|e| walk_error(&self.0, name, rel, e))
-        }
-
-        /// What `name` is and its mode bits, without following a link.
-        pub(super) fn stat(
-            &self,
-            rel: &RelPath,
-            name: &str,
-        ) -> Result<Option<(EntryKind, Mode)>, WorkspaceError> {
-            match rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(stat) => Ok(Some((
-                    kind(FileType::from_raw_mode(stat.st_mode)),
-                    Mode::from_raw_mode(stat.st_mode),
-                ))),
-                Err(Errno::NOENT) => Ok(None),
-                Err(e) => Err(io_err("inspecting", rel, e.into())),
-            }
-        }
-
-        pub(super) fn entries(&self, rel: &RelPath) -> Result<Vec<DirEntry>, WorkspaceError> {
-            let mut dir = rustix::fs::Dir::read_from(&self.0)
-                .map_err(|e| io_err("listing", rel, e.into()))?;
-            let mut entries = Vec::new();
-            while let Some(entry) = dir.read() {
-                let entry = entry.map_err(|e| io_err("listing", rel, e.into()))?;
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if name == "." || name == ".." {
-                    continue;
-                }
-                let kind = match entry.file_type() {
-                    FileType::Unknown => self
-                        .stat(rel, &name)?
-                        .map_or(EntryKind::Other, |(kind, _)| kind),
-                    known => kind(known),
-                };
-                entries.push(DirEntry { name, kind });
-            }
-            Ok(entries)
-        }
-
-        pub(super) fn create_temp(
-            &self,
-            rel: &RelPath,
-            name: &str,
-        ) -> Result<(String, File), WorkspaceError> {
-            let flags =
-                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            loop {
-                let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-                let temp = format!(".{name}.cairn-{}-{n}.tmp", std::process::id());
-                match rustix::fs::openat(&self.0, temp.as_str(), flags, Mode::from_raw_mode(0o644))
-                {
-                    Ok(fd) => return Ok((temp, File::from(fd))),
-                    Err(Errno::EXIST) => continue,
-                    Err(e) => return Err(io_err("writing", rel, e.into())),
-                }
-            }
-        }
-
-        pub(super) fn rename(
-            &self,
-            rel: &RelPath,
-            from: &str,
-            to: &str,
-        ) -> Result<(), WorkspaceError> {
-            rustix::fs::renameat(&self.0, from, &self.0, to)
-                .map_err(|e| io_err("writing", rel, e.into()))
-        }
-
-        pub(super) fn remove(&self, rel: &RelPath, name: &str) -> Result<(), WorkspaceError> {
-            rustix::fs::unlinkat(&self.0, name, AtFlags::empty())
-                .map_err(|e| io_err("removing", rel, e.into()))
-        }
-
-        pub(super) fn remove_quietly(&self, name: &str) {
-            // Best effort: the temp file is ours and harmless if it survives a failure.
-            let _ = rustix::fs::unlinkat(&self.0, name, AtFlags::empty());
-        }
-    }
-
-    /// Gives `file` the read, write and execute bits of `mode` (set-id and sticky
-    /// bits are not carried over to a file the model wrote).
-    pub(super) fn set_permissions(file: &File, mode: Mode) -> std::io::Result<()> {
-        let bits = mode & (Mode::RWXU | Mode::RWXG | Mode::RWXO);
-        Ok(rustix::fs::fchmod(file, bits)?)
-    }
-
-    fn kind(file_type: FileType) -> EntryKind {
-        match file_type {
-            FileType::RegularFile => EntryKind::File,
-            FileType::Directory => EntryKind::Directory,
-            FileType::Symlink => EntryKind::Symlink,
-            _ => EntryKind::Other,
-        }
+    #[test]
+    fn an_absolute_windows_path_inside_the_root_is_read_as_windows_compares_paths() {
+        let root = r"\\?\C:\Users\me\proj";
+        assert_eq!(
+            windows_inside(root, r"C:\Users\me\proj\notes.md").as_deref(),
+            Some("notes.md")
+        );
+        assert_eq!(
+            windows_inside(root, "c:/users/ME/Proj/docs/a.md").as_deref(),
+            Some("docs/a.md"),
+            "either separator, any case"
+        );
+        assert_eq!(
+            windows_inside(root, r"C:\Users\me\proj").as_deref(),
+            Some(".")
+        );
+        assert_eq!(windows_inside(root, r"C:\Users\me\project\a.md"), None);
+        assert_eq!(windows_inside(root, r"D:\Users\me\proj\a.md"), None);
+        assert_eq!(windows_inside(root, "notes.md"), None);
     }
 }
-
-#[cfg(not(unix))]
-compile_error!("the workspace confinement is implemented for unix (Linux, macOS) only");
