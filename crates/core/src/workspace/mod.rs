@@ -291,14 +291,14 @@ impl Workspace {
     /// the root itself): the prompt names the folder, and a small model put it before
     /// every path it wrote, or listed it to see the files.
     pub fn relative<'a>(&self, path: &'a str) -> std::borrow::Cow<'a, str> {
-        if cfg!(windows) {
-            if let Some(inside) = self
+        // Windows compares paths without regard to case or separator.
+        if cfg!(windows)
+            && let Some(inside) = self
                 .root
                 .to_str()
                 .and_then(|root| windows_inside(root, path))
-            {
-                return inside.into();
-            }
+        {
+            return inside.into();
         }
         if !Path::new(path).is_absolute() {
             return self.without_own_name(path);
