@@ -73,15 +73,7 @@ impl Store {
     }
 }
 
-/// Whether the process `pid` of this machine still runs. Where that cannot be told,
-/// it is taken to run: a mark is then only lifted by its own process.
-fn still_running(pid: i64) -> bool {
-    if cfg!(target_os = "linux") {
-        std::path::Path::new(&format!("/proc/{pid}")).exists()
-    } else {
-        true
-    }
-}
+use crate::liveness::still_running;
 
 #[cfg(test)]
 mod tests {

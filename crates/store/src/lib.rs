@@ -16,6 +16,7 @@ mod checkpoints;
 mod error;
 mod export;
 mod habits;
+mod liveness;
 mod messages;
 mod open;
 mod plans;

@@ -8,7 +8,7 @@
 mod builtin;
 mod diff;
 pub mod mcp;
-mod process_group;
+mod process_tree;
 
 pub use builtin::{
     EditFile, ListDir, MemoryList, MemoryRead, MemoryStore, MemoryWrite, ReadFile, RunCommand,

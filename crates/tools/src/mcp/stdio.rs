@@ -22,7 +22,7 @@ use tokio::task::JoinHandle;
 
 use super::search_path::SearchPath;
 use super::wire::{self, Broken, Incoming, MAX_MESSAGE_BYTES, Outcome};
-use crate::process_group::Group;
+use crate::process_tree::Tree;
 
 /// How much of the server's stderr is kept to quote when it fails.
 const STDERR_TAIL: usize = 2048;
@@ -39,7 +39,7 @@ pub struct StdioLink {
     waiting: Waiting,
     /// Why the link broke, once it has.
     broken: Arc<Mutex<Option<Broken>>>,
-    _group: Group,
+    _group: Tree,
     _child: Arc<tokio::sync::Mutex<Child>>,
 }
 
@@ -62,18 +62,20 @@ impl StdioLink {
         search: &SearchPath,
     ) -> Result<Self, String> {
         let program = search.resolve(command)?;
-        let mut child = Command::new(program)
+        let mut starting = Command::new(program);
+        starting
             .args(args)
             .env("PATH", search.joined())
             .envs(env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
+            .kill_on_drop(true);
+        Tree::prepare(&mut starting);
+        let mut child = starting
             .spawn()
             .map_err(|err| format!("`{command}`: {err}"))?;
-        let group = Group::of(child.id());
+        let group = Tree::of(&child);
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {

@@ -123,13 +123,24 @@ impl Snapshot {
 }
 
 fn noted(meta: &std::fs::Metadata, contents: Option<Vec<u8>>) -> Noted {
-    use std::os::unix::fs::MetadataExt;
     Noted {
         size: meta.len(),
         modified: meta.modified().ok(),
-        inode: meta.ino(),
+        inode: identity(meta),
         contents,
     }
+}
+
+/// What tells a file from another written over it at the same path: its inode on
+/// unix; on Windows, its creation time (a new file has its own).
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(meta)
+}
+
+#[cfg(windows)]
+fn identity(meta: &std::fs::Metadata) -> u64 {
+    std::os::windows::fs::MetadataExt::creation_time(meta)
 }
 
 /// The same file, unchanged: a write changes its modification time, a rename its

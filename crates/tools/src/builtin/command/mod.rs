@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -14,9 +14,8 @@ use cairn_protocol::{ApprovalPreview, ToolCategory};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
 
-use crate::process_group::Group;
+use crate::process_tree::Tree;
 use cairn_core::shell;
 use cairn_core::tool::Leave;
 use cairn_core::tool::parse_args;
@@ -25,6 +24,7 @@ use cairn_core::workspace::Workspace;
 
 mod changes;
 mod confined;
+mod host_shell;
 mod ignore;
 
 use changes::Snapshot;
@@ -94,10 +94,17 @@ impl Tool for RunCommand {
     }
 
     fn description(&self) -> &str {
-        "Run a shell command (sh) in the workspace root: its exit code and output. It is \
-         stopped after timeout_ms (default 120000), with anything it started. Sandboxed: \
-         it writes only in the workspace and temp, with no network; network: true or \
-         outside_sandbox: true asks the user for more."
+        // The model writes for the shell it has.
+        static DESCRIPTION: LazyLock<String> = LazyLock::new(|| {
+            format!(
+                "Run a shell command ({}) in the workspace root: its exit code and output. \
+                 It is stopped after timeout_ms (default 120000), with anything it started. \
+                 Sandboxed: it writes only in the workspace and temp, with no network; \
+                 network: true or outside_sandbox: true asks the user for more.",
+                host_shell::NAME
+            )
+        });
+        &DESCRIPTION
     }
 
     fn parameters(&self) -> Value {
@@ -172,16 +179,14 @@ impl Tool for RunCommand {
             .timeout_ms
             .map_or(DEFAULT_TIMEOUT, Duration::from_millis)
             .min(MAX_TIMEOUT);
-        let mut command = Command::new("sh");
+        let mut command = host_shell::command(&args.command);
         command
-            .arg("-c")
-            .arg(&args.command)
             .current_dir(workspace.root())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        Tree::prepare(&mut command);
         let confined = Confined::enter(&mut command, workspace.root(), &args)?;
         let noted = match workspace.is_logged() {
             true => Some(note(workspace.root().to_owned()).await),
@@ -191,7 +196,7 @@ impl Tool for RunCommand {
             .spawn()
             .map_err(|err| ToolError::Failed(format!("the command could not start: {err}")))?;
         // Killed on every way out of this function, Stop (the future dropped) included.
-        let group = Group::of(child.id());
+        let group = Tree::of(&child);
         let stdout = tokio::spawn(capture(child.stdout.take()));
         let stderr = tokio::spawn(capture(child.stderr.take()));
         let ended = tokio::select! {
