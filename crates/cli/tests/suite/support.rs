@@ -30,8 +30,14 @@ pub fn no_user_agents() -> &'static std::path::Path {
     DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
 }
 
+/// The `cairn` under test: this build's, or the one `CAIRN_TEST_CLI` names (the
+/// Windows build run by Wine, through `scripts/wine-cairn`).
+pub fn cairn_binary() -> std::ffi::OsString {
+    std::env::var_os("CAIRN_TEST_CLI").unwrap_or_else(|| env!("CARGO_BIN_EXE_cairn").into())
+}
+
 pub fn cairn(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    let mut command = Command::new(cairn_binary());
     command
         .args(args)
         .env("CAIRN_DB", scratch_db())
