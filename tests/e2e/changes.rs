@@ -9,8 +9,8 @@ use crate::CHAT;
 use crate::harness::{App, Home, text_of};
 use crate::pixels;
 
-/// Opens the card `id` if it is folded, then its folded change; the change's text.
-async fn change_of(app: &App, id: &str) -> String {
+/// Opens the card `id` if it is folded (a click on an open one would fold it).
+async fn open_card(app: &App, id: &str) {
     let head = format!(".card[data-card='{id}'] > .card-head");
     let expanded = app
         .js(&format!(
@@ -21,6 +21,11 @@ async fn change_of(app: &App, id: &str) -> String {
     if expanded != json!("true") {
         app.click(&head).await;
     }
+}
+
+/// Opens the card `id` if it is folded, then its folded change; the change's text.
+async fn change_of(app: &App, id: &str) -> String {
+    open_card(app, id).await;
     let change = format!(".card[data-card='{id}'] .card-change");
     let open = app
         .js(&format!(
@@ -217,7 +222,7 @@ async fn what_a_command_changed_is_offered_to_restore_at_once_and_put_back() {
     app.wait_for_text(".restore-files", "Restore 2 files").await;
 
     // Its card says how it ran and what Restore can take back, on the screen.
-    app.click(".card[data-card='c1'] > .card-head").await;
+    open_card(&app, "c1").await;
     let result = text_of(
         &app.wait_for_text(".card[data-card='c1'] .card-result", "sandboxed")
             .await,

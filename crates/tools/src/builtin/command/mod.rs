@@ -233,7 +233,9 @@ impl Tool for RunCommand {
             Ended::Cancelled => return Err(ToolError::Cancelled),
         }
         let (stdout, stderr) = (stdout.render(), stderr.render());
-        report.push_str(&stdout);
+        if !stdout.trim().is_empty() {
+            report.push_str(&stdout);
+        }
         if !stderr.trim().is_empty() {
             report.push_str("[stderr]\n");
             report.push_str(&stderr);
