@@ -63,8 +63,10 @@ fn real_main() -> Exit {
         }
     });
     // The stdin reader blocks in a read that only ends when stdin does; dropping the
-    // runtime normally would wait for it.
-    runtime.shutdown_background();
+    // runtime normally would wait for it. A moment is given to the threads that can
+    // end: under Wine, a process leaving threads in the middle of a wait was at times
+    // ended by a signal instead of its exit code.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     exit
 }
 
