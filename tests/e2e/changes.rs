@@ -9,6 +9,17 @@ use crate::CHAT;
 use crate::harness::{App, Home, text_of};
 use crate::pixels;
 
+/// The app, launched on `home`'s workspace in auto mode, once `prompt` is answered
+/// with `answer`.
+async fn answered_in_auto(home: &Home, server: &FakeServer, prompt: &str, answer: &str) -> App {
+    let app = App::launch(home, &server.url()).await;
+    app.choose_workspace(&home.workspace()).await;
+    app.choose_mode("auto").await;
+    app.send(prompt).await;
+    app.wait_for_text(".message.assistant .md", answer).await;
+    app
+}
+
 /// Opens the card `id` if it is folded (a click on an open one would fold it).
 async fn open_card(app: &App, id: &str) {
     let head = format!(".card[data-card='{id}'] > .card-head");
@@ -68,12 +79,7 @@ async fn an_applied_write_keeps_its_diff_and_restore_puts_the_files_back_after_a
     std::fs::write(&notes, "alpha\nbeta\n").unwrap();
 
     // Auto mode: nobody is asked, so no approval ever showed the change.
-    let app = App::launch(&home, &server.url()).await;
-    app.choose_workspace(&workspace).await;
-    app.choose_mode("auto").await;
-    app.send("Shout and add a file").await;
-    app.wait_for_text(".message.assistant .md", "Changed both.")
-        .await;
+    let app = answered_in_auto(&home, &server, "Shout and add a file", "Changed both.").await;
     let live = change_of(&app, "w1").await;
     assert!(live.contains("-beta") && live.contains("+BETA"), "{live}");
     let read =
@@ -152,12 +158,7 @@ async fn a_regenerated_answer_can_still_take_back_what_the_first_one_wrote() {
     let home = Home::new();
     let workspace = home.workspace();
 
-    let app = App::launch(&home, &server.url()).await;
-    app.choose_workspace(&workspace).await;
-    app.choose_mode("auto").await;
-    app.send("Add a file").await;
-    app.wait_for_text(".message.assistant .md", "Added it.")
-        .await;
+    let app = answered_in_auto(&home, &server, "Add a file", "Added it.").await;
     app.wait_for_text(".restore-files", "Restore 1 file").await;
     // The new answer writes nothing: its Restore is the first one's, at once.
     app.click(".answer-actions .regenerate").await;
@@ -212,11 +213,7 @@ async fn what_a_command_changed_is_offered_to_restore_at_once_and_put_back() {
     let notes = workspace.join("notes.md");
     std::fs::write(&notes, "alpha\nbeta\n").unwrap();
 
-    let app = App::launch(&home, &server.url()).await;
-    app.choose_workspace(&workspace).await;
-    app.choose_mode("auto").await;
-    app.send("Shout in the notes").await;
-    app.wait_for_text(".message.assistant .md", "Ran it.").await;
+    let app = answered_in_auto(&home, &server, "Shout in the notes", "Ran it.").await;
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\nBETA\n");
     // Offered as the command ends, before any reload.
     app.wait_for_text(".restore-files", "Restore 2 files").await;

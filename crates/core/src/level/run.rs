@@ -445,19 +445,9 @@ impl Turn {
             // Neither known: the server took less than it was sent.
             (None, None) => u32::try_from(sent.min(counted)).unwrap_or(u32::MAX),
         };
-        if Some(window) != believed {
-            let source = "the model server, refusing a longer prompt";
-            self.refit(&mut level.scope, ContextWindow::new(window, source))
-                .await;
-        }
-        self.emitter.emit(Event::PromptCut(PromptCut {
-            parent_id: level.scope.parent_id.clone(),
-            depth: level.scope.depth,
-            sent,
-            read: counted,
-            window,
-            refused: true,
-        }));
+        let source = "the model server, refusing a longer prompt";
+        self.fit_shown(level, sent, counted, window, true, source)
+            .await;
     }
 
     /// A round the server answered after reading far less of its prompt than was
@@ -468,21 +458,36 @@ impl Turn {
         if !read_only_part(read, sent) {
             return;
         }
+        tracing::warn!(model = %level.scope.model, read, sent, "the server read only part of the prompt");
         let window = u32::try_from(read).unwrap_or(u32::MAX);
+        let source = "what the model server read of a longer prompt";
+        self.fit_shown(level, sent, read, window, false, source)
+            .await;
+    }
+
+    /// Fits the level to `window` (the server's, said by `source`) where it is smaller
+    /// than the one believed, and says on the wire what the server did with the prompt.
+    async fn fit_shown(
+        &self,
+        level: &mut Level,
+        sent: u64,
+        read: u64,
+        window: u32,
+        refused: bool,
+        source: &str,
+    ) {
         let believed = level.scope.fit.window.as_ref().map(|window| window.tokens);
         if believed.is_none_or(|believed| window < believed) {
-            let source = "what the model server read of a longer prompt";
             self.refit(&mut level.scope, ContextWindow::new(window, source))
                 .await;
         }
-        tracing::warn!(model = %level.scope.model, read, sent, "the server read only part of the prompt");
         self.emitter.emit(Event::PromptCut(PromptCut {
             parent_id: level.scope.parent_id.clone(),
             depth: level.scope.depth,
             sent,
             read,
             window,
-            refused: false,
+            refused,
         }));
     }
 
