@@ -186,11 +186,31 @@ pub fn app_env(home: &Home, base_url: &str) -> Vec<(&'static str, std::ffi::OsSt
     ]
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|addr| addr.port())
-        .expect("a free port")
+/// Two ports, one for tauri-driver and one for the WebKitWebDriver it starts, both
+/// below the kernel's ephemeral range. A port from `bind(0)` lies inside that range,
+/// where the kernel may give it to any outgoing connection in the moment before
+/// WebKitWebDriver binds it; WebKitWebDriver then exits and tauri-driver drops every
+/// request it forwards. Below the range only an explicit bind can take a port.
+fn two_free_ports() -> (u16, u16) {
+    let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let low = ephemeral_start.saturating_sub(12_000).max(1024);
+    // Start where this process's id points, so runs side by side rarely probe alike.
+    let span = u32::from(ephemeral_start - low);
+    let offset = std::process::id() % span;
+    let mut held = Vec::new();
+    for step in 0..span {
+        let port = low + ((offset + step * 7) % span) as u16;
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) {
+            held.push((port, listener));
+            if held.len() == 2 {
+                return (held[0].0, held[1].0);
+            }
+        }
+    }
+    panic!("no two free ports between {low} and {ephemeral_start}");
 }
 
 impl App {
@@ -225,7 +245,7 @@ impl App {
         kill_strays();
         // thirtyfour's HTTP client needs rustls' crypto provider installed.
         drop(cairn_providers::http::client_builder());
-        let (port, native_port) = (free_port(), free_port());
+        let (port, native_port) = two_free_ports();
         let tauri_driver = Command::new("tauri-driver")
             .args([
                 "--port",
@@ -246,7 +266,10 @@ impl App {
             .spawn()
             .map(Driver)
             .expect("tauri-driver runs (cargo install tauri-driver --locked)");
-        wait_for_port(port).await;
+        wait_for_port(port, "tauri-driver").await;
+        // tauri-driver listens once it has started WebKitWebDriver, not once that
+        // listens: a session asked for before then is dropped.
+        wait_for_port(native_port, "WebKitWebDriver").await;
         let mut caps = Capabilities::new();
         caps.set("browserName", "wry").expect("a capability");
         caps.set(
@@ -648,30 +671,14 @@ pub async fn text_of(element: &WebElement) -> String {
         .unwrap_or_default()
 }
 
-/// A WebDriver session with the app. On a loaded machine tauri-driver can take the
-/// request before WebKitWebDriver listens and drop it: that is worth another try.
+/// A WebDriver session with the app.
 async fn new_session(port: u16, caps: Capabilities) -> WebDriver {
-    let mut tries = 0;
-    loop {
-        match WebDriver::new(format!("http://127.0.0.1:{port}"), caps.clone()).await {
-            Ok(driver) => return driver,
-            Err(err)
-                if tries < 3
-                    && matches!(
-                        err.as_inner(),
-                        thirtyfour::error::WebDriverErrorInner::HttpError(_)
-                    ) =>
-            {
-                tries += 1;
-                eprintln!("no WebDriver session yet ({err}); trying again");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-            Err(err) => panic!("a WebDriver session with the app: {err:?}"),
-        }
-    }
+    WebDriver::new(format!("http://127.0.0.1:{port}"), caps)
+        .await
+        .unwrap_or_else(|err| panic!("a WebDriver session with the app: {err:?}"))
 }
 
-async fn wait_for_port(port: u16) {
+async fn wait_for_port(port: u16, who: &str) {
     let start = Instant::now();
     while start.elapsed() < PATIENCE {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))
@@ -682,7 +689,7 @@ async fn wait_for_port(port: u16) {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("tauri-driver did not listen on {port}");
+    panic!("{who} did not listen on {port} within {PATIENCE:?}");
 }
 
 /// What `path` holds (nothing if it is absent), removing it.
