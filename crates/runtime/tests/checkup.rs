@@ -172,3 +172,15 @@ async fn a_model_that_answers_only_from_words_is_shown_its_results_in_words() {
         "needs the question restated (writes calls as text)"
     );
 }
+
+#[tokio::test]
+async fn every_check_up_asks_the_same_so_a_greedy_model_gets_the_same_verdict() {
+    let (_, first) = checked(Reads::NativelyOnce).await;
+    let (_, second) = checked(Reads::NativelyOnce).await;
+    assert_eq!(first, second, "the same words and folder each time");
+    let opening = first[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        opening.contains("Workspace: the folder `project`."),
+        "{opening}"
+    );
+}

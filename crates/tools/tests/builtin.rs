@@ -69,10 +69,33 @@ async fn search_files_finds_lines_and_skips_what_a_search_should() {
     let none = text(&SearchFiles, json!({"pattern": "nowhere"}), &ctx).await;
     assert_eq!(
         none,
-        "no matches in 3 files: blob.bin, src/deep/lib.rs, src/main.rs\n(a search finds \
-         the text as written; to find what it means, read the files)\n",
-        "the files are named, to be read when a word is not there"
+        "no matches in 3 files (a search finds the text as written; they are short, so \
+         here is every line, to judge by what they say):\nsrc/deep/lib.rs:1: pub fn run(config: Config) {}\nsrc/main.rs:1: \
+         fn main() {\nsrc/main.rs:2: run(config);\nsrc/main.rs:3: }\n",
+        "few short files are shown whole (not the binary one), to be judged by meaning \
+         when a word is not there"
     );
+    // More, or longer, files are only named, to be read.
+    std::fs::write(root.join("long.txt"), "words ".repeat(400)).unwrap();
+    let named = text(&SearchFiles, json!({"pattern": "nowhere"}), &ctx).await;
+    assert_eq!(
+        named,
+        "no matches in 4 files: blob.bin, long.txt, src/deep/lib.rs, src/main.rs\n(a search \
+         finds the text as written; to find what it means, read the files)\n",
+    );
+    std::fs::remove_file(root.join("long.txt")).unwrap();
+    for name in ["a", "b", "c", "d"] {
+        std::fs::write(root.join(format!("{name}.txt")), name).unwrap();
+    }
+    let many = text(&SearchFiles, json!({"pattern": "nowhere"}), &ctx).await;
+    assert!(
+        many.starts_with("no matches in 7 files: a.txt, ")
+            && many.ends_with("to find what it means, read the files)\n"),
+        "six short texts are more than are shown: {many}"
+    );
+    for name in ["a", "b", "c", "d"] {
+        std::fs::remove_file(root.join(format!("{name}.txt"))).unwrap();
+    }
     // A file is searched as itself.
     let in_file = text(
         &SearchFiles,
@@ -90,9 +113,11 @@ async fn search_files_finds_lines_and_skips_what_a_search_should() {
         &ctx,
     )
     .await;
-    assert!(
-        not_in_file.starts_with("no matches in 1 file: src/main.rs\n"),
-        "{not_in_file}"
+    assert_eq!(
+        not_in_file,
+        "no matches in 1 file (a search finds the text as written; it is short, so here \
+         is every line, to judge by what it says):\nsrc/main.rs:1: fn main() {\n\
+         src/main.rs:2: run(config);\nsrc/main.rs:3: }\n"
     );
     assert!(
         SearchFiles

@@ -43,8 +43,9 @@ impl Tool for TodoWrite {
     }
 
     fn description(&self) -> &str {
-        "Write your task list for this work (the whole list each time), ticking items off \
-         as you finish them. The user sees it."
+        "Your own checklist for a job of several steps (the whole list each time), \
+         ticking items off as you finish them; the user sees it. It changes no file: a \
+         list in a file is changed with edit_file."
     }
 
     fn parameters(&self) -> Value {

@@ -26,6 +26,7 @@ mod changes;
 mod confined;
 mod host_shell;
 mod ignore;
+mod inside;
 
 use changes::Snapshot;
 use confined::{Confined, refused_by_sandbox};
@@ -243,6 +244,9 @@ impl Tool for RunCommand {
         let failed = !matches!(ended, Ended::Exited(Ok(status)) if status.success());
         if failed && confined.sandboxed() && refused_by_sandbox(&stdout, &stderr) {
             report.push_str(confined.refusal_hint());
+        }
+        if failed && let Some(hint) = inside::hint(&args.command, workspace.root()) {
+            report.push_str(&hint);
         }
         report.push_str(&kept.said);
         Ok(ToolOutput {
