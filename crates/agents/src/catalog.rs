@@ -78,6 +78,25 @@ struct Folded {
     rules: ToolRules,
 }
 
+/// Why a profile's bases cannot be folded into it, as its line in `cairn agents` says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum FoldError {
+    /// The ids from the profile round to itself again.
+    #[error("its bases form a cycle: {}", .0.join(" → "))]
+    Cycle(Vec<String>),
+    #[error("there is no profile `{0}`")]
+    Missing(String),
+    #[error("its base `{0}` is unknown")]
+    UnknownBase(String),
+    #[error("its base `{base}` cannot be used: {reason}")]
+    UnusableBase {
+        base: String,
+        reason: Box<FoldError>,
+    },
+    #[error(transparent)]
+    Rules(#[from] crate::rules::ToolRulesError),
+}
+
 /// The usable profiles, and a line for every profile and every file skipped.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
@@ -117,7 +136,7 @@ impl Catalog {
                 }
             }
         }
-        let mut folded: HashMap<String, Result<Folded, String>> = HashMap::new();
+        let mut folded: HashMap<String, Result<Folded, FoldError>> = HashMap::new();
         let mut agents = Vec::new();
         for (id, item) in &winners {
             let result = fold(id, &winners, &mut folded, &mut Vec::new());
@@ -138,7 +157,7 @@ impl Catalog {
                         role: raw.front.role,
                     }));
                 }
-                Err(reason) => infos.push(info_of(item, Some(reason))),
+                Err(reason) => infos.push(info_of(item, Some(reason.to_string()))),
             }
         }
         infos.sort_by(|a, b| a.id.cmp(&b.id).then(a.source.cmp(&b.source)));
@@ -238,21 +257,21 @@ fn one_holder_per_role(agents: &mut [Arc<Agent>], winners: &BTreeMap<String, Fou
 fn fold(
     id: &str,
     winners: &BTreeMap<String, Found>,
-    done: &mut HashMap<String, Result<Folded, String>>,
+    done: &mut HashMap<String, Result<Folded, FoldError>>,
     chain: &mut Vec<String>,
-) -> Result<Folded, String> {
+) -> Result<Folded, FoldError> {
     if let Some(result) = done.get(id) {
         return result.clone();
     }
     if chain.iter().any(|seen| seen == id) {
         chain.push(id.to_owned());
-        return Err(format!("its bases form a cycle: {}", chain.join(" → ")));
+        return Err(FoldError::Cycle(chain.clone()));
     }
     let Some(Found {
         parsed: Ok(raw), ..
     }) = winners.get(id)
     else {
-        return Err(format!("there is no profile `{id}`"));
+        return Err(FoldError::Missing(id.to_owned()));
     };
     chain.push(id.to_owned());
     let result = match &raw.front.base {
@@ -260,19 +279,18 @@ fn fold(
             instructions: String::new(),
             rules: ToolRules::default(),
         }),
-        Some(base) if !winners.contains_key(base) => Err(format!("its base `{base}` is unknown")),
-        Some(base) => fold(base, winners, done, chain).map_err(|reason| {
-            match reason.starts_with("its bases form a cycle") {
-                true => reason,
-                false => format!("its base `{base}` cannot be used: {reason}"),
-            }
+        Some(base) if !winners.contains_key(base) => Err(FoldError::UnknownBase(base.clone())),
+        // A cycle is said once, whole, from wherever it was found.
+        Some(base) => fold(base, winners, done, chain).map_err(|reason| match reason {
+            FoldError::Cycle(_) => reason,
+            reason => FoldError::UnusableBase {
+                base: base.clone(),
+                reason: Box::new(reason),
+            },
         }),
     }
     .and_then(|base| {
-        let rules = base
-            .rules
-            .then(&raw.front.tools)
-            .map_err(|err| err.to_string())?;
+        let rules = base.rules.then(&raw.front.tools)?;
         let instructions = [base.instructions.as_str(), raw.instructions.as_str()]
             .into_iter()
             .filter(|part| !part.is_empty())
