@@ -30,10 +30,15 @@ ensure_cargo_tool() {
 # cargo-deb, which scripts/package builds the .deb with.
 CARGO_DEB_VERSION=3.6.2
 
-ensure_wasm_target() {
-    if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
-        rustup target add wasm32-unknown-unknown
+# usage: ensure_rust_target TRIPLE
+ensure_rust_target() {
+    if ! rustup target list --installed | grep -qx "$1"; then
+        rustup target add "$1"
     fi
+}
+
+ensure_wasm_target() {
+    ensure_rust_target wasm32-unknown-unknown
 }
 
 # Installs an npm package into the user's cache unless FILE (under its node_modules) is

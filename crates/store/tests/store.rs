@@ -446,8 +446,8 @@ async fn a_search_ranks_every_match_before_it_keeps_the_best_few() {
 async fn a_thread_answered_by_a_running_process_is_marked_and_an_ended_ones_mark_holds_nothing() {
     let (_dir, store) = fresh().await;
     let thread = store.create_thread(NewThread::default()).await.unwrap();
-    // Another process's mark, written as that process would: first one that runs
-    // (the machine's first process always does), then one that has ended.
+    // Another process's mark, written as that process would: first while it runs (a
+    // child that reads its input until it ends, on every system), then once it ended.
     let mark = |pid: i64| {
         let (path, id) = (store.path().to_owned(), thread.id.clone());
         async move {
@@ -462,13 +462,18 @@ async fn a_thread_answered_by_a_running_process_is_marked_and_an_ended_ones_mark
             .unwrap();
         }
     };
-    mark(1).await;
+    let mut other = std::process::Command::new(if cfg!(windows) { "cmd" } else { "cat" })
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = i64::from(other.id());
+    mark(pid).await;
     assert!(store.answered_elsewhere(&thread.id).await.unwrap());
     assert!(!store.claim_answering(&thread.id).await.unwrap(), "refused");
-    let mut ended = std::process::Command::new("true").spawn().unwrap();
-    let gone = i64::from(ended.id());
-    ended.wait().unwrap();
-    mark(gone).await;
+    drop(other.stdin.take());
+    other.wait().unwrap();
+    mark(pid).await;
     assert!(!store.answered_elsewhere(&thread.id).await.unwrap());
     assert!(
         store.claim_answering(&thread.id).await.unwrap(),
