@@ -467,14 +467,13 @@ fn start_at_login(enabled: bool) -> Reply<()> {
             kind: CommandErrorKind::Invalid,
         });
     }
-    let home = crate::autostart::config_home()
+    let entry = crate::autostart::Entry::for_user()
         .ok_or_else(|| system("neither XDG_CONFIG_HOME nor HOME is set".into()))?;
     let exe = std::env::current_exe()
         .map_err(|err| system(format!("Cairn could not find its own program: {err}")))?;
-    crate::autostart::apply(enabled, &home, &exe).map_err(|err| {
+    entry.apply(enabled, &exe).map_err(|err| {
         system(format!(
-            "the autostart entry {} could not be {}: {err}",
-            crate::autostart::path(&home).display(),
+            "{entry} could not be {}: {err}",
             if enabled { "written" } else { "removed" }
         ))
     })

@@ -14,7 +14,8 @@ const OPENABLE: [&str; 3] = ["http", "https", "mailto"];
 /// once; one still running after this has started a browser, which is success.
 const OPENER_VERDICT: Duration = Duration::from_secs(5);
 
-/// Checks `url` and hands it to the system's opener (`xdg-open`, `open`); a refusal
+/// Checks `url` and hands it to the system's opener (`xdg-open`, `open`, Explorer's
+/// URL handler); a refusal
 /// by the opener (no browser set up, say) comes back as an error to show.
 pub async fn open(url: &str) -> Result<(), CommandError> {
     open_with(opener(), url, OPENER_VERDICT).await
@@ -87,7 +88,16 @@ fn opener() -> Command {
     Command::new("open")
 }
 
-#[cfg(not(target_os = "macos"))]
+/// The handler Explorer itself opens addresses with: unlike `explorer URL`, which
+/// exits with 1 whatever happened, it exits with 0 once the link is handed over.
+#[cfg(windows)]
+fn opener() -> Command {
+    let mut opener = Command::new("rundll32");
+    opener.arg("url.dll,FileProtocolHandler");
+    opener
+}
+
+#[cfg(not(any(target_os = "macos", windows)))]
 fn opener() -> Command {
     Command::new("xdg-open")
 }
@@ -133,6 +143,8 @@ mod tests {
         assert_eq!(err.kind, CommandErrorKind::Invalid);
     }
 
+    // The opener stands in as a Unix program (`false`, `sh`).
+    #[cfg(unix)]
     #[tokio::test]
     async fn an_opener_that_fails_is_told_to_the_user() {
         let err = open_with(Command::new("false"), "https://example.com", SOON)
@@ -151,6 +163,8 @@ mod tests {
             .unwrap();
     }
 
+    // The opener stands in as a Unix program (`false`, `sh`).
+    #[cfg(unix)]
     #[tokio::test]
     async fn an_opener_still_running_has_started_a_browser() {
         // The link becomes $1 of a script that stays, as a browser would.

@@ -91,7 +91,7 @@ enum Response {
 
 #[cfg_attr(
     not(target_os = "linux"),
-    expect(
+    allow(
         dead_code,
         reason = "only Linux shows notifications so far (README, Windows)"
     )
@@ -158,6 +158,13 @@ pub type Answer = fn(&AppHandle, &str, ApprovalDecision) -> Result<(), CommandEr
 
 /// The notifications Cairn keeps track of; managed by the app.
 pub struct Notifications {
+    #[cfg_attr(
+        not(target_os = "linux"),
+        allow(
+            dead_code,
+            reason = "only Linux shows notifications so far (README, Windows)"
+        )
+    )]
     answer: Answer,
     #[cfg(target_os = "linux")]
     inner: platform::Shown,
@@ -184,7 +191,7 @@ fn wanted(app: &AppHandle) -> bool {
 
 #[cfg_attr(
     not(target_os = "linux"),
-    expect(
+    allow(
         dead_code,
         reason = "only Linux shows notifications so far (README, Windows)"
     )

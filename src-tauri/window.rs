@@ -62,7 +62,7 @@ pub fn restore(app: &AppHandle, desk: &Desk) {
     }
     // Started from an autostart entry with --hidden: stay in the tray, if there is
     // one to stay in (else the app would run with no way to reach it).
-    let hidden = std::env::args().any(|arg| arg == "--hidden");
+    let hidden = std::env::args().any(|arg| arg == crate::autostart::HIDDEN);
     if !hidden || crate::tray_host::problem().is_some() {
         let _ = window.show();
         let _ = window.set_focus();
