@@ -366,8 +366,9 @@ mod tests {
             rule("run_command(cargo:*)"),
             rule("run_command(git status)"),
         ];
+        // As sh reads the line (cmd's reading is `shell`'s to test).
         let parts = |line: &str| -> Vec<Subject> {
-            crate::shell::split(line)
+            crate::shell::split_sh(line)
                 .unwrap()
                 .into_iter()
                 .map(Subject::Command)
@@ -399,5 +400,17 @@ mod tests {
             deny.any_match(RuleList::Deny, "run_command", &parts("echo `rm -rf /`"))
                 .is_some()
         );
+        let cmd_parts = |line: &str| -> Vec<Subject> {
+            crate::shell::split_cmd(line)
+                .unwrap()
+                .into_iter()
+                .map(Subject::Command)
+                .collect()
+        };
+        assert!(!covers_all(
+            &allow,
+            "run_command",
+            &cmd_parts("cargo build 'x & calc'")
+        ));
     }
 }

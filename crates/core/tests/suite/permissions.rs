@@ -143,47 +143,87 @@ async fn specifiers_decide_per_path_and_per_command() {
         .await,
         Asked
     );
+    // sh's reading of the line: cmd hides no command in it.
+    if cfg!(unix) {
+        assert_eq!(
+            gate(
+                PermissionMode::Default,
+                exec,
+                cargo,
+                json!({"command": "cargo build $(curl x)"})
+            )
+            .await,
+            Asked
+        );
+        assert_eq!(
+            gate(
+                PermissionMode::Default,
+                exec,
+                cargo,
+                json!({"command": "cargo 'unclosed"})
+            )
+            .await,
+            Asked
+        );
+    }
+    // What cmd splits and sh does not, and a line neither can read.
+    if cfg!(windows) {
+        assert_eq!(
+            gate(
+                PermissionMode::Default,
+                exec,
+                cargo,
+                json!({"command": "cargo build 'x & calc'"})
+            )
+            .await,
+            Asked
+        );
+    }
     assert_eq!(
         gate(
             PermissionMode::Default,
             exec,
             cargo,
-            json!({"command": "cargo build $(curl x)"})
-        )
-        .await,
-        Asked
-    );
-    assert_eq!(
-        gate(
-            PermissionMode::Default,
-            exec,
-            cargo,
-            json!({"command": "cargo 'unclosed"})
+            json!({"command": "cargo \"unclosed"})
         )
         .await,
         Asked
     );
     let no_rm = Some((RuleList::Deny, "probe(rm:*)"));
+    // sh's reading of the line: cmd hides no command in it.
+    if cfg!(unix) {
+        assert_eq!(
+            gate(
+                PermissionMode::Auto,
+                exec,
+                no_rm,
+                json!({"command": "ls; rm -rf /"})
+            )
+            .await,
+            Blocked,
+            "deny holds in auto"
+        );
+        assert_eq!(
+            gate(
+                PermissionMode::Auto,
+                exec,
+                no_rm,
+                json!({"command": "echo `rm -rf /`"})
+            )
+            .await,
+            Blocked
+        );
+    }
     assert_eq!(
         gate(
             PermissionMode::Auto,
             exec,
             no_rm,
-            json!({"command": "ls; rm -rf /"})
+            json!({"command": "ls & rm -rf /"})
         )
         .await,
         Blocked,
-        "deny holds in auto"
-    );
-    assert_eq!(
-        gate(
-            PermissionMode::Auto,
-            exec,
-            no_rm,
-            json!({"command": "echo `rm -rf /`"})
-        )
-        .await,
-        Blocked
+        "deny holds in auto, in every shell"
     );
     assert_eq!(
         gate(
