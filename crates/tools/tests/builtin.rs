@@ -49,6 +49,7 @@ async fn search_files_finds_lines_and_skips_what_a_search_should() {
     std::fs::write(root.join(".git/config"), "run(config)").unwrap();
     std::fs::write(root.join("node_modules/x/i.js"), "run(config)").unwrap();
     std::fs::write(root.join("blob.bin"), b"run(config)\0\x01\x02").unwrap();
+    #[cfg(unix)]
     std::os::unix::fs::symlink("/etc", root.join("etc_link")).unwrap();
 
     let found = text(&SearchFiles, json!({"pattern": "run\\(config"}), &ctx).await;

@@ -1,7 +1,12 @@
 //! Adversarial confinement: generated paths by the hundred thousand against a
 //! workspace full of links that point out, and a link swapped in under a running
 //! writer. The only acceptable number of escapes is zero.
+//!
+//! Unix only: its links are Unix symbolic links, made freely. (Windows refuses every
+//! reparse point a path crosses; its path rules are `cairn-core`'s
+//! `workspace/windows.rs` tests.)
 
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;

@@ -1,5 +1,9 @@
 //! Confinement of the file tools to the workspace root, on a real directory tree.
+//!
+//! Unix only: its trees hold Unix symbolic links and file modes. (Windows' path
+//! rules are `cairn-core`'s `workspace/windows.rs` tests.)
 
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::symlink;

@@ -270,7 +270,11 @@ mod tests {
         write(root, ".git/objects/ab/cdef", "object");
         write(root, "target/debug/app", "binary");
         write(root, "run.log", "log");
-        std::os::unix::fs::symlink(root.join("src/main.rs"), root.join("link.rs")).unwrap();
+        #[cfg(unix)]
+        let link = std::os::unix::fs::symlink;
+        #[cfg(windows)]
+        let link = std::os::windows::fs::symlink_file;
+        link(root.join("src/main.rs"), root.join("link.rs")).unwrap();
         let found = snapshot.changes(root).unwrap();
         assert_eq!(found, Changes::default(), "{found:?}");
     }
