@@ -23,6 +23,18 @@ pub(crate) const MAX_NOTING: Duration = Duration::from_secs(1);
 const MAX_KEPT_FILE: u64 = 1 << 20;
 const MAX_KEPT: u64 = 64 << 20;
 
+/// Why a command's changes cannot be noted, as its card says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NotingError {
+    #[error("the workspace has over {MAX_FILES} files")]
+    TooManyFiles,
+    #[error("noting the workspace's files took over {} s", MAX_NOTING.as_secs())]
+    TooSlow,
+    /// The noting thread panicked or was cancelled.
+    #[error("noting the files failed: {0}")]
+    Failed(String),
+}
+
 /// One file as noted.
 #[derive(Debug, PartialEq)]
 struct Noted {
@@ -58,7 +70,7 @@ pub(crate) struct Changes {
 
 impl Snapshot {
     /// Notes the files under `root`; `Err` says why it could not be done quickly.
-    pub(crate) fn take(root: &Path) -> Result<Self, String> {
+    pub(crate) fn take(root: &Path) -> Result<Self, NotingError> {
         let ignore = Ignore::of(root);
         let mut kept = 0;
         let files = walk(root, &ignore, |path, meta| {
@@ -76,7 +88,7 @@ impl Snapshot {
     }
 
     /// What changed under `root` since the snapshot.
-    pub(crate) fn changes(&self, root: &Path) -> Result<Changes, String> {
+    pub(crate) fn changes(&self, root: &Path) -> Result<Changes, NotingError> {
         let now = walk(root, &self.ignore, |_, meta| noted(meta, None))?;
         let mut found = Changes::default();
         let read_now = |path: &str| -> Option<Vec<u8>> {
@@ -155,7 +167,7 @@ fn walk(
     root: &Path,
     ignore: &Ignore,
     mut note: impl FnMut(&str, &std::fs::Metadata) -> Noted,
-) -> Result<BTreeMap<String, Noted>, String> {
+) -> Result<BTreeMap<String, Noted>, NotingError> {
     let started = Instant::now();
     let mut files = BTreeMap::new();
     let mut pending = vec![String::new()];
@@ -185,16 +197,13 @@ fn walk(
                     continue;
                 };
                 if files.len() == MAX_FILES {
-                    return Err(format!("the workspace has over {MAX_FILES} files"));
+                    return Err(NotingError::TooManyFiles);
                 }
                 let noted = note(&path, &meta);
                 files.insert(path, noted);
             }
             if started.elapsed() > MAX_NOTING {
-                return Err(format!(
-                    "noting the workspace's files took over {} s",
-                    MAX_NOTING.as_secs()
-                ));
+                return Err(NotingError::TooSlow);
             }
         }
     }
@@ -285,10 +294,9 @@ mod tests {
         for n in 0..=MAX_FILES {
             std::fs::write(dir.path().join(n.to_string()), "").unwrap();
         }
-        assert_eq!(
-            Snapshot::take(dir.path()).unwrap_err(),
-            format!("the workspace has over {MAX_FILES} files")
-        );
+        let err = Snapshot::take(dir.path()).unwrap_err();
+        assert_eq!(err, NotingError::TooManyFiles);
+        assert_eq!(err.to_string(), "the workspace has over 20000 files");
     }
 
     #[test]

@@ -28,7 +28,7 @@ mod host_shell;
 mod ignore;
 mod inside;
 
-use changes::Snapshot;
+use changes::{NotingError, Snapshot};
 use confined::{Confined, refused_by_sandbox};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -257,10 +257,10 @@ impl Tool for RunCommand {
 }
 
 /// The workspace's files before a command, noted away from the async threads.
-async fn note(root: PathBuf) -> Result<Snapshot, String> {
+async fn note(root: PathBuf) -> Result<Snapshot, NotingError> {
     tokio::task::spawn_blocking(move || Snapshot::take(&root))
         .await
-        .unwrap_or_else(|err| Err(format!("noting the files failed: {err}")))
+        .unwrap_or_else(|err| Err(NotingError::Failed(err.to_string())))
 }
 
 /// What a command's changes left for Restore.
@@ -273,13 +273,13 @@ struct Kept {
 }
 
 /// Tells the workspace's log what the command changed since `noted`.
-async fn keep_changes(workspace: &Arc<Workspace>, noted: Result<Snapshot, String>) -> Kept {
+async fn keep_changes(workspace: &Arc<Workspace>, noted: Result<Snapshot, NotingError>) -> Kept {
     let found = match noted {
         Ok(snapshot) => {
             let root = workspace.root().to_owned();
             tokio::task::spawn_blocking(move || snapshot.changes(&root))
                 .await
-                .unwrap_or_else(|err| Err(format!("noting the files failed: {err}")))
+                .unwrap_or_else(|err| Err(NotingError::Failed(err.to_string())))
         }
         Err(why) => Err(why),
     };
