@@ -37,6 +37,11 @@ fn with_tools() -> String {
     url("CAIRN_REAL_MODEL_TOOLS_URL")
 }
 
+/// The same model on a server that never lets it end an answer (`--ignore-eos`).
+fn never_ending() -> String {
+    url("CAIRN_REAL_MODEL_RUNAWAY_URL")
+}
+
 /// `cairn run ARGS` against `server`, with the database `db`.
 fn run_at(server: &str, db: &std::path::Path, args: &[&str]) -> Command {
     let mut command = cairn(&["run", "--base-url", server, "--dialect", "openai"]);
@@ -241,14 +246,16 @@ async fn a_second_turn_reuses_what_the_server_cached_of_the_first() {
 async fn a_runaway_answer_is_bounded_and_said() {
     let dir = tempfile::tempdir().unwrap();
     let db = scratch_db();
-    // Asked for an answer without end, the model writes until Cairn stops it: at its
-    // repetition guard or the answer's room, whichever comes first. (A question it
-    // merely happened to loop on stopped looping when the tools' descriptions changed,
-    // and with the server's cache holding another prompt: greedy decoding is not the
-    // same bytes on every run of a busy server.)
+    // A model that cannot end its answer writes until Cairn stops it: at its
+    // repetition guard or the answer's room, whichever comes first. (Asked to write a
+    // word forever, the model itself stopped now and then: a question it merely
+    // happened to loop on stopped looping when the tools' descriptions changed, and
+    // "forever" ended after 253 tokens with the server's cache holding another
+    // prompt. Greedy decoding is not the same bytes on every run of a busy server, so
+    // the server is told to ignore the model's end.)
     let workspace = dir.path().to_str().unwrap();
     let out = finished(run_at(
-        &with_tools(),
+        &never_ending(),
         &db,
         &[
             "--json",
