@@ -7,9 +7,10 @@
 //! They run one at a time: some read the server's slots, which another test's request
 //! would change.
 //!
-//! Three servers: `CAIRN_REAL_MODEL_URL` uses SmolLM2's own template (no tools),
-//! `CAIRN_REAL_MODEL_TOOLS_URL` one that renders them (both a 4096-token context), and
-//! `CAIRN_REAL_MODEL_05B_URL` serves Qwen2.5-Coder-0.5B-Instruct (8192).
+//! The servers: `CAIRN_REAL_MODEL_URL` uses SmolLM2's own template (no tools),
+//! `CAIRN_REAL_MODEL_RUNAWAY_URL` one that renders them, on a server that ignores the
+//! model's end of answer (both a 4096-token context), and `CAIRN_REAL_MODEL_05B_URL`
+//! and `CAIRN_REAL_MODEL_15B_URL` serve Qwen2.5-Coder-0.5B and 1.5B-Instruct (8192).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -32,12 +33,8 @@ fn plain() -> String {
     url("CAIRN_REAL_MODEL_URL")
 }
 
-/// The server with a chat template that renders tools.
-fn with_tools() -> String {
-    url("CAIRN_REAL_MODEL_TOOLS_URL")
-}
-
-/// The same model on a server that never lets it end an answer (`--ignore-eos`).
+/// SmolLM2 with a chat template that renders tools, on a server that never lets it
+/// end an answer (`--ignore-eos`).
 fn never_ending() -> String {
     url("CAIRN_REAL_MODEL_RUNAWAY_URL")
 }
