@@ -2,39 +2,62 @@
 //! can fix.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt::Display;
 
 use cairn_protocol::PlanStep;
 
+/// What keeps a plan from running, in the words the model is told.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum PlanProblem {
+    #[error("a plan needs at least one step")]
+    NoSteps,
+    #[error("every step needs an `id` (s1, s2, …)")]
+    NoId,
+    #[error("two steps are named `{0}`; give each its own id")]
+    SameId(String),
+    #[error("step `{0}` has no instructions")]
+    NoInstructions(String),
+    #[error("step `{step}` depends on `{missing}`, which is not a step of this plan")]
+    UnknownDependency { step: String, missing: String },
+    #[error("step `{step}` asks for the tool `{tool}`, which you do not have")]
+    UnknownTool { step: String, tool: String },
+    #[error("step `{step}`: {reason}")]
+    Agent { step: String, reason: String },
+    #[error(
+        "the steps depend on each other in a circle: {}; a step can only wait for steps \
+         that do not wait for it",
+        .0.join(" → ")
+    )]
+    Circle(Vec<String>),
+}
+
 /// Checks `steps`: `has_tool` and `agent` say which tools and profiles a step may name.
-pub(crate) fn check(
+pub(crate) fn check<E: Display>(
     steps: &[PlanStep],
     has_tool: impl Fn(&str) -> bool,
-    agent: impl Fn(&str) -> Result<(), String>,
-) -> Result<(), String> {
+    agent: impl Fn(&str) -> Result<(), E>,
+) -> Result<(), PlanProblem> {
     if steps.is_empty() {
-        return Err("a plan needs at least one step".into());
+        return Err(PlanProblem::NoSteps);
     }
     let mut ids = HashSet::new();
     for step in steps {
         if step.id.trim().is_empty() {
-            return Err("every step needs an `id` (s1, s2, …)".into());
+            return Err(PlanProblem::NoId);
         }
         if !ids.insert(step.id.as_str()) {
-            return Err(format!(
-                "two steps are named `{}`; give each its own id",
-                step.id
-            ));
+            return Err(PlanProblem::SameId(step.id.clone()));
         }
         if step.instructions.trim().is_empty() {
-            return Err(format!("step `{}` has no instructions", step.id));
+            return Err(PlanProblem::NoInstructions(step.id.clone()));
         }
     }
     for step in steps {
         if let Some(missing) = step.depends_on.iter().find(|id| !ids.contains(id.as_str())) {
-            return Err(format!(
-                "step `{}` depends on `{missing}`, which is not a step of this plan",
-                step.id
-            ));
+            return Err(PlanProblem::UnknownDependency {
+                step: step.id.clone(),
+                missing: missing.clone(),
+            });
         }
         if let Some(unknown) = step
             .tools
@@ -42,21 +65,20 @@ pub(crate) fn check(
             .flatten()
             .find(|name| !has_tool(name.as_str()))
         {
-            return Err(format!(
-                "step `{}` asks for the tool `{unknown}`, which you do not have",
-                step.id
-            ));
+            return Err(PlanProblem::UnknownTool {
+                step: step.id.clone(),
+                tool: unknown.clone(),
+            });
         }
         if let Some(id) = &step.agent {
-            agent(id).map_err(|err| format!("step `{}`: {err}", step.id))?;
+            agent(id).map_err(|err| PlanProblem::Agent {
+                step: step.id.clone(),
+                reason: err.to_string(),
+            })?;
         }
     }
     if let Some(cycle) = cycle(steps) {
-        return Err(format!(
-            "the steps depend on each other in a circle: {}; a step can only wait for \
-             steps that do not wait for it",
-            cycle.join(" → ")
-        ));
+        return Err(PlanProblem::Circle(cycle));
     }
     Ok(())
 }
@@ -130,6 +152,7 @@ mod tests {
                 }
             },
         )
+        .map_err(|problem| problem.to_string())
     }
 
     #[test]

@@ -80,7 +80,8 @@ impl Turn {
             &plan.steps,
             |name| scope.tools.contains(name),
             |id| self.runnable_agent(id).map(drop),
-        )?;
+        )
+        .map_err(|problem| problem.to_string())?;
         let plan = if plan.plan_id.is_empty() {
             let plan_id = self
                 .plans
