@@ -31,13 +31,6 @@ pub fn split_sh(line: &str) -> Option<Vec<String>> {
 pub fn split_cmd(line: &str) -> Option<Vec<String>> {
     let mut commands = Vec::new();
     let mut current = String::new();
-    let finish = |current: &mut String, commands: &mut Vec<String>| {
-        let command = normalize(current);
-        if !command.is_empty() {
-            commands.push(command);
-        }
-        current.clear();
-    };
     let (mut quoted, mut depth) = (false, 0usize);
     let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
@@ -79,13 +72,6 @@ fn split_into(line: &str, commands: &mut Vec<String>) -> Option<()> {
     let chars: Vec<char> = line.chars().collect();
     let mut current = String::new();
     let mut i = 0;
-    let finish = |current: &mut String, commands: &mut Vec<String>| {
-        let command = normalize(current);
-        if !command.is_empty() {
-            commands.push(command);
-        }
-        current.clear();
-    };
     while i < chars.len() {
         let c = chars[i];
         match c {
@@ -190,6 +176,15 @@ fn matching_paren(chars: &[char], open: usize) -> Option<usize> {
         i += 1;
     }
     None
+}
+
+/// Ends the command being read: kept, normalized, unless it is empty.
+fn finish(current: &mut String, commands: &mut Vec<String>) {
+    let command = normalize(current);
+    if !command.is_empty() {
+        commands.push(command);
+    }
+    current.clear();
 }
 
 /// Words separated by single spaces, surrounding space gone.
