@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use cairn_core::prompt;
 
-use crate::habits::Restate;
+use crate::habits::{Outcome, Restate};
 
 /// The words around calls and results.
 #[derive(Debug, Clone, Copy)]
@@ -73,16 +73,20 @@ pub(crate) fn in_words(messages: Vec<ChatMessage>, words: &Words) -> Vec<ChatMes
                     (words.result_head)(&name, is_error),
                     content.trim_end()
                 );
-                let changed = !is_error && CHANGING_TOOLS.contains(&name.as_str());
+                let this = Round {
+                    changed: !is_error && CHANGING_TOOLS.contains(&name.as_str()),
+                    failed: is_error,
+                };
                 match (out.last_mut(), &mut in_results) {
                     (Some(ChatMessage::User { content: open }), Some(round)) => {
                         open.push_str("\n\n");
                         open.push_str(&result);
-                        round.changed |= changed;
+                        round.changed |= this.changed;
+                        round.failed &= this.failed;
                     }
                     _ => {
                         out.push(ChatMessage::user(format!("{}{result}", words.results_open)));
-                        in_results = Some(Round { changed });
+                        in_results = Some(this);
                     }
                 }
                 continue;
@@ -235,6 +239,18 @@ const CHANGING_TOOLS: [&str; 2] = ["write_file", "edit_file"];
 struct Round {
     /// One of its calls changed a file.
     changed: bool,
+    /// Every one of its calls failed.
+    failed: bool,
+}
+
+impl Round {
+    fn outcome(self) -> Outcome {
+        match self {
+            Self { changed: true, .. } => Outcome::Changed,
+            Self { failed: true, .. } => Outcome::Failed,
+            Self { .. } => Outcome::Read,
+        }
+    }
 }
 
 /// Ends an open round of results with the request said again, when the words say so.
@@ -251,7 +267,7 @@ fn close(
         (words.restate, request, out.last_mut())
     {
         content.push_str("\n\n");
-        content.push_str(&restate.words(request.trim(), round.changed));
+        content.push_str(&restate.words(request.trim(), round.outcome()));
     }
 }
 
@@ -352,6 +368,13 @@ mod tests {
                 wrote("c2", false),
                 calling("c3"),
                 wrote("c3", true),
+                ChatMessage::Assistant {
+                    content: String::new(),
+                    reasoning: None,
+                    tool_calls: vec![call("c4", "a.md", None), call("c5", "c.md", None)],
+                },
+                result("c4", "The code word is COBALT.", false),
+                result("c5", "Error: no such file", true),
             ],
             &restated(Restate::AnswerOrChange),
         );
@@ -366,8 +389,13 @@ mod tests {
         );
         assert_eq!(
             asked(6),
+            format!("It failed. Try again with the fix, or answer in one sentence: {request}"),
+            "a write that failed changed nothing, and the model is asked to try again"
+        );
+        assert_eq!(
+            asked(8),
             format!("With this result, answer in one sentence, or make the change: {request}"),
-            "a write that failed changed nothing"
+            "a round that also read something did not fail"
         );
     }
 

@@ -18,20 +18,36 @@ pub enum Restate {
     Answer,
 }
 
+/// What a round of results came to, as far as what the model is asked next goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Something was read or found.
+    Read,
+    /// One of its calls changed a file.
+    Changed,
+    /// Every call in it failed.
+    Failed,
+}
+
 impl Restate {
     /// What the model is asked after a round's results. A request that is a question
     /// is only ever asked to be answered: offered the change as well, the 0.5B wrote
     /// the code word it was asked for over the file it had read. After a round that
-    /// `changed` a file, it is asked what it did, or for what is still missing.
-    pub(crate) fn words(self, request: &str, changed: bool) -> String {
-        match self {
-            Self::AnswerOrChange | Self::Answer if changed => {
+    /// changed a file, it is asked what it did, or for what is still missing. After a
+    /// round whose every call failed, it is asked to try again: asked only to answer,
+    /// the 1.5B answered with the error's own words.
+    pub(crate) fn words(self, request: &str, outcome: Outcome) -> String {
+        match (self, outcome) {
+            (_, Outcome::Changed) => {
                 format!("With this result, say in one sentence what you did: {request}")
             }
-            Self::AnswerOrChange if !is_question(request) => {
+            (_, Outcome::Failed) => {
+                format!("It failed. Try again with the fix, or answer in one sentence: {request}")
+            }
+            (Self::AnswerOrChange, Outcome::Read) if !is_question(request) => {
                 format!("With this result, answer in one sentence, or make the change: {request}")
             }
-            Self::AnswerOrChange | Self::Answer => {
+            (Self::AnswerOrChange | Self::Answer, Outcome::Read) => {
                 format!("With this result, answer in one sentence: {request}")
             }
         }
@@ -133,7 +149,7 @@ mod tests {
             "How many rows does people.csv have",
         ] {
             assert_eq!(
-                Restate::AnswerOrChange.words(question, false),
+                Restate::AnswerOrChange.words(question, Outcome::Read),
                 format!("With this result, answer in one sentence: {question}")
             );
         }
@@ -143,7 +159,7 @@ mod tests {
             "Whatever you find, fix it.",
         ] {
             assert_eq!(
-                Restate::AnswerOrChange.words(change, false),
+                Restate::AnswerOrChange.words(change, Outcome::Read),
                 format!("With this result, answer in one sentence, or make the change: {change}")
             );
         }
@@ -152,7 +168,7 @@ mod tests {
         // same change again.
         for restate in [Restate::AnswerOrChange, Restate::Answer] {
             assert_eq!(
-                restate.words(request, true),
+                restate.words(request, Outcome::Changed),
                 format!("With this result, say in one sentence what you did: {request}")
             );
         }

@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,16 +16,8 @@ use cairn_tools::{
     EditFile, ListDir, MemoryList, MemoryRead, MemoryStore, MemoryWrite, RunCommand, SearchFiles,
     Subject, TodoWrite, Tool, ToolContext, ToolError, WebFetch, Workspace, WriteFile,
 };
+use common::workspace;
 use serde_json::json;
-
-fn workspace() -> (tempfile::TempDir, ToolContext) {
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = ToolContext {
-        workspace: Some(Arc::new(Workspace::open(dir.path()).unwrap())),
-        ..ToolContext::default()
-    };
-    (dir, ctx)
-}
 
 async fn text(tool: &impl Tool, args: serde_json::Value, ctx: &ToolContext) -> String {
     tool.call(args, ctx).await.unwrap().content

@@ -28,11 +28,22 @@ pub(super) struct RootDir(PathBuf);
 pub(super) struct Dir(PathBuf);
 
 fn kind(meta: &std::fs::Metadata) -> EntryKind {
-    if meta.file_attributes() & REPARSE_POINT != 0 || meta.file_type().is_symlink() {
+    kind_of(
+        meta.file_attributes(),
+        meta.file_type().is_symlink(),
+        meta.is_dir(),
+        meta.is_file(),
+    )
+}
+
+/// What an entry is by its attributes: a reparse point is a link whatever else it is
+/// (a junction is a folder that is one).
+fn kind_of(attributes: u32, symlink: bool, dir: bool, file: bool) -> EntryKind {
+    if attributes & REPARSE_POINT != 0 || symlink {
         EntryKind::Symlink
-    } else if meta.is_dir() {
+    } else if dir {
         EntryKind::Directory
-    } else if meta.is_file() {
+    } else if file {
         EntryKind::File
     } else {
         EntryKind::Other
@@ -187,4 +198,29 @@ pub(super) fn set_permissions(file: &File, readonly: Mode) -> std::io::Result<()
     let mut permissions = file.metadata()?.permissions();
     permissions.set_readonly(readonly);
     file.set_permissions(permissions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Wine 8.0 cannot make a junction or a symbolic link (`mklink /J` fails, and
+    /// `CreateSymbolicLinkW` succeeds making nothing), so what one looks like is
+    /// given here: a junction is a folder whose attributes mark a reparse point.
+    #[test]
+    fn a_junction_or_any_reparse_point_is_a_link() {
+        const DIRECTORY: u32 = 0x10;
+        assert_eq!(
+            kind_of(DIRECTORY | REPARSE_POINT, false, true, false),
+            EntryKind::Symlink,
+            "a junction"
+        );
+        assert_eq!(
+            kind_of(0x20 | REPARSE_POINT, false, false, true),
+            EntryKind::Symlink
+        );
+        assert_eq!(kind_of(DIRECTORY, true, true, false), EntryKind::Symlink);
+        assert_eq!(kind_of(DIRECTORY, false, true, false), EntryKind::Directory);
+        assert_eq!(kind_of(0x20, false, false, true), EntryKind::File);
+    }
 }
