@@ -7,10 +7,32 @@ use cairn_protocol::ToolCategory;
 use cairn_protocol::describe::CallAbout;
 use serde_json::Value;
 
-use crate::engine_tools::EngineTool;
 use crate::engine_tools::registry::REGISTRY;
+use crate::engine_tools::{EngineTool, NotHere};
 use crate::level::Scope;
 use crate::tool::Tool;
+
+/// Why a call has no callee at the level it was made; the model reads it as the
+/// call's result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NoCallee {
+    /// No tool of that name is offered here.
+    #[error(
+        "there is no tool `{name}`. Available tools{}: {}",
+        if *.grouped { " (more with load_tools)" } else { "" },
+        .available.join(", ")
+    )]
+    Unknown {
+        name: String,
+        /// Some tools wait in groups, to be loaded.
+        grouped: bool,
+        /// The names the model sees here.
+        available: Vec<String>,
+    },
+    /// One of the engine's own tools, which cannot be answered here.
+    #[error(transparent)]
+    NotHere(#[from] NotHere),
+}
 
 /// A call's callee, resolved once.
 pub(crate) enum Callee<'a> {
@@ -21,23 +43,21 @@ pub(crate) enum Callee<'a> {
 impl<'a> Callee<'a> {
     /// The callee of `name` at this level, or the error the model is told when there
     /// is none here.
-    pub fn resolve(scope: &'a Scope, name: &str, max_depth: u32) -> Result<Self, String> {
+    pub fn resolve(scope: &'a Scope, name: &str, max_depth: u32) -> Result<Self, NoCallee> {
         for tool in REGISTRY {
             if let Some(found) = tool.resolve(scope.at(), name, max_depth) {
-                return found.map(|()| Self::Engine(*tool));
+                return Ok(found.map(|()| Self::Engine(*tool))?);
             }
         }
-        scope.tools.get(name).map(Self::Tool).ok_or_else(|| {
-            let more = if scope.disclosure().is_some() {
-                " (more with load_tools)"
-            } else {
-                ""
-            };
-            format!(
-                "there is no tool `{name}`. Available tools{more}: {}",
-                scope.callable_names().join(", ")
-            )
-        })
+        scope
+            .tools
+            .get(name)
+            .map(Self::Tool)
+            .ok_or_else(|| NoCallee::Unknown {
+                name: name.to_owned(),
+                grouped: scope.disclosure().is_some(),
+                available: scope.callable_names(),
+            })
     }
 
     /// Whether the call may run at the same time as its neighbours in a round.

@@ -32,6 +32,14 @@ pub(crate) struct Child {
     pub operation: &'static str,
 }
 
+/// No profile a subtask can run as has that id; the model reads which ones do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("there is no agent `{id}` a subtask can run as. Choose one of: {}", .runnable.join(", "))]
+pub(crate) struct NotRunnable {
+    pub id: String,
+    pub runnable: Vec<String>,
+}
+
 impl Turn {
     /// `run_subtask`: its arguments checked, then the child run.
     pub(crate) async fn spawn(
@@ -70,21 +78,18 @@ impl Turn {
     }
 
     /// The profile `id` names for a child, or the error listing the ones it may use.
-    pub(crate) fn runnable_agent(&self, id: &str) -> Result<Arc<Agent>, String> {
+    pub(crate) fn runnable_agent(&self, id: &str) -> Result<Arc<Agent>, NotRunnable> {
         self.agents
             .find(id)
             .filter(|agent| agent.runnable)
             .cloned()
-            .ok_or_else(|| {
-                let ids: Vec<&str> = self
+            .ok_or_else(|| NotRunnable {
+                id: id.to_owned(),
+                runnable: self
                     .agents
                     .runnable()
-                    .map(|agent| agent.id.as_str())
-                    .collect();
-                format!(
-                    "there is no agent `{id}` a subtask can run as. Choose one of: {}",
-                    ids.join(", ")
-                )
+                    .map(|agent| agent.id.clone())
+                    .collect(),
             })
     }
 
@@ -106,7 +111,9 @@ impl Turn {
         } else {
             let server = crate::turn::server_for(&agent, &self.home, self.servers.as_ref())
                 .await
-                .map_err(|why| format!("the subtask cannot run: {why}"))?;
+                .map_err(|why| {
+                    CallFailure::RespondToModel(format!("the subtask cannot run: {why}"))
+                })?;
             let (model, sampling) = self.model_for(&agent, &server);
             (model, sampling, server)
         };

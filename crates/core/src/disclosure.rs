@@ -171,6 +171,14 @@ pub(crate) fn shown_size(offers: &[Offer], fold: &BTreeSet<String>, measure: boo
     (count, tokens)
 }
 
+/// `load_tools` named a group there is not; the model reads which there are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no tool group named {}; the groups are: {}", .unknown.join(", "), .groups.join(", "))]
+pub(crate) struct NoSuchGroup {
+    pub unknown: Vec<String>,
+    pub groups: Vec<String>,
+}
+
 /// The disclosure state of one level.
 #[derive(Debug)]
 pub(crate) struct Disclosure {
@@ -260,18 +268,17 @@ impl Disclosure {
     }
 
     /// `load_tools`: loads the named groups, or says which do not exist.
-    pub fn load(&self, groups: &[String]) -> Result<String, String> {
-        let unknown: Vec<&str> = groups
+    pub fn load(&self, groups: &[String]) -> Result<String, NoSuchGroup> {
+        let unknown: Vec<String> = groups
             .iter()
             .filter(|group| !self.groups.contains_key(group.as_str()))
-            .map(String::as_str)
+            .cloned()
             .collect();
         if !unknown.is_empty() {
-            return Err(format!(
-                "no tool group named {}; the groups are: {}",
-                unknown.join(", "),
-                self.groups.keys().cloned().collect::<Vec<_>>().join(", ")
-            ));
+            return Err(NoSuchGroup {
+                unknown,
+                groups: self.groups.keys().cloned().collect(),
+            });
         }
         let mut tools = Vec::new();
         for group in groups {
@@ -520,11 +527,9 @@ mod tests {
     #[test]
     fn a_group_loads_when_asked_or_when_one_of_its_tools_is_called() {
         let folded = folded(offers(), &["memory", "web"]);
-        assert!(
-            folded
-                .load(&["nope".into()])
-                .unwrap_err()
-                .contains("memory, web")
+        assert_eq!(
+            folded.load(&["nope".into()]).unwrap_err().to_string(),
+            "no tool group named nope; the groups are: memory, web"
         );
         folded.load(&["web".into()]).unwrap();
         assert!(names(&folded.visible().0).contains(&"web_fetch"));

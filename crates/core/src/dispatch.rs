@@ -20,13 +20,15 @@ use std::time::Instant;
 
 use crate::agent::AgentSwitch;
 use crate::budget::millis;
-use crate::callee::Callee;
+use crate::callee::{Callee, NoCallee};
 use crate::engine_tools::{CallFailure, EngineCall, Signal, Success, TurnServices};
 use crate::events::Activity;
 use crate::gate::{GateDecision, GateRequest};
 use crate::level::Scope;
 use crate::repeats::{self, Previous, Verdict};
-use crate::results::ReadArgs;
+use crate::results::{ReadArgs, Unreadable};
+use crate::servers::ServerUnusable;
+use crate::switch::NoHandOver;
 use crate::turn::Turn;
 
 /// The results of a round's calls, and how the level ends if one of them ends it.
@@ -228,8 +230,8 @@ impl Turn {
         &self,
         scope: &Scope,
         call: &ToolCall,
-        args: Result<Value, String>,
-        callee: Result<Callee<'_>, String>,
+        args: Result<Value, BadArguments>,
+        callee: Result<Callee<'_>, NoCallee>,
         room: usize,
         waited: &AtomicU64,
     ) -> Result<Success, CallFailure> {
@@ -241,8 +243,8 @@ impl Turn {
             tool_calls: 1,
             ..Default::default()
         });
-        let args = args?;
-        let callee = callee?;
+        let args = args.map_err(CallFailure::told)?;
+        let callee = callee.map_err(CallFailure::told)?;
         if let Some(disclosure) = scope.disclosure() {
             disclosure.note_call(&call.name);
         }
@@ -412,15 +414,18 @@ impl Turn {
     }
 }
 
+/// Arguments the model wrote that are not JSON; it reads why.
+#[derive(Debug, thiserror::Error)]
+#[error("the arguments are not valid JSON ({0}); send them as one JSON object")]
+struct BadArguments(#[from] serde_json::Error);
+
 /// The model's argument text as JSON. An empty string means no arguments (several
 /// servers send that for argument-less tools).
-fn parse_arguments(raw: &str) -> Result<Value, String> {
+fn parse_arguments(raw: &str) -> Result<Value, BadArguments> {
     if raw.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
-    serde_json::from_str(raw).map_err(|err| {
-        format!("the arguments are not valid JSON ({err}); send them as one JSON object")
-    })
+    Ok(serde_json::from_str(raw)?)
 }
 
 /// What the user is asked about a call.
@@ -453,20 +458,22 @@ impl TurnServices for LevelServices<'_> {
         &self.turn.agents
     }
 
-    fn hand_over(&self, switch: AgentSwitch) -> Result<(), String> {
+    fn hand_over(&self, switch: AgentSwitch) -> Result<(), NoHandOver> {
         self.turn.switch.set(switch).map_err(|refused| {
-            self.turn
-                .switch
-                .get()
-                .map_or(refused.to, |first| first.to.clone())
+            NoHandOver::AlreadyHandingOver(
+                self.turn
+                    .switch
+                    .get()
+                    .map_or(refused.to, |first| first.to.clone()),
+            )
         })
     }
 
-    fn read_kept(&self, args: &ReadArgs, room: usize) -> Result<String, String> {
+    fn read_kept(&self, args: &ReadArgs, room: usize) -> Result<String, Unreadable> {
         self.turn.kept.read(args, room)
     }
 
-    async fn server_answers(&self, agent: &crate::agent::Agent) -> Result<(), String> {
+    async fn server_answers(&self, agent: &crate::agent::Agent) -> Result<(), ServerUnusable> {
         if agent.server.is_none() {
             return Ok(());
         }
@@ -475,11 +482,13 @@ impl TurnServices for LevelServices<'_> {
         if turn.is_home(&server) {
             return Ok(());
         }
-        turn.servers.probe(&server).await.map_err(|why| {
-            format!(
-                "the agent `{}` runs on the server `{}`, which cannot be reached: {why}",
-                agent.id, server.name
-            )
-        })
+        turn.servers
+            .probe(&server)
+            .await
+            .map_err(|why| ServerUnusable::Unreachable {
+                agent: agent.id.clone(),
+                server: server.name.clone(),
+                why,
+            })
     }
 }

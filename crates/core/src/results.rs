@@ -127,36 +127,24 @@ impl KeptResults {
     }
 
     /// `read_tool_result`: one page of a kept result, at most `max_bytes` long.
-    pub fn read(&self, args: &ReadArgs, max_bytes: usize) -> Result<String, String> {
+    pub fn read(&self, args: &ReadArgs, max_bytes: usize) -> Result<String, Unreadable> {
+        let id = args.tool_call_id.clone();
         let whole = {
             let kept = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
             match kept.by_id.get(&args.tool_call_id) {
                 Some(whole) => Arc::clone(whole),
-                None if kept.by_id.is_empty() => {
-                    return Err(format!(
-                        "no result of this turn was cut, so there is nothing to read for `{}`; \
-                         results of earlier turns are not kept",
-                        args.tool_call_id
-                    ));
-                }
+                None if kept.by_id.is_empty() => return Err(Unreadable::NothingCut { id }),
                 None => {
-                    let mut ids: Vec<&str> = kept.by_id.keys().map(String::as_str).collect();
-                    ids.sort_unstable();
-                    return Err(format!(
-                        "no cut result has the id `{}`; the ones that can be read are: {}",
-                        args.tool_call_id,
-                        ids.join(", ")
-                    ));
+                    let mut readable: Vec<String> = kept.by_id.keys().cloned().collect();
+                    readable.sort_unstable();
+                    return Err(Unreadable::NoSuchId { id, readable });
                 }
             }
         };
         let total = whole.len();
         let offset = args.offset.unwrap_or(0);
         if offset >= total {
-            return Err(format!(
-                "offset {offset} is past the end: the result of `{}` is {total} bytes",
-                args.tool_call_id
-            ));
+            return Err(Unreadable::PastTheEnd { id, offset, total });
         }
         let page = max_bytes.saturating_sub(MARKER_ROOM).max(1);
         let limit = args.limit.unwrap_or(page).clamp(1, page);
@@ -181,6 +169,24 @@ impl KeptResults {
         }
         Ok(out)
     }
+}
+
+/// Why `read_tool_result` has no page to give; the model reads it as the call's result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Unreadable {
+    #[error(
+        "no result of this turn was cut, so there is nothing to read for `{id}`; results of \
+         earlier turns are not kept"
+    )]
+    NothingCut { id: String },
+    #[error("no cut result has the id `{id}`; the ones that can be read are: {}", .readable.join(", "))]
+    NoSuchId { id: String, readable: Vec<String> },
+    #[error("offset {offset} is past the end: the result of `{id}` is {total} bytes")]
+    PastTheEnd {
+        id: String,
+        offset: usize,
+        total: usize,
+    },
 }
 
 /// `whole` cut to `max_bytes`: its head, a marker naming the call and how to read
@@ -306,17 +312,35 @@ mod tests {
     fn reading_what_is_not_there_says_what_is() {
         let kept = KeptResults::default();
         let nothing = kept.read(&args("call_1", None, None), 1000).unwrap_err();
+        assert_eq!(
+            nothing,
+            Unreadable::NothingCut {
+                id: "call_1".into()
+            }
+        );
         assert!(
-            nothing.contains("no result of this turn was cut"),
+            nothing
+                .to_string()
+                .starts_with("no result of this turn was cut"),
             "{nothing}"
         );
         kept.fit("call_3", "x".repeat(5000), 1000);
         let wrong = kept.read(&args("call_9", None, None), 1000).unwrap_err();
-        assert!(wrong.contains("can be read are: call_3"), "{wrong}");
+        assert_eq!(
+            wrong.to_string(),
+            "no cut result has the id `call_9`; the ones that can be read are: call_3"
+        );
         let past = kept
             .read(&args("call_3", Some(5000), None), 1000)
             .unwrap_err();
-        assert!(past.contains("5000 bytes"), "{past}");
+        assert_eq!(
+            past,
+            Unreadable::PastTheEnd {
+                id: "call_3".into(),
+                offset: 5000,
+                total: 5000
+            }
+        );
         let tiny = kept.read(&args("call_3", Some(10), Some(3)), 1000).unwrap();
         assert!(tiny.starts_with("[bytes 10–13 of 5000"), "{tiny}");
     }

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::model::ModelClient;
+use crate::port::PortError;
 
 /// One model server, connected, with its slots.
 pub struct ModelServer {
@@ -108,11 +109,30 @@ impl ModelServer {
 }
 
 pub type ServerFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<Arc<ModelServer>, String>> + Send + 'a>>;
-pub type ProbeFuture<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
+    Pin<Box<dyn Future<Output = Result<Arc<ModelServer>, PortError>> + Send + 'a>>;
+pub type ProbeFuture<'a> = Pin<Box<dyn Future<Output = Result<(), PortError>> + Send + 'a>>;
 
-/// The servers the user named, for the profiles that pick one. Errors are sentences
-/// for the model and the user alike: which server, and why it cannot be used.
+/// Why the server a profile names cannot be used: the turn fails with it at the root,
+/// and the model reads it where it asked for a subtask or a hand-over.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ServerUnusable {
+    #[error("the agent `{agent}` runs on the server `{server}`: {why}")]
+    Unavailable {
+        agent: String,
+        server: String,
+        why: PortError,
+    },
+    #[error("the agent `{agent}` runs on the server `{server}`, which cannot be reached: {why}")]
+    Unreachable {
+        agent: String,
+        server: String,
+        why: PortError,
+    },
+}
+
+/// The servers the user named, for the profiles that pick one. An error's words are
+/// for the model and the user alike (why the server cannot be used); the engine adds
+/// which profile and which server.
 pub trait ServerDirectory: Send + Sync {
     /// The server called `name`, ready to be asked (nothing is sent yet).
     fn server<'a>(&'a self, name: &'a str) -> ServerFuture<'a>;
@@ -131,8 +151,8 @@ pub struct NoServers;
 
 impl ServerDirectory for NoServers {
     fn server<'a>(&'a self, name: &'a str) -> ServerFuture<'a> {
-        Box::pin(std::future::ready(Err(format!(
+        Box::pin(std::future::ready(Err(PortError::new(format!(
             "there is no server `{name}`: none are named here"
-        ))))
+        )))))
     }
 }

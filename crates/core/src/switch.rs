@@ -47,31 +47,47 @@ pub(crate) struct SwitchArgs {
     pub follow_up: Option<String>,
 }
 
+/// Why a hand-over cannot be made; the model reads it as the call's result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NoHandOver {
+    #[error("{SWITCH_AGENT} is not available here")]
+    Unavailable,
+    #[error(
+        "the limit of {MAX_CONSECUTIVE_SWITCHES} hand-overs in a row is reached; do the work \
+         yourself"
+    )]
+    LimitReached,
+    #[error(
+        "you already are `{id}`; do the work yourself, or switch to one of: {}",
+        .targets.join(", ")
+    )]
+    ToItself { id: String, targets: Vec<String> },
+    #[error("there is no agent `{id}` to switch to. Choose one of: {}", .targets.join(", "))]
+    NoSuchAgent { id: String, targets: Vec<String> },
+    /// Another call of the same turn asked first.
+    #[error("this turn already hands over to `{0}`; one hand-over per turn")]
+    AlreadyHandingOver(String),
+}
+
 /// The hand-over `args` ask for, or the error the model is told.
-pub(crate) fn check(setup: &AgentSetup, args: SwitchArgs) -> Result<AgentSwitch, String> {
+pub(crate) fn check(setup: &AgentSetup, args: SwitchArgs) -> Result<AgentSwitch, NoHandOver> {
     let targets = || {
         setup
             .switch_targets()
-            .map(|agent| agent.id.as_str())
+            .map(|agent| agent.id.clone())
             .collect::<Vec<_>>()
-            .join(", ")
     };
     match setup.switches_left {
-        None => return Err(format!("{SWITCH_AGENT} is not available here")),
-        Some(0) => {
-            return Err(format!(
-                "the limit of {MAX_CONSECUTIVE_SWITCHES} hand-overs in a row is reached; \
-                 do the work yourself"
-            ));
-        }
+        None => return Err(NoHandOver::Unavailable),
+        Some(0) => return Err(NoHandOver::LimitReached),
         Some(_) => {}
     }
     let id = args.agent.trim();
     if id == setup.current.id {
-        return Err(format!(
-            "you already are `{id}`; do the work yourself, or switch to one of: {}",
-            targets()
-        ));
+        return Err(NoHandOver::ToItself {
+            id: id.to_owned(),
+            targets: targets(),
+        });
     }
     match setup.find(id) {
         Some(agent) if !agent.hidden => Ok(AgentSwitch {
@@ -83,10 +99,10 @@ pub(crate) fn check(setup: &AgentSetup, args: SwitchArgs) -> Result<AgentSwitch,
                 .filter(|text| !text.trim().is_empty())
                 .unwrap_or_else(|| CONTINUE.to_owned()),
         }),
-        _ => Err(format!(
-            "there is no agent `{id}` to switch to. Choose one of: {}",
-            targets()
-        )),
+        _ => Err(NoHandOver::NoSuchAgent {
+            id: id.to_owned(),
+            targets: targets(),
+        }),
     }
 }
 
@@ -138,7 +154,7 @@ mod tests {
     #[test]
     fn unknown_hidden_and_current_targets_are_refused_with_the_valid_ones() {
         for bad in ["nobody", "explore", "auto"] {
-            let err = check(&setup(Some(3)), args(bad)).unwrap_err();
+            let err = check(&setup(Some(3)), args(bad)).unwrap_err().to_string();
             assert!(err.ends_with("one of: chat"), "{bad}: {err}");
         }
     }
@@ -146,9 +162,11 @@ mod tests {
     #[test]
     fn no_switches_left_is_the_limit_and_none_at_all_is_unavailable() {
         let err = check(&setup(Some(0)), args("chat")).unwrap_err();
-        assert!(err.contains("limit of 3"), "{err}");
+        assert_eq!(err, NoHandOver::LimitReached);
+        assert!(err.to_string().contains("limit of 3"), "{err}");
         let err = check(&setup(None), args("chat")).unwrap_err();
-        assert!(err.contains("not available"), "{err}");
+        assert_eq!(err, NoHandOver::Unavailable);
+        assert!(err.to_string().contains("not available"), "{err}");
     }
 
     #[test]

@@ -32,7 +32,7 @@ use crate::plan::{MemoryPlans, PlanBook, StoredPlan};
 use crate::prompt::{self, PromptContext};
 use crate::results::KeptResults;
 use crate::rules::RuleSet;
-use crate::servers::{ModelServer, NoServers, ServerDirectory};
+use crate::servers::{ModelServer, NoServers, ServerDirectory, ServerUnusable};
 use crate::toolbelt::Toolbelt;
 
 /// The engine: the thread's model server, the others a profile may name, and the
@@ -218,7 +218,7 @@ impl Engine {
         let turn = Turn::new(self, &fit, &request, &control, sink);
         let server = server.unwrap_or_else(|problem| {
             turn.fail(ErrorEvent {
-                message: problem,
+                message: problem.to_string(),
                 kind: ErrorKind::Config,
             });
             Arc::clone(&self.home)
@@ -285,7 +285,7 @@ impl Engine {
 
     /// The server the root runs on: its profile's where it names one, else the
     /// thread's.
-    async fn root_server(&self, request: &TurnRequest) -> Result<Arc<ModelServer>, String> {
+    async fn root_server(&self, request: &TurnRequest) -> Result<Arc<ModelServer>, ServerUnusable> {
         server_for(&request.agents.current, &self.home, self.servers.as_ref()).await
     }
 
@@ -813,16 +813,18 @@ pub(crate) async fn server_for(
     agent: &Agent,
     home: &Arc<ModelServer>,
     servers: &dyn ServerDirectory,
-) -> Result<Arc<ModelServer>, String> {
+) -> Result<Arc<ModelServer>, ServerUnusable> {
     match agent.server.as_deref() {
         None => Ok(Arc::clone(home)),
         Some(name) if name == home.name => Ok(Arc::clone(home)),
-        Some(name) => servers.server(name).await.map_err(|why| {
-            format!(
-                "the agent `{}` runs on the server `{name}`: {why}",
-                agent.id
-            )
-        }),
+        Some(name) => servers
+            .server(name)
+            .await
+            .map_err(|why| ServerUnusable::Unavailable {
+                agent: agent.id.clone(),
+                server: name.to_owned(),
+                why,
+            }),
     }
 }
 

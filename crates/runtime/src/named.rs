@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
+use cairn_core::PortError;
 use cairn_core::servers::{ModelServer, ProbeFuture, ServerDirectory, ServerFuture};
 use cairn_protocol::Dialect;
 use cairn_protocol::desktop::SavedEndpoint;
@@ -387,28 +388,27 @@ struct Directory {
 }
 
 impl Directory {
-    fn server_at(&self, entry: &SavedEndpoint) -> Result<Server, String> {
+    fn server_at(&self, entry: &SavedEndpoint) -> Result<Server, RuntimeError> {
         let mut endpoint = Endpoint::new(entry.dialect, &entry.base_url);
         if let Some(secrets) = &self.secrets {
-            endpoint.api_key =
-                crate::api_key(&endpoint, None, secrets.as_ref()).map_err(|err| err.to_string())?;
+            endpoint.api_key = crate::api_key(&endpoint, None, secrets.as_ref())?;
         }
-        Server::connect(&endpoint).map_err(|err| err.to_string())
+        Ok(Server::connect(&endpoint)?)
     }
 
-    fn entry(&self, name: &str) -> Result<&SavedEndpoint, String> {
+    fn entry(&self, name: &str) -> Result<&SavedEndpoint, RuntimeError> {
         self.named
             .iter()
             .find(|entry| entry.name == name)
-            .ok_or_else(|| unknown_server(name, &self.named).to_string())
+            .ok_or_else(|| unknown_server(name, &self.named))
     }
 }
 
 impl ServerDirectory for Directory {
     fn server<'a>(&'a self, name: &'a str) -> ServerFuture<'a> {
         Box::pin(async move {
-            let entry = self.entry(name)?;
-            let server = self.server_at(entry)?;
+            let entry = self.entry(name).map_err(PortError::new)?;
+            let server = self.server_at(entry).map_err(PortError::new)?;
             let base = server.server().to_owned();
             // A subtask's server is asked what it is, once per process: the work sent
             // there is already under way, and its slots decide how much goes at once.
@@ -429,13 +429,13 @@ impl ServerDirectory for Directory {
 
     fn probe<'a>(&'a self, server: &'a ModelServer) -> ProbeFuture<'a> {
         Box::pin(async move {
-            let entry = self.entry(&server.name)?;
-            let connected = self.server_at(entry)?;
+            let entry = self.entry(&server.name).map_err(PortError::new)?;
+            let connected = self.server_at(entry).map_err(PortError::new)?;
             tokio::time::timeout(FACTS_TIMEOUT, connected.list_models())
                 .await
                 .unwrap_or_else(|_| Err(timed_out(&entry.base_url)))
                 .map(drop)
-                .map_err(|err| err.to_string())
+                .map_err(PortError::new)
         })
     }
 }

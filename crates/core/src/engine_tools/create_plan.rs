@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use cairn_protocol::describe::{CallAbout, quote, text_arg};
 use serde_json::Value;
 
-use super::{At, CallFailure, EngineCall, EngineTool, Site, Success, TurnServices};
+use super::{At, CallFailure, EngineCall, EngineTool, NotHere, Site, Success, TurnServices};
 use crate::disclosure::{Offer, ToolGroup};
 use crate::plan::{CREATE_PLAN, PLAN_TOOLS, create_plan_spec};
 
@@ -22,7 +22,7 @@ impl EngineTool for CreatePlan {
             .then(|| Offer::grouped(create_plan_spec(), ToolGroup::rare(PLAN_TOOLS)))
     }
 
-    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), String>> {
+    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), NotHere>> {
         (name == CREATE_PLAN && at.can_plan).then_some(Ok(()))
     }
 

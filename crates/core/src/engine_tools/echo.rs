@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use cairn_protocol::{ChatMessage, Event, PermissionMode, ToolCall};
 
-use super::{At, CallFailure, EngineCall, EngineTool, Site, Success, TurnServices};
+use super::{At, CallFailure, EngineCall, EngineTool, NotHere, Site, Success, TurnServices};
 use crate::disclosure::Offer;
 use crate::model::{ChatRequest, FinishReason, ModelClient, ModelEvent, ModelStream, Sampling};
 use crate::{Engine, Limits, Toolbelt, TurnControl, TurnRequest};
@@ -27,7 +27,7 @@ impl EngineTool for Echo {
         None
     }
 
-    fn resolve(&self, _at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), String>> {
+    fn resolve(&self, _at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), NotHere>> {
         (name == ECHO).then_some(Ok(()))
     }
 

@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use cairn_protocol::describe::CallAbout;
 use serde_json::Value;
 
-use super::{At, CallFailure, EngineCall, EngineTool, Signal, Site, Success, TurnServices};
+use super::{
+    At, CallFailure, EngineCall, EngineTool, NotHere, Signal, Site, Success, TurnServices,
+};
 use crate::disclosure::Offer;
 use crate::plan::{SUBMIT_PLAN, SUBMIT_REVIEW};
 use crate::subtask::FINISH_SUBTASK;
@@ -22,14 +24,14 @@ impl EngineTool for FinishSubtask {
         site.finish.map(|finish| Offer::core(finish.spec()))
     }
 
-    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), String>> {
+    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), NotHere>> {
         if at.finish.is_some_and(|finish| finish.name() == name) {
             return Some(Ok(()));
         }
         (name == FINISH_SUBTASK).then(|| {
-            Err(format!(
+            Err(NotHere::because(format!(
                 "{FINISH_SUBTASK} only ends a subtask; at the top level, just answer"
-            ))
+            )))
         })
     }
 

@@ -15,8 +15,10 @@ use serde_json::Value;
 
 use crate::agent::{AgentSetup, AgentSwitch};
 use crate::disclosure::{Disclosure, Offer};
-use crate::results::ReadArgs;
+use crate::results::{ReadArgs, Unreadable};
+use crate::servers::ServerUnusable;
 use crate::subtask::Finish;
+use crate::switch::NoHandOver;
 
 mod create_plan;
 #[cfg(test)]
@@ -77,14 +79,28 @@ pub(crate) trait TurnServices: Send + Sync {
 
     /// Asks for the thread to be handed over once this turn ends; the first request
     /// wins, and a later one gets back the profile the first one named.
-    fn hand_over(&self, switch: AgentSwitch) -> Result<(), String>;
+    fn hand_over(&self, switch: AgentSwitch) -> Result<(), NoHandOver>;
 
     /// Whether the server `agent` runs on can be used now: a profile on another
     /// machine is only handed the thread while that machine answers.
-    async fn server_answers(&self, agent: &crate::agent::Agent) -> Result<(), String>;
+    async fn server_answers(&self, agent: &crate::agent::Agent) -> Result<(), ServerUnusable>;
 
     /// A page of a result the turn cut, at most `room` bytes.
-    fn read_kept(&self, args: &ReadArgs, room: usize) -> Result<String, String>;
+    fn read_kept(&self, args: &ReadArgs, room: usize) -> Result<String, Unreadable>;
+}
+
+/// Why a call to an engine tool cannot be answered at the level it was made, in the
+/// tool's own words: the model reads them as the call's result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{why}")]
+pub(crate) struct NotHere {
+    pub why: String,
+}
+
+impl NotHere {
+    pub fn because(why: impl Into<String>) -> Self {
+        Self { why: why.into() }
+    }
 }
 
 /// A tool the loop answers itself.
@@ -100,7 +116,7 @@ pub(crate) trait EngineTool: Send + Sync {
     /// Whether a call to `name` at `at` is this tool's: `None` when it is not,
     /// `Some(Err(why))` when it is but cannot be answered there (the model is told
     /// why).
-    fn resolve(&self, at: At<'_>, name: &str, max_depth: u32) -> Option<Result<(), String>>;
+    fn resolve(&self, at: At<'_>, name: &str, max_depth: u32) -> Option<Result<(), NotHere>>;
 
     /// Whether its calls may run at the same time as their neighbours in a round.
     fn parallel_safe(&self) -> bool;
@@ -143,6 +159,32 @@ pub(crate) enum CallFailure {
 impl From<String> for CallFailure {
     fn from(message: String) -> Self {
         Self::RespondToModel(message)
+    }
+}
+
+/// Failures the model reads, in their own words, as its call's result.
+macro_rules! read_by_the_model {
+    ($($failure:ty),+ $(,)?) => {$(
+        impl From<$failure> for CallFailure {
+            fn from(failure: $failure) -> Self {
+                Self::RespondToModel(failure.to_string())
+            }
+        }
+    )+};
+}
+
+read_by_the_model!(
+    crate::disclosure::NoSuchGroup,
+    NoHandOver,
+    ServerUnusable,
+    Unreadable,
+);
+
+impl CallFailure {
+    /// A failure the model reads as its call's result, from a module the engine's
+    /// tools do not see (who answers a call, what its arguments are).
+    pub fn told(failure: impl std::fmt::Display) -> Self {
+        Self::RespondToModel(failure.to_string())
     }
 }
 

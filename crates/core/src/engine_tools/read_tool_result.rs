@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use super::{At, CallFailure, EngineCall, EngineTool, Site, Success, TurnServices};
+use super::{At, CallFailure, EngineCall, EngineTool, NotHere, Site, Success, TurnServices};
 use crate::disclosure::Offer;
 use crate::results::{READ_TOOL_RESULT, ReadArgs};
 use crate::tool::parse_args;
@@ -21,7 +21,7 @@ impl EngineTool for ReadToolResult {
         None
     }
 
-    fn resolve(&self, _at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), String>> {
+    fn resolve(&self, _at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), NotHere>> {
         (name == READ_TOOL_RESULT).then_some(Ok(()))
     }
 

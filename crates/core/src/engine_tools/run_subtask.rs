@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use cairn_protocol::describe::{CallAbout, quote, text_arg};
 use serde_json::Value;
 
-use super::{At, CallFailure, EngineCall, EngineTool, Site, Success, TurnServices};
+use super::{At, CallFailure, EngineCall, EngineTool, NotHere, Site, Success, TurnServices};
 use crate::disclosure::{Offer, ToolGroup};
 use crate::subtask::{RUN_SUBTASK, run_subtask_spec};
 
@@ -21,16 +21,16 @@ impl EngineTool for RunSubtask {
             .then(|| Offer::grouped(run_subtask_spec(), ToolGroup::shown("subtasks")))
     }
 
-    fn resolve(&self, at: At<'_>, name: &str, max_depth: u32) -> Option<Result<(), String>> {
+    fn resolve(&self, at: At<'_>, name: &str, max_depth: u32) -> Option<Result<(), NotHere>> {
         if name != RUN_SUBTASK {
             return None;
         }
         if at.depth >= max_depth {
-            return Some(Err(format!(
+            return Some(Err(NotHere::because(format!(
                 "depth limit reached: subtasks nest at most {max_depth} levels and this one \
                  is at depth {}. Do this part yourself.",
                 at.depth
-            )));
+            ))));
         }
         // Where it is not offered, it is a tool like any other that is not there.
         at.can_spawn.then_some(Ok(()))

@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use cairn_protocol::describe::{CallAbout, text_arg};
 use serde_json::Value;
 
-use super::{At, CallFailure, EngineCall, EngineTool, Signal, Site, Success, TurnServices};
+use super::{
+    At, CallFailure, EngineCall, EngineTool, NotHere, Signal, Site, Success, TurnServices,
+};
 use crate::disclosure::Offer;
 use crate::switch::{SWITCH_AGENT, SwitchArgs, check};
 use crate::tool::parse_args;
@@ -23,15 +25,15 @@ impl EngineTool for SwitchAgent {
         site.switch.cloned().map(Offer::core)
     }
 
-    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), String>> {
+    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), NotHere>> {
         (name == SWITCH_AGENT).then(|| {
             if at.can_switch {
                 Ok(())
             } else {
-                Err(format!(
+                Err(NotHere::because(format!(
                     "{SWITCH_AGENT} is only available to the agent that answers the user, in a \
                      conversation started with the router; do the work yourself"
-                ))
+                )))
             }
         })
     }
@@ -57,9 +59,7 @@ impl EngineTool for SwitchAgent {
             turn.server_answers(agent).await?;
         }
         let to = switch.to.clone();
-        turn.hand_over(switch).map_err(|earlier| {
-            format!("this turn already hands over to `{earlier}`; one hand-over per turn")
-        })?;
+        turn.hand_over(switch)?;
         let content = format!("Handing over to `{to}`: it continues after this turn.");
         Ok(Success {
             signal: Signal::Switched,

@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 
-use super::{At, CallFailure, EngineCall, EngineTool, Site, Success, TurnServices};
+use super::{At, CallFailure, EngineCall, EngineTool, NotHere, Site, Success, TurnServices};
 use crate::disclosure::{LIST_TOOL_GROUPS, LOAD_TOOLS, LoadToolsArgs, Offer};
 use crate::tool::parse_args;
 
@@ -41,7 +41,7 @@ impl EngineTool for ToolGroups {
         None
     }
 
-    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), String>> {
+    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), NotHere>> {
         (name == self.name() && at.disclosure.is_some()).then_some(Ok(()))
     }
 

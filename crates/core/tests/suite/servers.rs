@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cairn_core::servers::{ModelServer, ProbeFuture, ServerDirectory, ServerFuture};
-use cairn_core::{Agent, AgentSetup};
+use cairn_core::{Agent, AgentSetup, PortError};
 use cairn_protocol::{Event, ServerState, TurnStatus};
 use cairn_providers::{ChatRequest, ModelClient, ModelStream};
 use cairn_testkit::{ScriptedModel, ScriptedTurn, server_error};
@@ -39,13 +39,13 @@ impl ServerDirectory for Named {
             .servers
             .get(name)
             .cloned()
-            .ok_or_else(|| format!("there is no server named `{name}`"));
+            .ok_or_else(|| PortError::new(format!("there is no server named `{name}`")));
         Box::pin(std::future::ready(found))
     }
 
     fn probe<'a>(&'a self, server: &'a ModelServer) -> ProbeFuture<'a> {
         let answer = if self.down.contains(&server.name) {
-            Err("connection refused".to_owned())
+            Err(PortError::new("connection refused"))
         } else {
             Ok(())
         };
