@@ -118,27 +118,59 @@ impl Finish {
     }
 
     /// The result a call with `args` hands back, or what is wrong with it.
-    pub fn accept(&self, args: Value) -> Result<Value, String> {
+    pub fn accept(&self, args: Value) -> Result<Value, Unaccepted> {
         let (result, schema) = match self {
             Self::Subtask(schema) => {
-                let args: FinishSubtaskArgs =
-                    crate::tool::parse_args(args).map_err(|err| err.to_string())?;
+                let args: FinishSubtaskArgs = crate::tool::parse_args(args)
+                    .map_err(|err| Unaccepted::Arguments(err.to_string()))?;
                 (args.result, schema.as_ref())
             }
             Self::Submit { schema, .. } => (args, Some(schema)),
         };
         if let Some(schema) = schema {
-            let what = match self {
-                Self::Subtask(_) => "the result does not match the output_schema",
-                Self::Submit { .. } => "the arguments do not match what it takes",
-            };
-            schema.check(&result).map_err(|problem| {
-                format!("{what}: {problem}. Fix it and call {} again.", self.name())
-            })?;
+            schema
+                .check(&result)
+                .map_err(|mismatch| Unaccepted::Mismatch {
+                    what: match self {
+                        Self::Subtask(_) => "the result does not match the output_schema",
+                        Self::Submit { .. } => "the arguments do not match what it takes",
+                    },
+                    mismatch,
+                    tool: self.name().to_owned(),
+                })?;
         }
         Ok(result)
     }
 }
+
+/// Why a call that ends a level was not taken; the model reads it and calls again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Unaccepted {
+    #[error("{0}")]
+    Arguments(String),
+    #[error("{what}: {mismatch}. Fix it and call {tool} again.")]
+    Mismatch {
+        what: &'static str,
+        mismatch: Mismatch,
+        tool: String,
+    },
+}
+
+/// Why an `output_schema` the model wrote cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum BadSchema {
+    #[error("output_schema must be a JSON Schema object")]
+    NotAnObject,
+    #[error("output_schema is not a valid JSON Schema: {0}")]
+    Invalid(String),
+    #[error("output_schema cannot be used: {0}")]
+    Unusable(String),
+}
+
+/// Where a result does not match its schema: every mismatch, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.join("; "))]
+pub(crate) struct Mismatch(pub Vec<String>);
 
 /// A subtask's output schema, compiled once and kept with its source for the prompt.
 #[derive(Clone)]
@@ -155,14 +187,13 @@ impl std::fmt::Debug for OutputSchema {
 
 impl OutputSchema {
     /// Compiles a schema the model wrote, or says why it is not one.
-    pub fn compile(source: Value) -> Result<Self, String> {
+    pub fn compile(source: Value) -> Result<Self, BadSchema> {
         if !source.is_object() && !source.is_boolean() {
-            return Err("output_schema must be a JSON Schema object".into());
+            return Err(BadSchema::NotAnObject);
         }
-        jsonschema::meta::validate(&source)
-            .map_err(|err| format!("output_schema is not a valid JSON Schema: {err}"))?;
+        jsonschema::meta::validate(&source).map_err(|err| BadSchema::Invalid(err.to_string()))?;
         let validator = jsonschema::validator_for(&source)
-            .map_err(|err| format!("output_schema cannot be used: {err}"))?;
+            .map_err(|err| BadSchema::Unusable(err.to_string()))?;
         Ok(Self {
             source,
             validator: Arc::new(validator),
@@ -170,7 +201,7 @@ impl OutputSchema {
     }
 
     /// Checks a result; the error lists every mismatch with where it is.
-    pub fn check(&self, result: &Value) -> Result<(), String> {
+    pub fn check(&self, result: &Value) -> Result<(), Mismatch> {
         let problems: Vec<String> = self
             .validator
             .iter_errors(result)
@@ -186,7 +217,7 @@ impl OutputSchema {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(problems.join("; "))
+            Err(Mismatch(problems))
         }
     }
 }
@@ -219,8 +250,15 @@ mod tests {
         .unwrap();
         assert_eq!(schema.check(&json!({"count": 3})), Ok(()));
         let err = schema.check(&json!({"count": "three"})).unwrap_err();
-        assert!(err.starts_with("at /count:"), "{err}");
-        assert!(schema.check(&json!({})).unwrap_err().contains("count"));
+        assert_eq!(err.0.len(), 1, "{err}");
+        assert!(err.to_string().starts_with("at /count:"), "{err}");
+        assert!(
+            schema
+                .check(&json!({}))
+                .unwrap_err()
+                .to_string()
+                .contains("count")
+        );
     }
 
     #[test]
@@ -232,7 +270,7 @@ mod tests {
             json!({"minimum": "x"}),
         ] {
             let err = OutputSchema::compile(bad.clone()).unwrap_err();
-            assert!(err.contains("output_schema"), "{bad}: {err}");
+            assert!(err.to_string().contains("output_schema"), "{bad}: {err}");
         }
         // A remote reference is not fetched (no network from a model's say-so).
         assert!(OutputSchema::compile(json!({"$ref": "http://example.invalid/s.json"})).is_err());

@@ -423,19 +423,25 @@ impl RootView {
     }
 }
 
+/// A window that cannot hold a turn: the root ends with it before any model call, and
+/// a subtask asking such a model is refused with it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "the model's context window is {} tokens ({}), too small to work in: Cairn needs at \
+     least {}. Raise it where the model is served: Ollama's num_ctx (or \
+     OLLAMA_CONTEXT_LENGTH), the context length LM Studio loads the model with, llama.cpp's \
+     --ctx-size or vLLM's --max-model-len; for Ollama, Cairn asks for at most --context-cap \
+     tokens (the context_cap setting)",
+    .0.tokens,
+    .0.source,
+    crate::context::MIN_WINDOW_TOKENS
+)]
+pub(crate) struct TooSmall(crate::model::ContextWindow);
+
 /// The error a turn ends with before any model call when the window cannot hold one.
 fn too_small(window: &crate::model::ContextWindow) -> ErrorEvent {
     ErrorEvent {
-        message: format!(
-            "the model's context window is {} tokens ({}), too small to work in: Cairn needs \
-             at least {}. Raise it where the model is served: Ollama's num_ctx (or \
-             OLLAMA_CONTEXT_LENGTH), the context length LM Studio loads the model with, \
-             llama.cpp's --ctx-size or vLLM's --max-model-len; for Ollama, Cairn asks for at \
-             most --context-cap tokens (the context_cap setting)",
-            window.tokens,
-            window.source,
-            crate::context::MIN_WINDOW_TOKENS
-        ),
+        message: TooSmall(window.clone()).to_string(),
         kind: ErrorKind::Config,
     }
 }
@@ -587,7 +593,7 @@ impl Turn {
         server: &ModelServer,
         model: &str,
         sampling: Sampling,
-    ) -> Result<ContextFit, String> {
+    ) -> Result<ContextFit, TooSmall> {
         let window = tokio::select! {
             biased;
             () = self.cancel.cancelled() => None,
@@ -596,7 +602,7 @@ impl Turn {
         let fit = ContextFit::new(self.configured, window, sampling.max_tokens)
             .for_model(server.client.params(model));
         match fit.too_small() {
-            Some(window) => Err(too_small(window).message),
+            Some(window) => Err(TooSmall(window.clone())),
             None => Ok(fit),
         }
     }

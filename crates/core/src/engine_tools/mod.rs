@@ -175,6 +175,8 @@ macro_rules! read_by_the_model {
 
 read_by_the_model!(
     crate::disclosure::NoSuchGroup,
+    crate::subtask::BadSchema,
+    crate::subtask::Unaccepted,
     NoHandOver,
     ServerUnusable,
     Unreadable,

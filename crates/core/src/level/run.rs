@@ -268,7 +268,7 @@ impl Turn {
         let problem = match serde_json::from_str::<Value>(strip_fence(&text)) {
             Ok(value) => match schema.check(&value) {
                 Ok(()) => return Some(LevelEnd::Structured(value)),
-                Err(problem) => problem,
+                Err(mismatch) => mismatch.to_string(),
             },
             Err(_) => "the answer is not JSON".to_owned(),
         };

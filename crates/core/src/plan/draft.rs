@@ -65,7 +65,7 @@ struct Reviewed {
 
 fn compiled(schema: Value) -> Result<OutputSchema, CallFailure> {
     // Written here: a failure is Cairn's, reported to the model as any other.
-    OutputSchema::compile(schema).map_err(CallFailure::RespondToModel)
+    OutputSchema::compile(schema).map_err(CallFailure::from)
 }
 
 impl Turn {
