@@ -8,7 +8,9 @@ use std::sync::{Mutex, PoisonError};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
-use super::wire::{self, Broken, Incoming, MAX_MESSAGE_BYTES, Outcome, PROTOCOL_VERSION};
+use super::wire::{
+    self, Broken, Incoming, MAX_MESSAGE_BYTES, NotStarted, Outcome, PROTOCOL_VERSION,
+};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -28,17 +30,23 @@ impl HttpLink {
         url: &str,
         headers: &BTreeMap<String, String>,
         http: reqwest::Client,
-    ) -> Result<Self, String> {
-        let url = reqwest::Url::parse(url).map_err(|err| format!("`{url}`: {err}"))?;
+    ) -> Result<Self, NotStarted> {
+        let url = reqwest::Url::parse(url).map_err(|err| NotStarted::BadUrl {
+            url: url.to_owned(),
+            why: err.to_string(),
+        })?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!("`{url}` is not an http:// or https:// address"));
+            return Err(NotStarted::NotHttp(url.to_string()));
         }
         let mut map = HeaderMap::new();
         for (name, value) in headers {
-            let name = HeaderName::try_from(name.as_str())
-                .map_err(|err| format!("header `{name}`: {err}"))?;
-            let value = HeaderValue::try_from(value.as_str())
-                .map_err(|err| format!("header `{name}`: {err}"))?;
+            let bad = |why: String| NotStarted::BadHeader {
+                name: name.clone(),
+                why,
+            };
+            let name = HeaderName::try_from(name.as_str()).map_err(|err| bad(err.to_string()))?;
+            let value =
+                HeaderValue::try_from(value.as_str()).map_err(|err| bad(err.to_string()))?;
             map.insert(name, value);
         }
         Ok(Self {
@@ -93,9 +101,7 @@ impl HttpLink {
         if streamed {
             self.read_events(id, response).await
         } else {
-            let body = bounded_body(response, MAX_MESSAGE_BYTES)
-                .await
-                .map_err(Broken)?;
+            let body = bounded_body(response, MAX_MESSAGE_BYTES).await?;
             match wire::parse(&body) {
                 Incoming::Response {
                     id: answered,
@@ -123,7 +129,7 @@ impl HttpLink {
                     "ended the answer's stream without the answer".into(),
                 ));
             };
-            for data in events.feed(&piece).map_err(Broken)? {
+            for data in events.feed(&piece)? {
                 match wire::parse(&data) {
                     Incoming::Response {
                         id: answered,
@@ -195,19 +201,24 @@ fn unexpected(message: Incoming) -> Broken {
     }
 }
 
+/// A message past `cap` bytes: the connection is not read further.
+fn too_large(cap: usize) -> Broken {
+    Broken(format!(
+        "sent a message larger than {} MB",
+        cap / (1024 * 1024)
+    ))
+}
+
 /// A body read to its end, or an error once it passes `cap` bytes.
-async fn bounded_body(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
+async fn bounded_body(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, Broken> {
     let mut body = Vec::new();
     while let Some(piece) = response
         .chunk()
         .await
-        .map_err(|err| format!("cut its answer ({})", root_cause(&err)))?
+        .map_err(|err| Broken(format!("cut its answer ({})", root_cause(&err))))?
     {
         if body.len() + piece.len() > cap {
-            return Err(format!(
-                "sent a message larger than {} MB",
-                cap / (1024 * 1024)
-            ));
+            return Err(too_large(cap));
         }
         body.extend_from_slice(&piece);
     }
@@ -223,16 +234,13 @@ struct Events {
 
 impl Events {
     /// Takes the next bytes; the data of every event they complete.
-    fn feed(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    fn feed(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, Broken> {
         let mut complete = Vec::new();
         for &byte in bytes {
             if byte != b'\n' {
                 self.line.push(byte);
                 if self.line.len() + self.data.len() > MAX_MESSAGE_BYTES {
-                    return Err(format!(
-                        "sent a message larger than {} MB",
-                        MAX_MESSAGE_BYTES / (1024 * 1024)
-                    ));
+                    return Err(too_large(MAX_MESSAGE_BYTES));
                 }
                 continue;
             }

@@ -31,7 +31,7 @@ pub use config::{
     DEFAULT_CALL_TIMEOUT, McpConfig, McpServerConfig, McpTransport, call_timeout_from,
 };
 pub use server::{MAX_RESTARTS_PER_TURN, McpServer, START_TIMEOUT};
-pub use wire::MAX_MESSAGE_BYTES;
+pub use wire::{MAX_MESSAGE_BYTES, NotStarted};
 
 use cairn_core::tool::{Tool, ToolContext, ToolError, ToolOutput};
 
@@ -40,7 +40,7 @@ pub enum McpError {
     #[error("the MCP servers file {path} cannot be read: {reason}")]
     Config { path: String, reason: String },
     #[error("MCP server `{server}` could not start: {reason}")]
-    Start { server: String, reason: String },
+    Start { server: String, reason: NotStarted },
     #[error("{0}")]
     Setting(String),
 }

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use tokio::sync::OnceCell;
 
+use super::wire::NotStarted;
+
 /// How long the login shell may take to say its PATH: rc files can be slow, but a
 /// server's start must not wait on a shell that hangs.
 const SHELL_PATIENCE: Duration = Duration::from_secs(4);
@@ -56,7 +58,7 @@ impl SearchPath {
 
     /// The program `command` names: a path as it is, a bare name from the first folder
     /// that has it as an executable file. The error names the folders searched.
-    pub fn resolve(&self, command: &str) -> Result<PathBuf, String> {
+    pub fn resolve(&self, command: &str) -> Result<PathBuf, NotStarted> {
         if command.contains(std::path::MAIN_SEPARATOR) {
             return Ok(PathBuf::from(command));
         }
@@ -64,11 +66,9 @@ impl SearchPath {
             .iter()
             .map(|dir| dir.join(command))
             .find(|candidate| is_executable(candidate))
-            .ok_or_else(|| {
-                format!(
-                    "`{command}` was not found in any folder of the PATH searched: {}",
-                    self.joined().to_string_lossy()
-                )
+            .ok_or_else(|| NotStarted::NotOnPath {
+                command: command.to_owned(),
+                searched: self.joined().to_string_lossy().into_owned(),
             })
     }
 }
@@ -147,10 +147,12 @@ mod tests {
         let joined = std::env::join_paths([&first, &second]).unwrap();
         let search = SearchPath::merged(None, &joined);
         assert_eq!(search.resolve("npx").unwrap(), second.join("npx"));
-        let missing = search.resolve("uvx").unwrap_err();
-        assert!(
-            missing.contains("`uvx` was not found") && missing.contains(&*second.to_string_lossy()),
-            "{missing}"
+        assert_eq!(
+            search.resolve("uvx").unwrap_err(),
+            NotStarted::NotOnPath {
+                command: "uvx".into(),
+                searched: joined.to_string_lossy().into_owned(),
+            }
         );
         assert_eq!(search.resolve("./npx").unwrap(), PathBuf::from("./npx"));
     }

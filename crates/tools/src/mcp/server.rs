@@ -15,7 +15,7 @@ use super::http::HttpLink;
 use super::link::{Broken, Link};
 use super::search_path::SearchPath;
 use super::stdio::StdioLink;
-use super::wire::{self, Outcome};
+use super::wire::{self, NotStarted, Outcome};
 use cairn_core::tool::{ToolContext, ToolError, ToolOutput};
 use cairn_protocol::Image;
 
@@ -84,7 +84,7 @@ impl McpServer {
                 .await
                 .map_err(|_| McpError::Start {
                     server: name.to_owned(),
-                    reason: format!("it did not answer within {} s", START_TIMEOUT.as_secs()),
+                    reason: NotStarted::Silent(START_TIMEOUT.as_secs()),
                 })?
                 .map_err(|reason| McpError::Start {
                     server: name.to_owned(),
@@ -229,12 +229,7 @@ impl McpServer {
                 connect(&self.name, &self.config, &self.http, &self.next_id, false),
             )
             .await
-            .unwrap_or_else(|_| {
-                Err(format!(
-                    "it did not answer within {} s",
-                    START_TIMEOUT.as_secs()
-                ))
-            })
+            .unwrap_or_else(|_| Err(NotStarted::Silent(START_TIMEOUT.as_secs())))
         };
         let started = tokio::select! {
             biased;
@@ -300,7 +295,7 @@ async fn connect(
     http: &reqwest::Client,
     ids: &AtomicU64,
     list: bool,
-) -> Result<(Link, Vec<Value>), String> {
+) -> Result<(Link, Vec<Value>), NotStarted> {
     let link = match &config.transport {
         McpTransport::Command { command, args, env } => {
             let search = SearchPath::for_servers().await;
@@ -318,10 +313,12 @@ async fn connect(
                 .await
             {
                 Ok(Outcome::Result(result)) => Ok(result),
-                Ok(Outcome::Error { code, message }) => {
-                    Err(format!("`{method}` was refused: {message} (code {code})"))
-                }
-                Err(Broken(reason)) => Err(reason),
+                Ok(Outcome::Error { code, message }) => Err(NotStarted::Refused {
+                    method,
+                    message,
+                    code,
+                }),
+                Err(Broken(reason)) => Err(NotStarted::Broken(reason)),
             }
         }
     };

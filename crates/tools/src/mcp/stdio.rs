@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::search_path::SearchPath;
-use super::wire::{self, Broken, Incoming, MAX_MESSAGE_BYTES, Outcome};
+use super::wire::{self, Broken, Incoming, MAX_MESSAGE_BYTES, NotStarted, Outcome};
 use crate::process_tree::Tree;
 
 /// How much of the server's stderr is kept to quote when it fails.
@@ -60,7 +60,7 @@ impl StdioLink {
         args: &[String],
         env: &BTreeMap<String, String>,
         search: &SearchPath,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, NotStarted> {
         let program = search.resolve(command)?;
         let mut starting = Command::new(program);
         starting
@@ -72,14 +72,15 @@ impl StdioLink {
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         Tree::prepare(&mut starting);
-        let mut child = starting
-            .spawn()
-            .map_err(|err| format!("`{command}`: {err}"))?;
+        let mut child = starting.spawn().map_err(|err| NotStarted::Spawn {
+            command: command.to_owned(),
+            why: err.to_string(),
+        })?;
         let group = Tree::of(&child);
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            return Err(format!("`{command}` started without its standard streams"));
+            return Err(NotStarted::NoStreams(command.to_owned()));
         };
         let (outgoing, queued) = mpsc::unbounded_channel();
         let waiting: Waiting = Arc::default();

@@ -9,6 +9,35 @@ use serde_json::{Value, json};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Broken(pub String);
 
+/// Why a server could not be started and greeted, in words that follow "could not
+/// start:".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotStarted {
+    #[error("`{command}` was not found in any folder of the PATH searched: {searched}")]
+    NotOnPath { command: String, searched: String },
+    #[error("`{command}`: {why}")]
+    Spawn { command: String, why: String },
+    #[error("`{0}` started without its standard streams")]
+    NoStreams(String),
+    #[error("`{url}`: {why}")]
+    BadUrl { url: String, why: String },
+    #[error("`{0}` is not an http:// or https:// address")]
+    NotHttp(String),
+    #[error("header `{name}`: {why}")]
+    BadHeader { name: String, why: String },
+    #[error("`{method}` was refused: {message} (code {code})")]
+    Refused {
+        method: &'static str,
+        message: String,
+        code: i64,
+    },
+    /// The connection broke while it was being greeted (`wire::Broken`'s words).
+    #[error("{0}")]
+    Broken(String),
+    #[error("it did not answer within {0} s")]
+    Silent(u64),
+}
+
 /// The protocol revision Cairn asks for.
 pub const PROTOCOL_VERSION: &str = "2025-06-18";
 
