@@ -95,9 +95,11 @@ impl Overrides {
             settings.dialect = Endpoint::guess_dialect(base_url);
         }
         if let Some(dialect) = &self.dialect {
-            settings.dialect = dialect.parse().map_err(|err: String| {
-                DeskError::Invalid(format!("the CAIRN_* environment variables: {err}"))
-            })?;
+            settings.dialect = dialect
+                .parse()
+                .map_err(|err: cairn_protocol::UnknownDialect| {
+                    DeskError::Invalid(format!("the CAIRN_* environment variables: {err}"))
+                })?;
         }
         if let Some(model) = &self.model {
             settings.model = Some(model.clone());

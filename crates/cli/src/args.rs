@@ -435,19 +435,23 @@ pub enum ThreadsAction {
     },
 }
 
-fn parse_mode(text: &str) -> Result<PermissionMode, String> {
-    text.parse()
-        .map_err(|err: cairn_protocol::permission::UnknownMode| err.to_string())
-}
-
-fn parse_dialect(text: &str) -> Result<Dialect, String> {
+fn parse_mode(text: &str) -> Result<PermissionMode, cairn_protocol::permission::UnknownMode> {
     text.parse()
 }
 
-fn parse_export_format(text: &str) -> Result<ExportFormat, String> {
+fn parse_dialect(text: &str) -> Result<Dialect, cairn_protocol::UnknownDialect> {
+    text.parse()
+}
+
+/// An export format that is not md or json.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown format `{0}`: use md or json")]
+struct UnknownFormat(String);
+
+fn parse_export_format(text: &str) -> Result<ExportFormat, UnknownFormat> {
     match text {
         "md" => Ok(ExportFormat::Md),
         "json" => Ok(ExportFormat::Json),
-        other => Err(format!("unknown format `{other}`: use md or json")),
+        other => Err(UnknownFormat(other.to_owned())),
     }
 }

@@ -282,24 +282,35 @@ enum Answer {
     Next(ApprovalDecision),
 }
 
-fn parse_json_answer(line: &str) -> Result<(String, ApprovalDecision), String> {
+/// A line of stdin that answers no approval; it is said and skipped.
+#[derive(Debug, thiserror::Error)]
+enum NotAnAnswer {
+    #[error("not an approval response: {0:?}")]
+    OtherMessage(Box<ClientMessage>),
+    #[error(
+        "{0}; expected {{\"type\":\"approval_response\",\"approval_id\":\"…\",\"decision\":\"allow|allow_session|deny\"}}"
+    )]
+    NotJson(serde_json::Error),
+    #[error("`{0}` is not y, a or n")]
+    NotALetter(String),
+}
+
+fn parse_json_answer(line: &str) -> Result<(String, ApprovalDecision), NotAnAnswer> {
     match serde_json::from_str::<ClientMessage>(line) {
         Ok(ClientMessage::ApprovalResponse(response)) => {
             Ok((response.approval_id, response.decision))
         }
-        Ok(other) => Err(format!("not an approval response: {other:?}")),
-        Err(err) => Err(format!(
-            "{err}; expected {{\"type\":\"approval_response\",\"approval_id\":\"…\",\"decision\":\"allow|allow_session|deny\"}}"
-        )),
+        Ok(other) => Err(NotAnAnswer::OtherMessage(Box::new(other))),
+        Err(err) => Err(NotAnAnswer::NotJson(err)),
     }
 }
 
 /// `y`, `a` or `n` (an empty line is `n`).
-fn parse_typed_answer(line: &str) -> Result<ApprovalDecision, String> {
+fn parse_typed_answer(line: &str) -> Result<ApprovalDecision, NotAnAnswer> {
     match line.to_ascii_lowercase().as_str() {
         "y" | "yes" => Ok(ApprovalDecision::Allow),
         "a" | "always" => Ok(ApprovalDecision::AllowSession),
         "" | "n" | "no" => Ok(ApprovalDecision::Deny),
-        other => Err(format!("`{other}` is not y, a or n")),
+        other => Err(NotAnAnswer::NotALetter(other.to_owned())),
     }
 }

@@ -40,13 +40,25 @@ impl fmt::Display for Dialect {
     }
 }
 
+/// The error for a dialect name that is not one of ollama, openai.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownDialect(pub String);
+
+impl fmt::Display for UnknownDialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown dialect `{}`: use ollama or openai", self.0)
+    }
+}
+
+impl std::error::Error for UnknownDialect {}
+
 impl FromStr for Dialect {
-    type Err = String;
+    type Err = UnknownDialect;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::ALL
             .into_iter()
             .find(|dialect| dialect.as_str() == s)
-            .ok_or_else(|| format!("unknown dialect `{s}`: use ollama or openai"))
+            .ok_or_else(|| UnknownDialect(s.to_owned()))
     }
 }

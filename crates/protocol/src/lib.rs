@@ -28,7 +28,7 @@ pub use accounting::{
 pub use agent::{AgentInfo, AgentSource};
 pub use chat::{ChatMessage, Image, ToolCall, ToolSpec};
 pub use client::{ApprovalResponse, ClientMessage};
-pub use dialect::Dialect;
+pub use dialect::{Dialect, UnknownDialect};
 pub use event::{
     AgentState, AgentStateKind, AgentSwitched, ApprovalPreview, BudgetExceeded, BudgetReason,
     Chunk, Cut, Done, ErrorEvent, ErrorKind, Event, PlanReady, PromptCut, PromptProgress,

@@ -261,10 +261,13 @@ impl Runtime {
         client: Arc<dyn cairn_core::model::ModelClient>,
         named: &[SavedEndpoint],
     ) -> Result<Arc<ModelServer>, RuntimeError> {
-        let dialect: Dialect = choice
-            .dialect
-            .parse()
-            .map_err(|err: String| RuntimeError::BadValue(err))?;
+        let dialect: Dialect =
+            choice
+                .dialect
+                .parse()
+                .map_err(|err: cairn_protocol::UnknownDialect| {
+                    RuntimeError::BadValue(err.to_string())
+                })?;
         // The address as clients name it, without building one: this runs before
         // every turn.
         let base = Endpoint::new(dialect, &choice.base_url).normalized_base()?;
