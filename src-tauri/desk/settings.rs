@@ -2,7 +2,6 @@
 
 use std::sync::PoisonError;
 
-use cairn_protocol::Dialect;
 use cairn_protocol::desktop::{SavedEndpoint, ServerView, Settings};
 use cairn_runtime::Endpoint;
 use serde::{Deserialize, Serialize};
@@ -162,7 +161,7 @@ impl Desk {
     /// Checks and keeps new settings; the old ones stay if anything is wrong.
     pub async fn save_settings(&self, mut settings: Settings) -> Result<Settings, DeskError> {
         tidy(&mut settings);
-        check(&settings).map_err(DeskError::Invalid)?;
+        check(&settings).map_err(|bad| DeskError::Invalid(bad.to_string()))?;
         // The runtime keeps the default agent and the named servers where the CLI
         // reads them too.
         self.runtime
@@ -211,57 +210,72 @@ fn tidy(settings: &mut Settings) {
         .filter(|model| !model.is_empty());
 }
 
-/// What is wrong with `settings`, said so the user can fix it.
-fn check(settings: &Settings) -> Result<(), String> {
-    check_server(settings.dialect, &settings.base_url)?;
+/// What is wrong with settings, said so the user can fix it.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum BadSettings {
+    #[error(transparent)]
+    Server(#[from] cairn_runtime::ProviderError),
+    #[error("temperature must be between 0 and 2, not {0}")]
+    Temperature(f64),
+    #[error("top-p must be above 0 and at most 1, not {0}")]
+    TopP(f64),
+    #[error("the answer length limit must be at least 1 token")]
+    NoAnswerLength,
+    #[error("a context window of {0} tokens is too small; use at least 512")]
+    ContextCap(u32),
+    #[error("the summon shortcut cannot be empty")]
+    NoShortcut,
+    #[error(
+        "the zoom must be between {min}% and {max}%, not {0}%",
+        min = ZOOM_PERCENT.start(),
+        max = ZOOM_PERCENT.end()
+    )]
+    Zoom(u16),
+    #[error(transparent)]
+    Servers(#[from] cairn_runtime::BadServerList),
+}
+
+/// What is wrong with `settings`, if anything.
+fn check(settings: &Settings) -> Result<(), BadSettings> {
+    Endpoint::new(settings.dialect, &settings.base_url).normalized_base()?;
     if let Some(t) = settings.temperature
         && !(0.0..=2.0).contains(&t)
     {
-        return Err(format!("temperature must be between 0 and 2, not {t}"));
+        return Err(BadSettings::Temperature(t));
     }
     if let Some(p) = settings.top_p
         && !(p > 0.0 && p <= 1.0)
     {
-        return Err(format!("top-p must be above 0 and at most 1, not {p}"));
+        return Err(BadSettings::TopP(p));
     }
     if settings.max_tokens == Some(0) {
-        return Err("the answer length limit must be at least 1 token".into());
+        return Err(BadSettings::NoAnswerLength);
     }
     if let Some(cap) = settings.context_cap
         && cap < 512
     {
-        return Err(format!(
-            "a context window of {cap} tokens is too small; use at least 512"
-        ));
+        return Err(BadSettings::ContextCap(cap));
     }
     if settings.summon_shortcut.is_empty() {
-        return Err("the summon shortcut cannot be empty".into());
+        return Err(BadSettings::NoShortcut);
     }
     if !ZOOM_PERCENT.contains(&settings.zoom_percent) {
-        return Err(format!(
-            "the zoom must be between {}% and {}%, not {}%",
-            ZOOM_PERCENT.start(),
-            ZOOM_PERCENT.end(),
-            settings.zoom_percent
-        ));
+        return Err(BadSettings::Zoom(settings.zoom_percent));
     }
-    cairn_runtime::check_servers(&mut settings.endpoints.clone())
-}
-
-fn check_server(dialect: Dialect, base_url: &str) -> Result<(), String> {
-    Endpoint::new(dialect, base_url)
-        .normalized_base()
-        .map(|_| ())
-        .map_err(|err| err.to_string())
+    Ok(cairn_runtime::check_servers(
+        &mut settings.endpoints.clone(),
+    )?)
 }
 
 #[cfg(test)]
 mod tests {
+    use cairn_protocol::Dialect;
+
     use super::*;
 
     #[test]
     fn defaults_pass_and_each_mistake_is_named() {
-        assert_eq!(check(&Settings::default()), Ok(()));
+        assert!(check(&Settings::default()).is_ok());
         type Spoil = fn(&mut Settings);
         let cases: [(Spoil, &str); 7] = [
             (
@@ -295,7 +309,8 @@ mod tests {
         for (spoil, expected) in cases {
             let mut settings = Settings::default();
             spoil(&mut settings);
-            let err = check(&settings).err().unwrap_or_default();
+            let err = check(&settings).err().map(|err| err.to_string());
+            let err = err.unwrap_or_default();
             assert!(err.contains(expected), "{expected:?} not in {err:?}");
         }
     }

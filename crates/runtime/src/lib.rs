@@ -49,7 +49,7 @@ pub use keys::{delete_api_key, has_api_key, set_api_key};
 pub use model::{
     DEFAULT_BASE_URL, DefaultModel, ModelChoice, ModelRequest, ServerName, api_key, resolve_model,
 };
-pub use named::{MAX_SLOTS, SERVERS_KEY, ServerReport, check_servers};
+pub use named::{BadServerList, MAX_SLOTS, SERVERS_KEY, ServerReport, check_servers};
 pub use recorder::{Recorder, TEXT_FLUSH, commit_turn};
 pub use servers::{
     DETECT_TIMEOUT, detect_servers, list_models, list_models_said, models_said, pull_model,
@@ -61,7 +61,7 @@ pub use thread::{CheckedOptions, ThreadOptions, check_workspace};
 // implement, never a handle on the store, the sessions or a model server (the layout
 // test in `crates/testkit` holds them to this crate and the protocol).
 pub use cairn_core::{Approvals, EventSink, Limits, LiveTurn};
-pub use cairn_providers::{Detected, Endpoint, PRESETS, Preset, Said, Sampling};
+pub use cairn_providers::{Detected, Endpoint, PRESETS, Preset, ProviderError, Said, Sampling};
 pub use cairn_store::Redo;
 pub use cairn_tools::mcp::McpConfig;
 

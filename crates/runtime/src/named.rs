@@ -143,8 +143,26 @@ fn slots_said(facts: Option<ServerFacts>, dialect: Dialect) -> u32 {
     }
 }
 
-/// The list tidied, or what is wrong with it, said so the user can fix it.
-pub fn check_servers(servers: &mut [SavedEndpoint]) -> Result<(), String> {
+/// What is wrong with a list of named servers, said so the user can fix it.
+#[derive(Debug, thiserror::Error)]
+pub enum BadServerList {
+    #[error("the server at {0} needs a name")]
+    NoName(String),
+    #[error("the server name {0:?} has control characters")]
+    ControlCharacters(String),
+    #[error("two servers are named `{0}`")]
+    SameName(String),
+    #[error("server `{name}`: {why}")]
+    Address {
+        name: String,
+        why: cairn_providers::ProviderError,
+    },
+    #[error("server `{name}`: slots must be between 1 and {MAX_SLOTS}, not {slots}")]
+    Slots { name: String, slots: u32 },
+}
+
+/// The list tidied, or what is wrong with it.
+pub fn check_servers(servers: &mut [SavedEndpoint]) -> Result<(), BadServerList> {
     let mut names = std::collections::HashSet::new();
     for server in servers.iter_mut() {
         server.name = server.name.trim().to_owned();
@@ -156,23 +174,27 @@ pub fn check_servers(servers: &mut [SavedEndpoint]) -> Result<(), String> {
             slots,
         } = &*server;
         if name.is_empty() {
-            return Err(format!("the server at {base_url} needs a name"));
+            return Err(BadServerList::NoName(base_url.clone()));
         }
         if name.chars().any(char::is_control) {
-            return Err(format!("the server name {name:?} has control characters"));
+            return Err(BadServerList::ControlCharacters(name.clone()));
         }
         if !names.insert(name.clone()) {
-            return Err(format!("two servers are named `{name}`"));
+            return Err(BadServerList::SameName(name.clone()));
         }
         Endpoint::new(*dialect, base_url)
             .normalized_base()
-            .map_err(|err| format!("server `{name}`: {err}"))?;
+            .map_err(|why| BadServerList::Address {
+                name: name.clone(),
+                why,
+            })?;
         if let Some(slots) = slots
             && !(1..=MAX_SLOTS).contains(slots)
         {
-            return Err(format!(
-                "server `{name}`: slots must be between 1 and {MAX_SLOTS}, not {slots}"
-            ));
+            return Err(BadServerList::Slots {
+                name: name.clone(),
+                slots: *slots,
+            });
         }
     }
     Ok(())
@@ -190,7 +212,7 @@ impl Runtime {
         &self,
         mut servers: Vec<SavedEndpoint>,
     ) -> Result<Vec<SavedEndpoint>, RuntimeError> {
-        check_servers(&mut servers).map_err(RuntimeError::BadValue)?;
+        check_servers(&mut servers).map_err(|bad| RuntimeError::BadValue(bad.to_string()))?;
         self.store.set_setting(SERVERS_KEY, &servers).await?;
         Ok(servers)
     }
@@ -477,7 +499,7 @@ mod tests {
             ),
         ];
         for (mut servers, expected) in cases {
-            let err = check_servers(&mut servers).unwrap_err();
+            let err = check_servers(&mut servers).unwrap_err().to_string();
             assert!(err.contains(expected), "{err:?} says {expected:?}");
         }
         let mut fine = vec![named(" gpu ", " http://gpu:8000 ")];
