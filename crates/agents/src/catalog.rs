@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cairn_core::{Agent, AgentRole, AgentSetup};
 use cairn_protocol::{AgentInfo, AgentSource};
 
-use crate::profile::RawProfile;
+use crate::profile::{ProfileError, RawProfile};
 use crate::rules::ToolRules;
 
 /// The built-in profiles, lowest in precedence.
@@ -63,11 +63,24 @@ pub struct UnknownAgent {
     pub visible: Vec<String>,
 }
 
+/// Why a profile's file was left out; said in the list of profiles.
+#[derive(Debug, thiserror::Error)]
+enum Unreadable {
+    #[error("the folder cannot be read: {0}")]
+    Folder(std::io::Error),
+    #[error("it cannot be read: {0}")]
+    File(std::io::Error),
+    #[error("it is not UTF-8 text")]
+    NotText,
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+}
+
 /// One file (or built-in) found, parsed or not.
 struct Found {
     source: AgentSource,
     path: Option<PathBuf>,
-    parsed: Result<RawProfile, String>,
+    parsed: Result<RawProfile, Unreadable>,
     id: String,
 }
 
@@ -130,7 +143,7 @@ impl Catalog {
         let mut winners: BTreeMap<String, Found> = BTreeMap::new();
         for item in found {
             match &item.parsed {
-                Err(reason) => infos.push(info_of(&item, Some(reason.clone()))),
+                Err(reason) => infos.push(info_of(&item, Some(reason.to_string()))),
                 Ok(_) => {
                     winners.insert(item.id.clone(), item);
                 }
@@ -313,7 +326,7 @@ fn builtins() -> Vec<Found> {
             source: AgentSource::Builtin,
             path: None,
             id: (*id).to_owned(),
-            parsed: RawProfile::parse(id, text).map_err(|err| err.to_string()),
+            parsed: RawProfile::parse(id, text).map_err(Unreadable::from),
         })
         .collect()
 }
@@ -328,7 +341,7 @@ fn read_folder(source: AgentSource, dir: &Path) -> Vec<Found> {
                 source,
                 path: Some(dir.to_owned()),
                 id: String::new(),
-                parsed: Err(format!("the folder cannot be read: {err}")),
+                parsed: Err(Unreadable::Folder(err)),
             }];
         }
     };
@@ -346,10 +359,10 @@ fn read_folder(source: AgentSource, dir: &Path) -> Vec<Found> {
                 .map(|stem| stem.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let parsed = match std::fs::read(&path) {
-                Err(err) => Err(format!("it cannot be read: {err}")),
+                Err(err) => Err(Unreadable::File(err)),
                 Ok(bytes) => match String::from_utf8(bytes) {
-                    Err(_) => Err("it is not UTF-8 text".to_owned()),
-                    Ok(text) => RawProfile::parse(&id, &text).map_err(|err| err.to_string()),
+                    Err(_) => Err(Unreadable::NotText),
+                    Ok(text) => RawProfile::parse(&id, &text).map_err(Unreadable::from),
                 },
             };
             Found {
