@@ -434,7 +434,7 @@ async fn save_settings(
 ) -> Reply<<SaveSettings as Command>::Reply> {
     let SaveSettings { settings } = args;
     let desk = desk(&state)?;
-    shortcut::parse(settings.summon_shortcut.trim()).map_err(invalid)?;
+    shortcut::parse(settings.summon_shortcut.trim()).map_err(|bad| invalid(bad.to_string()))?;
     if settings.start_at_login != desk.settings().start_at_login {
         start_at_login(settings.start_at_login)?;
     }

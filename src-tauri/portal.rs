@@ -34,13 +34,34 @@ const ANSWER_WAIT: Duration = Duration::from_secs(300);
 /// a signal).
 const CALL_TIMEOUT_MS: i32 = 5000;
 
-/// What Settings says on a Wayland desktop without the portal.
-pub fn unavailable(shortcut: &str) -> String {
-    format!(
+/// Why the portal did not bind the shortcut, as Settings says it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unbound {
+    #[error(
         "This Wayland desktop has no global shortcuts portal (KDE Plasma and GNOME 48 or \
-         later have one), so Cairn cannot listen for {shortcut} here. Launching Cairn again \
-         brings its window forward: your desktop's keyboard settings can bind a key to that."
-    )
+         later have one), so Cairn cannot listen for {0} here. Launching Cairn again brings \
+         its window forward: your desktop's keyboard settings can bind a key to that."
+    )]
+    NoPortal(String),
+    #[error("the desktop did not allow {0} (cancelled); choose it again in Settings")]
+    Cancelled(String),
+    #[error("the desktop could not bind {0}; choose another in Settings")]
+    Refused(String),
+    #[error("the desktop's shortcut portal failed ({method}): {why}")]
+    CallFailed { method: String, why: String },
+    #[error("the desktop's shortcut portal answered {0} oddly")]
+    Odd(String),
+    #[error("the desktop opened no shortcut session")]
+    NoSession,
+    #[error("the desktop gave `{0}` as its session")]
+    BadSession(String),
+    #[error("the desktop's shortcut portal never answered")]
+    Silent,
+}
+
+/// What Settings says on a Wayland desktop without the portal.
+pub fn unavailable(shortcut: &str) -> Unbound {
+    Unbound::NoPortal(shortcut.to_owned())
 }
 
 /// Whether the session runs under Wayland, where apps cannot grab keys themselves.
@@ -110,7 +131,7 @@ pub fn bind(
     connection: DBusConnection,
     shortcut: &str,
     activated: impl Fn() + Send + 'static,
-    bound: impl FnOnce(Result<(), String>) + Send + 'static,
+    bound: impl FnOnce(Result<(), Unbound>) + Send + 'static,
 ) -> std::io::Result<Binding> {
     let trigger = trigger(shortcut);
     let context = glib::MainContext::new();
@@ -166,7 +187,7 @@ fn open(
     context: &glib::MainContext,
     connection: &DBusConnection,
     trigger: &str,
-) -> Result<String, String> {
+) -> Result<String, Unbound> {
     let answers = Answers::listen(connection);
     let token = next_token();
     let create = Variant::tuple_from_iter([options(&[
@@ -178,11 +199,11 @@ fn open(
         (0, results) => results
             .get("session_handle")
             .and_then(|handle| handle.str().map(str::to_owned))
-            .ok_or("the desktop opened no shortcut session")?,
+            .ok_or(Unbound::NoSession)?,
         (code, _) => return Err(refused(code, "a shortcut session")),
     };
     let session_path = glib::variant::ObjectPath::try_from(session.as_str())
-        .map_err(|_| format!("the desktop gave `{session}` as its session"))?;
+        .map_err(|_| Unbound::BadSession(session.clone()))?;
     let shortcut = Variant::tuple_from_iter([
         SUMMON.to_variant(),
         options(&[
@@ -205,7 +226,7 @@ fn open(
     }
 }
 
-fn call(connection: &DBusConnection, method: &str, args: &Variant) -> Result<String, String> {
+fn call(connection: &DBusConnection, method: &str, args: &Variant) -> Result<String, Unbound> {
     let reply = connection
         .call_sync(
             Some(PORTAL),
@@ -218,18 +239,21 @@ fn call(connection: &DBusConnection, method: &str, args: &Variant) -> Result<Str
             CALL_TIMEOUT_MS,
             gio::Cancellable::NONE,
         )
-        .map_err(|err| format!("the desktop's shortcut portal failed ({method}): {err}"))?;
+        .map_err(|err| Unbound::CallFailed {
+            method: method.to_owned(),
+            why: err.to_string(),
+        })?;
     reply
         .child_value(0)
         .str()
         .map(str::to_owned)
-        .ok_or_else(|| format!("the desktop's shortcut portal answered {method} oddly"))
+        .ok_or_else(|| Unbound::Odd(method.to_owned()))
 }
 
-fn refused(code: u32, what: &str) -> String {
+fn refused(code: u32, what: &str) -> Unbound {
     match code {
-        1 => format!("the desktop did not allow {what} (cancelled); choose it again in Settings"),
-        _ => format!("the desktop could not bind {what}; choose another in Settings"),
+        1 => Unbound::Cancelled(what.to_owned()),
+        _ => Unbound::Refused(what.to_owned()),
     }
 }
 
@@ -263,14 +287,14 @@ impl Answers {
         Self { seen }
     }
 
-    fn wait(&self, context: &glib::MainContext, request: &str) -> Result<(u32, Results), String> {
+    fn wait(&self, context: &glib::MainContext, request: &str) -> Result<(u32, Results), Unbound> {
         let deadline = Instant::now() + ANSWER_WAIT;
         loop {
             if let Some(answer) = self.seen.borrow_mut().remove(request) {
                 return Ok(answer);
             }
             if Instant::now() > deadline {
-                return Err("the desktop's shortcut portal never answered".into());
+                return Err(Unbound::Silent);
             }
             if !context.iteration(false) {
                 std::thread::sleep(Duration::from_millis(10));

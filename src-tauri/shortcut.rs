@@ -22,11 +22,31 @@ pub fn plugin() -> TauriPlugin<tauri::Wry> {
         .build()
 }
 
+/// Why the summon shortcut does not work, as Settings says it.
+#[derive(Debug, thiserror::Error)]
+pub enum NoShortcut {
+    #[error("`{text}` is not a shortcut ({why}); write it like Ctrl+Shift+Space")]
+    NotAShortcut { text: String, why: String },
+    #[error(
+        "the summon shortcut {shortcut} could not be registered: {why}. Choose another in \
+         Settings"
+    )]
+    NotRegistered { shortcut: String, why: String },
+    #[cfg(target_os = "linux")]
+    #[error("the summon shortcut could not be set up: {0}")]
+    NoThread(std::io::Error),
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    Portal(#[from] crate::portal::Unbound),
+}
+
 /// Whether `text` names a key combination (`Ctrl+Shift+Space`).
-pub fn parse(text: &str) -> Result<Shortcut, String> {
-    text.parse::<Shortcut>().map_err(|err| {
-        format!("`{text}` is not a shortcut ({err}); write it like Ctrl+Shift+Space")
-    })
+pub fn parse(text: &str) -> Result<Shortcut, NoShortcut> {
+    text.parse::<Shortcut>()
+        .map_err(|err| NoShortcut::NotAShortcut {
+            text: text.to_owned(),
+            why: err.to_string(),
+        })
 }
 
 /// Moves the summon shortcut from `old` to `new`. Returns why the OS refused it,
@@ -35,18 +55,23 @@ pub fn parse(text: &str) -> Result<Shortcut, String> {
 pub fn register(app: &AppHandle, old: Option<&str>, new: &str) -> Option<String> {
     #[cfg(target_os = "linux")]
     if crate::portal::wayland_session() {
-        return through_portal(app, new).err();
+        return through_portal(app, new)
+            .err()
+            .map(|problem| problem.to_string());
     }
     let shortcuts = app.global_shortcut();
     if let Some(old) = old.and_then(|old| parse(old).ok()) {
         let _ = shortcuts.unregister(old);
     }
     let problem = parse(new).and_then(|shortcut| {
-        shortcuts.register(shortcut).map_err(|err| {
-            format!("the summon shortcut {new} could not be registered: {err}. Choose another in Settings")
-        })
+        shortcuts
+            .register(shortcut)
+            .map_err(|err| NoShortcut::NotRegistered {
+                shortcut: new.to_owned(),
+                why: err.to_string(),
+            })
     });
-    let problem = problem.err();
+    let problem = problem.err().map(|problem| problem.to_string());
     remember(app, problem.clone());
     problem
 }
@@ -65,7 +90,7 @@ fn remember(app: &AppHandle, problem: Option<String>) {
 /// Binds the shortcut through the desktop portal, replacing the one bound before.
 /// Fine until the portal says otherwise: a refusal arrives later, and is kept then.
 #[cfg(target_os = "linux")]
-fn through_portal(app: &AppHandle, shortcut: &str) -> Result<(), String> {
+fn through_portal(app: &AppHandle, shortcut: &str) -> Result<(), NoShortcut> {
     use crate::portal;
 
     let state = app.state::<AppState>();
@@ -82,7 +107,7 @@ fn through_portal(app: &AppHandle, shortcut: &str) -> Result<(), String> {
         let connection = gio::bus_get_sync(gio::BusType::Session, gio::Cancellable::NONE)
             .map_err(|_| portal::unavailable(shortcut))?;
         if !portal::available(&connection) {
-            return Err(portal::unavailable(shortcut));
+            return Err(portal::unavailable(shortcut).into());
         }
         let summoner = app.clone();
         let reporter = app.clone();
@@ -92,11 +117,11 @@ fn through_portal(app: &AppHandle, shortcut: &str) -> Result<(), String> {
             move || window::summon(&summoner),
             move |outcome| {
                 if let Err(problem) = outcome {
-                    remember(&reporter, Some(problem));
+                    remember(&reporter, Some(problem.to_string()));
                 }
             },
         )
-        .map_err(|err| format!("the summon shortcut could not be set up: {err}"))
+        .map_err(NoShortcut::NoThread)
     });
     match bound {
         Ok(binding) => {
@@ -104,7 +129,7 @@ fn through_portal(app: &AppHandle, shortcut: &str) -> Result<(), String> {
             Ok(())
         }
         Err(problem) => {
-            remember(app, Some(problem.clone()));
+            remember(app, Some(problem.to_string()));
             Err(problem)
         }
     }

@@ -72,11 +72,20 @@ fn bus_name(identifier: &str) -> String {
     format!("{identifier}.SingleInstance")
 }
 
+/// Why this launch neither became the instance nor handed over to it; it does not start.
+#[derive(Debug, thiserror::Error)]
+enum NotClaimed {
+    #[error("the single-instance object could not be served: {0}")]
+    Serve(glib::Error),
+    #[error("Cairn is already running but did not come forward: {0}")]
+    OwnerSilent(glib::Error),
+}
+
 /// Claims the instance name for `app`, or hands over to the instance holding it.
 ///
 /// Errors only when another instance exists but did not answer: starting a second
 /// copy over the same database and tray would be worse than not starting.
-fn claim(app: &AppHandle, identifier: &str) -> Result<Launch, String> {
+fn claim(app: &AppHandle, identifier: &str) -> Result<Launch, NotClaimed> {
     let connection = match gio::bus_get_sync(BusType::Session, gio::Cancellable::NONE) {
         Ok(connection) => connection,
         Err(err) => {
@@ -86,8 +95,7 @@ fn claim(app: &AppHandle, identifier: &str) -> Result<Launch, String> {
     };
     let name = bus_name(identifier);
     // Served before the name is taken, so a launch that finds the name finds the object.
-    let registration = serve(&connection, app.clone())
-        .map_err(|err| format!("the single-instance object could not be served: {err}"))?;
+    let registration = serve(&connection, app.clone()).map_err(NotClaimed::Serve)?;
     match request_name(&connection, &name) {
         Ok(true) => Ok(Launch::First),
         Ok(false) => {
@@ -149,7 +157,7 @@ fn request_name(connection: &DBusConnection, name: &str) -> Result<bool, glib::E
     Ok(code == PRIMARY_OWNER || code == ALREADY_OWNER)
 }
 
-fn summon_owner(connection: &DBusConnection, name: &str) -> Result<(), String> {
+fn summon_owner(connection: &DBusConnection, name: &str) -> Result<(), NotClaimed> {
     connection
         .call_sync(
             Some(name),
@@ -163,5 +171,5 @@ fn summon_owner(connection: &DBusConnection, name: &str) -> Result<(), String> {
             gio::Cancellable::NONE,
         )
         .map(drop)
-        .map_err(|err| format!("Cairn is already running but did not come forward: {err}"))
+        .map_err(NotClaimed::OwnerSilent)
 }

@@ -78,13 +78,17 @@ fn a_refused_binding_says_so() {
     .unwrap();
     wait_until("the answer", || outcome.lock().unwrap().is_some());
     let problem = outcome.lock().unwrap().clone().unwrap().unwrap_err();
-    assert!(problem.contains("did not allow"), "{problem}");
+    assert_eq!(
+        problem,
+        portal::Unbound::Cancelled("a shortcut session".into())
+    );
+    assert!(problem.to_string().contains("did not allow"), "{problem}");
 }
 
 #[test]
 fn a_desktop_without_the_portal_is_told_apart() {
     let bus = Bus::start();
     assert!(!portal::available(&connect(&bus.address)));
-    let problem = portal::unavailable("Ctrl+Shift+Space");
+    let problem = portal::unavailable("Ctrl+Shift+Space").to_string();
     assert!(problem.contains("no global shortcuts portal"), "{problem}");
 }

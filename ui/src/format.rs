@@ -149,14 +149,23 @@ pub fn cost(cost: f64) -> String {
     }
 }
 
+/// A price field's text that is not a price.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("The {label} price must be a number of at least 0 per million tokens, not “{text}”")]
+pub struct NotAPrice {
+    label: String,
+    text: String,
+}
+
 /// A price field's text as a number per million tokens, or why it is not one.
-pub fn per_million(label: &str, text: &str) -> Result<f64, String> {
+pub fn per_million(label: &str, text: &str) -> Result<f64, NotAPrice> {
     let text = text.trim();
     match text.parse::<f64>() {
         Ok(price) if price.is_finite() && price >= 0.0 => Ok(price),
-        _ => Err(format!(
-            "The {label} price must be a number of at least 0 per million tokens, not “{text}”"
-        )),
+        _ => Err(NotAPrice {
+            label: label.to_owned(),
+            text: text.to_owned(),
+        }),
     }
 }
 
@@ -447,7 +456,7 @@ mod tests {
     fn a_price_is_a_number_or_says_what_is_wrong() {
         assert_eq!(per_million("prompt", " 2.5 "), Ok(2.5));
         assert_eq!(
-            per_million("completion", "ten"),
+            per_million("completion", "ten").map_err(|err| err.to_string()),
             Err(
                 "The completion price must be a number of at least 0 per million tokens, not “ten”"
                     .into()

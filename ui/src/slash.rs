@@ -129,9 +129,22 @@ pub enum LlmChange {
     Reset(Option<String>),
 }
 
+/// A line that starts with `/` and is no command as written; shown, not sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotACommand {
+    #[error(transparent)]
+    Mode(#[from] cairn_protocol::permission::UnknownMode),
+    #[error("/llm {0} needs a value: /llm {0} VALUE")]
+    LlmNeedsValue(String),
+    #[error("/export takes md or json, not `{0}`")]
+    ExportFormat(String),
+    #[error("there is no /{0}; /help lists the commands")]
+    Unknown(String),
+}
+
 /// What the composer should do with its text: a command, or a message. A line that
 /// starts with `/` but names no command is an error to show, not a message to send.
-pub fn parse(input: &str) -> Option<Result<Slash, String>> {
+pub fn parse(input: &str) -> Option<Result<Slash, NotACommand>> {
     let text = input.trim();
     let rest = text.strip_prefix('/')?;
     // `/tmp/x is full`: a path, not a command.
@@ -148,7 +161,7 @@ pub fn parse(input: &str) -> Option<Result<Slash, String>> {
         ("mode", Some(mode)) => mode
             .parse()
             .map(|mode| Slash::Mode(Some(mode)))
-            .map_err(|err: cairn_protocol::permission::UnknownMode| err.to_string()),
+            .map_err(NotACommand::Mode),
         ("model", name) => Ok(Slash::Model(name.map(str::to_owned))),
         ("agent", id) => Ok(Slash::Agent(id.map(str::to_owned))),
         ("agents", _) => Ok(Slash::Agents),
@@ -158,15 +171,15 @@ pub fn parse(input: &str) -> Option<Result<Slash, String>> {
         ))),
         ("llm", Some(key)) => match words.next() {
             Some(value) => Ok(Slash::Llm(LlmChange::Set(key.to_owned(), value.to_owned()))),
-            None => Err(format!("/llm {key} needs a value: /llm {key} VALUE")),
+            None => Err(NotACommand::LlmNeedsValue(key.to_owned())),
         },
         ("clear" | "new", _) => Ok(Slash::Clear),
         ("mcp", _) => Ok(Slash::Mcp),
         ("export", None | Some("md" | "markdown")) => Ok(Slash::Export(ExportFormat::Md)),
         ("export", Some("json")) => Ok(Slash::Export(ExportFormat::Json)),
-        ("export", Some(other)) => Err(format!("/export takes md or json, not `{other}`")),
+        ("export", Some(other)) => Err(NotACommand::ExportFormat(other.to_owned())),
         (other, _) if other.contains('/') => return None,
-        (other, _) => Err(format!("there is no /{other}; /help lists the commands")),
+        (other, _) => Err(NotACommand::Unknown(other.to_owned())),
     })
 }
 
@@ -209,11 +222,14 @@ mod tests {
             parse("/llm reset"),
             Some(Ok(Slash::Llm(LlmChange::Reset(None))))
         );
+        let said = |input: &str| {
+            parse(input)
+                .and_then(Result::err)
+                .map(|err| err.to_string())
+        };
         assert_eq!(
-            parse("/llm temperature"),
-            Some(Err(
-                "/llm temperature needs a value: /llm temperature VALUE".into()
-            ))
+            said("/llm temperature").as_deref(),
+            Some("/llm temperature needs a value: /llm temperature VALUE")
         );
         assert_eq!(
             parse("/export json"),
@@ -221,16 +237,16 @@ mod tests {
         );
         assert_eq!(parse("/export"), Some(Ok(Slash::Export(ExportFormat::Md))));
         assert_eq!(
-            parse("/mode yolo"),
-            Some(Err(
-                "unknown permission mode `yolo`: use plan, default or auto".into()
-            ))
+            said("/mode yolo").as_deref(),
+            Some("unknown permission mode `yolo`: use plan, default or auto")
         );
         assert_eq!(
-            parse("/frobnicate"),
-            Some(Err(
-                "there is no /frobnicate; /help lists the commands".into()
-            ))
+            said("/frobnicate").as_deref(),
+            Some("there is no /frobnicate; /help lists the commands")
+        );
+        assert_eq!(
+            said("/export pdf").as_deref(),
+            Some("/export takes md or json, not `pdf`")
         );
         assert_eq!(parse("hello /help"), None);
         assert_eq!(parse("/tmp/x is full, why?"), None);

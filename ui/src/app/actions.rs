@@ -328,7 +328,7 @@ pub fn submit(ctx: Ctx) {
             ctx.chat.composer.set(String::new());
             run_slash(ctx, command);
         }
-        Some(Err(problem)) => ctx.say(problem),
+        Some(Err(problem)) => ctx.say(problem.to_string()),
         None => {
             ctx.chat.composer.set(String::new());
             send(ctx, text);

@@ -31,7 +31,7 @@ pub fn Prices() -> impl IntoView {
         });
         let price = match price {
             Ok(price) => price,
-            Err(problem) => return ctx.say(problem),
+            Err(problem) => return ctx.say(problem.to_string()),
         };
         leptos::task::spawn_local(async move {
             // What the user typed stays until the price is kept.

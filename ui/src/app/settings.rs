@@ -10,15 +10,27 @@ use leptos::prelude::*;
 
 use super::{Ctx, Screen, actions, ctx, ipc};
 
+/// A number field's text that is not a number.
+#[derive(Debug, thiserror::Error)]
+#[error("{label} must be a number, not “{text}”")]
+struct NotANumber {
+    label: &'static str,
+    text: String,
+}
+
 /// A number field's text as an optional value; empty means "server default".
-fn parse_number<T: std::str::FromStr>(label: &str, text: &str) -> Result<Option<T>, String> {
+fn parse_number<T: std::str::FromStr>(
+    label: &'static str,
+    text: &str,
+) -> Result<Option<T>, NotANumber> {
     let text = text.trim();
     if text.is_empty() {
         return Ok(None);
     }
-    text.parse()
-        .map(Some)
-        .map_err(|_| format!("{label} must be a number, not “{text}”"))
+    text.parse().map(Some).map_err(|_| NotANumber {
+        label,
+        text: text.to_owned(),
+    })
 }
 
 fn text_of<T: ToString>(value: Option<T>) -> String {
@@ -70,7 +82,7 @@ pub fn SettingsScreen() -> impl IntoView {
     };
 
     let save = move |_| {
-        let numbers = (|| -> Result<_, String> {
+        let numbers = (|| -> Result<_, NotANumber> {
             Ok((
                 parse_number::<f64>("Temperature", &temperature.get_untracked())?,
                 parse_number::<f64>("Top-p", &top_p.get_untracked())?,
@@ -80,7 +92,7 @@ pub fn SettingsScreen() -> impl IntoView {
         })();
         let (temperature, top_p, max_tokens, context_cap) = match numbers {
             Ok(numbers) => numbers,
-            Err(problem) => return ctx.say(problem),
+            Err(problem) => return ctx.say(problem.to_string()),
         };
         let settings = Settings {
             temperature,
