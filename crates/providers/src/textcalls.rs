@@ -221,10 +221,15 @@ impl TextCalls {
         };
         let mut text = String::new();
         if !native_calls && !matches!(self.mode, Mode::Free | Mode::Code) {
-            // Small models often stop before the closing tag or fence.
+            // Small models often stop before the closing tag or fence, and now and
+            // then before the object's last brace (the 0.5B, asked to read a file).
             let body = self.held.trim_end().trim_end_matches(FENCE);
             let written = format!("{opening}{}", self.held.trim_end());
-            if let Some(calls) = self.parse(body, &written) {
+            let closed = closed(body);
+            if let Some(calls) = self
+                .parse(body, &written)
+                .or_else(|| self.parse(closed.as_deref()?, &written))
+            {
                 self.calls.extend(calls);
                 return (text, self.calls);
             }
@@ -295,6 +300,46 @@ impl TextCalls {
             written: Some(written.to_owned()),
         })
     }
+}
+
+/// `json` with the braces and brackets it left open closed, when it stops between two
+/// values (not inside a string, not after a key or a comma); `None` when nothing is
+/// open or it cannot be closed so.
+fn closed(json: &str) -> Option<String> {
+    let mut open = Vec::new();
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => open.push('}'),
+            '[' => open.push(']'),
+            '}' | ']' => {
+                open.pop()?;
+            }
+            _ => {}
+        }
+    }
+    let last = json.trim_end().chars().last()?;
+    if in_string || open.is_empty() || matches!(last, ':' | ',') {
+        return None;
+    }
+    Some(
+        open.iter()
+            .rev()
+            .fold(json.to_owned(), |mut closed, closer| {
+                closed.push(*closer);
+                closed
+            }),
+    )
 }
 
 /// `[` starts a JSON array of calls only if what follows can be one (`[{`, `[ {`).
@@ -451,6 +496,34 @@ mod tests {
             "",
             &[("list_dir", r#"{"path":"src"}"#)],
         );
+    }
+
+    #[test]
+    fn a_call_that_stops_before_its_last_brace_is_closed() {
+        // The 0.5B's own words, with a tool it has and with one it invented.
+        check(
+            "{\"name\": \"read_file\", \"arguments\": {\"path\": \"draft.txt\"}",
+            "",
+            &[("read_file", r#"{"path":"draft.txt"}"#)],
+        );
+        check(
+            "{\"name\": \"plan.txt\", \"arguments\": {\"file_path\": \"work\"}",
+            "",
+            &[("plan.txt", r#"{"file_path":"work"}"#)],
+        );
+        // Cut inside a string, or after a key: not a call, the text it was.
+        for cut in [
+            "{\"name\": \"read_file\", \"arguments\": {\"path\": \"dra",
+            "{\"name\": \"read_file\", \"arguments\": {\"path\":",
+        ] {
+            check(cut, cut, &[]);
+        }
+        assert_eq!(
+            closed("{\"a\": [1, {\"b\": \"}\"}"),
+            Some("{\"a\": [1, {\"b\": \"}\"}]}".into())
+        );
+        assert_eq!(closed("{\"a\": 1}"), None, "nothing open");
+        assert_eq!(closed("{\"a\": 1}}"), None, "more closed than opened");
     }
 
     #[test]

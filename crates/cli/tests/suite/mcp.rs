@@ -229,7 +229,6 @@ async fn a_misbehaving_mcp_server_costs_tool_errors_not_the_turn() {
     );
     server.push(CHAT, Reply::sse(sse::text(&["Coped."])));
     let url = server.url();
-    let started = std::time::Instant::now();
     let out = output(cairn(&[
         "run",
         "--db",
@@ -246,12 +245,10 @@ async fn a_misbehaving_mcp_server_costs_tool_errors_not_the_turn() {
         "use the bad tools",
     ]))
     .await;
-    let took = started.elapsed();
+    // A hung call costs its own 5 s timeout (its result says so, below), not the
+    // turn's wall-clock budget, which would have ended the run with 4. Said by what
+    // the run reports, not by how long it took: a busy machine takes longer.
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(
-        took < Duration::from_secs(30),
-        "a hung call costs its 5 s timeout, not the wall-clock budget: {took:?}"
-    );
     let results: Vec<String> = server.requests_to(CHAT)[3].json()["messages"]
         .as_array()
         .unwrap()
