@@ -105,7 +105,7 @@ async fn a_local_server_reads_the_prompt_while_the_question_is_written() {
             .collect();
         // The folder's prompt: the one read once the folder was chosen.
         let folder = format!(
-            "Workspace: the folder `{}`",
+            "the folder `{}`.",
             workspace.file_name().unwrap().to_str().unwrap()
         );
         if let Some(last) = warm_ups.last()

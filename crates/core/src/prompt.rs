@@ -219,9 +219,10 @@ fn thread_lines(prompt: &mut String, ctx: &PromptContext<'_>) {
                 || root.display().to_string(),
                 |name| name.to_string_lossy().into_owned(),
             );
+            // The name last: all that follows it in a new folder is read anew.
             let _ = writeln!(
                 prompt,
-                "Workspace: the folder `{name}`. File paths are relative to it."
+                "Workspace (file paths are relative to it): the folder `{name}`."
             );
         }
         None if !ctx.compact => {
@@ -411,15 +412,15 @@ mod tests {
         let one = ctx(PermissionMode::Default, Some(Path::new("/a")));
         let other = ctx(PermissionMode::Auto, Some(Path::new("/elsewhere")));
         assert_eq!(root(&one), root(&other), "one system message for both");
-        for line in ["Permission mode", "Workspace:", "AGENTS.md"] {
+        for line in ["Permission mode", "Workspace", "AGENTS.md"] {
             assert!(!root(&one).contains(line), "{line} in {}", root(&one));
         }
         let context = thread_context(&one, Some("Be brief."));
         assert_eq!(
             context,
             format!(
-                "{CONTEXT_OPEN}Permission mode: default. {}\nWorkspace: the folder `a`. File \
-                 paths are relative to it.\nProject instructions (AGENTS.md in the workspace):\nBe \
+                "{CONTEXT_OPEN}Permission mode: default. {}\nWorkspace (file paths are \
+                 relative to it): the folder `a`.\nProject instructions (AGENTS.md in the workspace):\nBe \
                  brief.\n{CONTEXT_CLOSE}",
                 mode_rules(PermissionMode::Default)
             )
@@ -443,7 +444,10 @@ mod tests {
         };
         let text = subtask(&ctx, "Count", 1, &Finish::Subtask(None));
         assert!(text.contains("Permission mode: auto."), "{text}");
-        assert!(text.contains("Workspace: the folder `a`."), "{text}");
+        assert!(
+            text.contains("Workspace (file paths are relative to it): the folder `a`."),
+            "{text}"
+        );
     }
 
     #[test]
@@ -490,7 +494,7 @@ mod tests {
             Some(&long),
         );
         assert!(compact.contains("Permission mode: default"), "{compact}");
-        assert!(compact.contains("Workspace: the folder `p`"), "{compact}");
+        assert!(compact.contains("the folder `p`."), "{compact}");
         assert!(
             compact.contains("the rest of AGENTS.md is left out"),
             "{compact}"

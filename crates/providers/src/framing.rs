@@ -462,7 +462,7 @@ mod tests {
     #[test]
     fn folded_results_join_the_users_turn_and_leave_no_call_to_copy() {
         let first = format!(
-            "{}Workspace: the folder `w`.\n{}What is in a.md?",
+            "{}Workspace (file paths are relative to it): the folder `w`.\n{}What is in a.md?",
             prompt::CONTEXT_OPEN,
             prompt::CONTEXT_CLOSE
         );
@@ -489,7 +489,7 @@ mod tests {
             vec![
                 ChatMessage::system("s"),
                 ChatMessage::user(format!(
-                    "{}Workspace: the folder `w`.\n{}What the tools returned so far:\n\
+                    "{}Workspace (file paths are relative to it): the folder `w`.\n{}What the tools returned so far:\n\
                      read_file a.md:\nalpha\nread_file b.md failed:\nno such file\n\n\
                      With this, answer in one sentence, or call the next tool: What is in a.md?",
                     prompt::CONTEXT_OPEN,

@@ -12,7 +12,11 @@
 //!   which this template renders before the tools);
 //! - new folder, read ahead: the same after `Runtime::warm`, as the window does when
 //!   the chat opens, the question sent once that is done;
-//! - next turn: the new chat's second question.
+//! - next turn: the new chat's second question;
+//! - the question alone after Cairn's prompt: the new folder's request as Cairn sent
+//!   it (through a relay that keeps it), its messages cut to the system message and
+//!   a new question: the least any turn with that prompt and those tools can cost on
+//!   this server, whatever opens the thread.
 //!
 //! Cairn's time runs from sending the question to its first `chunk` or call. Medians,
 //! with the prompt tokens the server counted and how many it had cached.
@@ -20,6 +24,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cairn_core::Limits;
@@ -28,6 +33,8 @@ use cairn_providers::{Dialect, Endpoint, Sampling, Server};
 use cairn_runtime::{ModelChoice, Runtime};
 use cairn_store::Store;
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
 
 const SAMPLES: usize = 5;
 
@@ -69,14 +76,28 @@ fn answers(event: &Event) -> bool {
 
 /// The bare question: a client sends it alone and reads to the first token.
 async fn bare(http: &reqwest::Client, url: &str, question: &str) -> Timed {
+    let request = json!({
+        "model": "smollm2", "stream": true, "max_tokens": 8, "temperature": 0,
+        "stream_options": {"include_usage": true},
+        "messages": [{"role": "user", "content": question}]
+    });
+    first_token(http, url, &request).await
+}
+
+/// Cairn's last request with its messages cut to the system message and `question`.
+async fn after_prompt(http: &reqwest::Client, url: &str, sent: &Value, question: &str) -> Timed {
+    let mut request = sent.clone();
+    request["messages"] = json!([sent["messages"][0], {"role": "user", "content": question}]);
+    request["max_tokens"] = json!(8);
+    first_token(http, url, &request).await
+}
+
+/// Sends `request` and reads to its first token.
+async fn first_token(http: &reqwest::Client, url: &str, request: &Value) -> Timed {
     let start = Instant::now();
     let mut answer = http
         .post(format!("{url}/v1/chat/completions"))
-        .json(&json!({
-            "model": "smollm2", "stream": true, "max_tokens": 8, "temperature": 0,
-            "stream_options": {"include_usage": true},
-            "messages": [{"role": "user", "content": question}]
-        }))
+        .json(request)
         .send()
         .await
         .unwrap();
@@ -104,6 +125,73 @@ async fn bare(http: &reqwest::Client, url: &str, question: &str) -> Timed {
         }
     }
     timed
+}
+
+/// A relay in front of the server that keeps the last chat request it passed on
+/// (one request per connection: it answers with `Connection: close`).
+async fn relay(upstream: String, http: reqwest::Client) -> (String, Arc<Mutex<Value>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let last = Arc::new(Mutex::new(Value::Null));
+    let kept = Arc::clone(&last);
+    tokio::spawn(async move {
+        loop {
+            let (socket, _) = listener.accept().await.unwrap();
+            let (read, mut write) = socket.into_split();
+            let mut read = BufReader::new(read);
+            let mut head = String::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                read.read_line(&mut line).await.unwrap();
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("content-length")
+                {
+                    length = value.trim().parse().unwrap();
+                }
+                if line == "\r\n" {
+                    break;
+                }
+                head.push_str(&line);
+            }
+            let mut body = vec![0; length];
+            read.read_exact(&mut body).await.unwrap();
+            let mut words = head.split_whitespace();
+            let (method, path) = (words.next().unwrap(), words.next().unwrap());
+            let request = if method == "POST" {
+                if path.ends_with("/chat/completions") {
+                    *kept.lock().unwrap() = serde_json::from_slice(&body).unwrap();
+                }
+                http.post(format!("{upstream}{path}"))
+                    .header("content-type", "application/json")
+                    .body(body)
+            } else {
+                http.get(format!("{upstream}{path}"))
+            };
+            let mut answer = request.send().await.unwrap();
+            let kind = answer
+                .headers()
+                .get("content-type")
+                .and_then(|kind| kind.to_str().ok())
+                .unwrap_or("application/json")
+                .to_owned();
+            let status = answer.status().as_u16();
+            write
+                .write_all(
+                    format!(
+                        "HTTP/1.1 {status} -\r\ncontent-type: {kind}\r\n\
+                         connection: close\r\n\r\n"
+                    )
+                    .as_bytes(),
+                )
+                .await
+                .unwrap();
+            while let Some(bytes) = answer.chunk().await.unwrap() {
+                write.write_all(&bytes).await.unwrap();
+            }
+        }
+    });
+    (url, last)
 }
 
 fn choice(url: &str) -> ModelChoice {
@@ -179,6 +267,7 @@ async fn main() {
     let url = std::env::var("CAIRN_REAL_MODEL_TOOLS_URL")
         .expect("run under scripts/real-model with (CAIRN_REAL_MODEL_TOOLS_URL)");
     let http = cairn_providers::http::client_builder().build().unwrap();
+    let (relayed, last_sent) = relay(url.clone(), http.clone()).await;
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("cairn.db")).await.unwrap();
     let runtime = Runtime::with_agents_dir(store, Limits::default(), None);
@@ -189,6 +278,7 @@ async fn main() {
         "new folder",
         "new folder, read ahead",
         "next turn",
+        "the question alone after Cairn's prompt",
     ];
     let mut columns: Vec<Column> = names.iter().map(|_| Column::default()).collect();
     // Round 0 meets the server as a user's first chat does; it is reported apart.
@@ -210,9 +300,11 @@ async fn main() {
             &runtime,
             &thread,
             &format!("Is {subject} in notes.txt?"),
-            &url,
+            &relayed,
         )
         .await;
+        let sent = last_sent.lock().unwrap().clone();
+        let alone = after_prompt(&http, &url, &sent, &format!("Are {subject} in notes.txt?")).await;
         let unseen = folder(dir.path(), &format!("{subject}-b"));
         let thread = new_chat(&runtime, &unseen).await;
         runtime
@@ -237,7 +329,7 @@ async fn main() {
         for (column, timed) in
             columns
                 .iter_mut()
-                .zip([bare, new_chat_time, new_folder, read_ahead, next])
+                .zip([bare, new_chat_time, new_folder, read_ahead, next, alone])
         {
             column.samples.push(timed);
         }
@@ -253,13 +345,13 @@ async fn main() {
             cached,
         } = column.median();
         println!(
-            "  {name:<24} {seconds:>6.2} s {:>6.1}×  {:>5} / {cached}",
+            "  {name:<40} {seconds:>6.2} s {:>6.1}×  {:>5} / {cached}",
             seconds / base,
             prompt - cached.min(prompt),
         );
     }
     println!(
-        "  {:<24} {:>6.2} s {:>6.1}×  {:>5} / {} (the server's first sight of the prompt)",
+        "  {:<40} {:>6.2} s {:>6.1}×  {:>5} / {} (the server's first sight of the prompt)",
         "first chat",
         first_chat.seconds,
         first_chat.seconds / base,

@@ -179,8 +179,5 @@ async fn every_check_up_asks_the_same_so_a_greedy_model_gets_the_same_verdict() 
     let (_, second) = checked(Reads::NativelyOnce).await;
     assert_eq!(first, second, "the same words and folder each time");
     let opening = first[0]["messages"][1]["content"].as_str().unwrap();
-    assert!(
-        opening.contains("Workspace: the folder `project`."),
-        "{opening}"
-    );
+    assert!(opening.contains("the folder `project`."), "{opening}");
 }
