@@ -179,7 +179,7 @@ impl Turn {
                 (
                     sized.for_model,
                     value,
-                    false,
+                    success.failed,
                     success.signal,
                     success.images,
                     success.change,
@@ -279,6 +279,7 @@ impl Turn {
                     images: output.images,
                     change: output.change,
                     changed: output.changed,
+                    failed: output.failed,
                     ..Success::text(output.content)
                 })
                 .map_err(|err| CallFailure::RespondToModel(err.to_string())),

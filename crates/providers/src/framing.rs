@@ -96,6 +96,10 @@ pub(crate) fn in_words(messages: Vec<ChatMessage>, words: &Words) -> Vec<ChatMes
                 reasoning,
                 tool_calls,
             } if !tool_calls.is_empty() => {
+                if words.restate.is_some() && in_results.is_some_and(|round| round.failed) {
+                    leave_out_failed_round(&mut out);
+                    in_results = None;
+                }
                 close(&mut out, &mut in_results, words, request.as_deref());
                 let mut text = if words.keep_prose {
                     content
@@ -253,6 +257,18 @@ impl Round {
     }
 }
 
+/// Takes a round whose every call failed, and which the model has since tried again,
+/// out of what it is shown: its calls and their results. Shown its failed call before
+/// the one that worked, the 1.5B model ran the one that worked again and again
+/// (task benchmark, README "Small models"): a pattern of calls it continued.
+fn leave_out_failed_round(out: &mut Vec<ChatMessage>) {
+    let results = out.pop();
+    debug_assert!(matches!(results, Some(ChatMessage::User { .. })));
+    if matches!(out.last(), Some(ChatMessage::Assistant { .. })) {
+        out.pop();
+    }
+}
+
 /// Ends an open round of results with the request said again, when the words say so.
 fn close(
     out: &mut [ChatMessage],
@@ -378,25 +394,97 @@ mod tests {
             ],
             &restated(Restate::AnswerOrChange),
         );
-        let asked = |at: usize| sent[at].content().rsplit("\n\n").next().unwrap().to_owned();
+        let asked = |sent: &[ChatMessage], at: usize| {
+            sent[at].content().rsplit("\n\n").next().unwrap().to_owned()
+        };
         assert_eq!(
-            asked(2),
+            asked(&sent, 2),
             format!("With this result, answer in one sentence, or make the change: {request}")
         );
         assert_eq!(
-            asked(4),
+            asked(&sent, 4),
             format!("With this result, say in one sentence what you did: {request}")
         );
         assert_eq!(
-            asked(6),
-            format!("It failed. Try again with the fix, or answer in one sentence: {request}"),
-            "a write that failed changed nothing, and the model is asked to try again"
-        );
-        assert_eq!(
-            asked(8),
+            asked(&sent, 6),
             format!("With this result, answer in one sentence, or make the change: {request}"),
             "a round that also read something did not fail"
         );
+        assert_eq!(sent.len(), 7, "the failed write, tried again, is left out");
+        let failed_last = in_words(
+            vec![
+                ChatMessage::user(request),
+                calling("c1"),
+                result("c1", "The code word is COBALT.", false),
+                calling("c3"),
+                wrote("c3", true),
+            ],
+            &restated(Restate::AnswerOrChange),
+        );
+        assert_eq!(
+            asked(&failed_last, 4),
+            format!("It failed. Try again with the fix, or answer in one sentence: {request}"),
+            "a write that failed changed nothing, and the model is asked to try again"
+        );
+    }
+
+    #[test]
+    fn a_failed_round_tried_again_is_left_out() {
+        let sent = in_words(
+            vec![
+                ChatMessage::system("s"),
+                ChatMessage::user("What is in a.md?"),
+                ChatMessage::Assistant {
+                    content: String::new(),
+                    reasoning: None,
+                    tool_calls: vec![call("c1", "w/a.md", None)],
+                },
+                result("c1", "no such file", true),
+                ChatMessage::Assistant {
+                    content: String::new(),
+                    reasoning: None,
+                    tool_calls: vec![call("c2", "a.md", None)],
+                },
+                result("c2", "alpha", false),
+            ],
+            &restated(Restate::Answer),
+        );
+        assert_eq!(
+            sent,
+            vec![
+                ChatMessage::system("s"),
+                ChatMessage::user("What is in a.md?"),
+                ChatMessage::assistant(
+                    "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\":\"a.md\"}}</tool_call>"
+                ),
+                ChatMessage::user(
+                    "The result of read_file:\n\nalpha\n\nWith this result, answer in one \
+                     sentence: What is in a.md?"
+                ),
+            ]
+        );
+        let prompt_tools = in_words(
+            vec![
+                ChatMessage::user("What is in a.md?"),
+                ChatMessage::Assistant {
+                    content: String::new(),
+                    reasoning: None,
+                    tool_calls: vec![call("c1", "w/a.md", None)],
+                },
+                result("c1", "no such file", true),
+                ChatMessage::Assistant {
+                    content: String::new(),
+                    reasoning: None,
+                    tool_calls: vec![call("c2", "a.md", None)],
+                },
+                result("c2", "alpha", false),
+            ],
+            &Words {
+                restate: None,
+                ..restated(Restate::Answer)
+            },
+        );
+        assert_eq!(prompt_tools.len(), 5, "kept where nothing is restated");
     }
 
     #[test]

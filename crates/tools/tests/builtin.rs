@@ -232,20 +232,31 @@ async fn a_write_or_an_edit_tells_its_card_the_change_it_made() {
 #[tokio::test]
 async fn run_command_reports_exit_code_and_both_streams_from_the_workspace_root() {
     let (dir, ctx) = workspace();
-    let out = text(
-        &RunCommand,
-        json!({"command": "pwd; echo oops >&2; exit 3"}),
-        &ctx,
-    )
-    .await;
+    let out = RunCommand
+        .call(json!({"command": "pwd; echo oops >&2; exit 3"}), &ctx)
+        .await
+        .unwrap();
     let root = dir.path().canonicalize().unwrap();
     assert_eq!(
-        out,
+        out.content,
         format!(
             "$ pwd; echo oops >&2; exit 3\n\
-             (sandboxed: writes only in the workspace and the temp folder, no network)\n\
-             exit code: 3\n{}\n[stderr]\noops\n",
+             exit code: 3\nIt printed:\n{}\n[stderr]\noops\n\n\
+             (sandboxed: writes only in the workspace and the temp folder, no network)\n",
             root.display()
+        )
+    );
+    assert!(out.failed, "a non-zero exit is a failed call");
+    let out = RunCommand
+        .call(json!({"command": "echo fine"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(
+        (out.content.as_str(), out.failed),
+        (
+            "$ echo fine\nexit code: 0\nIt printed:\nfine\n\n\
+             (sandboxed: writes only in the workspace and the temp folder, no network)\n",
+            false
         )
     );
 }
@@ -319,9 +330,13 @@ async fn a_call_asking_for_the_network_or_no_sandbox_says_so_and_grants_that_way
 async fn long_output_keeps_its_start_and_end() {
     let (_dir, ctx) = workspace();
     let out = text(&RunCommand, json!({"command": "seq 1 100000"}), &ctx).await;
-    assert!(out.contains("exit code: 0\n1\n2\n3\n"));
+    assert!(out.contains("exit code: 0\nIt printed:\n1\n2\n3\n"));
     assert!(out.contains("bytes not shown"));
-    assert!(out.ends_with("99999\n100000\n"));
+    assert!(
+        out.ends_with("99999\n100000\n\n(sandboxed: writes only in the workspace and the temp folder, no network)\n"),
+        "{}",
+        &out[out.len() - 200..]
+    );
     assert!(out.len() < 30_000);
 }
 

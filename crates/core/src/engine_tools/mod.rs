@@ -208,6 +208,8 @@ pub(crate) struct Success {
     pub change: Option<ApprovalPreview>,
     /// Files changed besides `change`, which Restore can put back.
     pub changed: Vec<String>,
+    /// It ran and failed by its own account (`ToolOutput::failed`).
+    pub failed: bool,
 }
 
 impl Success {
@@ -219,6 +221,7 @@ impl Success {
             images: Vec::new(),
             change: None,
             changed: Vec::new(),
+            failed: false,
         }
     }
 }

@@ -176,6 +176,9 @@ pub struct ToolOutput {
     /// Workspace files the call changed besides `change` (a command's), told to the
     /// workspace's log: Restore can put them back.
     pub changed: Vec<String>,
+    /// It ran and did not do its job, by its own account (a command's non-zero exit):
+    /// its result reads as a failure, its content as it is.
+    pub failed: bool,
 }
 
 impl ToolOutput {
@@ -185,6 +188,7 @@ impl ToolOutput {
             images: Vec::new(),
             change: None,
             changed: Vec::new(),
+            failed: false,
         }
     }
 

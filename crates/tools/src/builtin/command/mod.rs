@@ -216,7 +216,11 @@ impl Tool for RunCommand {
             stdout.await.unwrap_or_default(),
             stderr.await.unwrap_or_default(),
         );
-        let mut report = format!("$ {}\n{}\n", args.command, confined.said());
+        // What the command printed comes right after its exit, said to be that, and
+        // how it ran after a blank line: with the sandbox's line between them, the
+        // 1.5B model answered that a script "prints the sandboxed information and the
+        // exit code"; with its output unlabelled, that it prints "Hello, world!".
+        let mut report = format!("$ {}\n", args.command);
         match ended {
             Ended::Exited(Ok(status)) => match status.code() {
                 Some(code) => report.push_str(&format!("exit code: {code}\n")),
@@ -235,12 +239,16 @@ impl Tool for RunCommand {
         }
         let (stdout, stderr) = (stdout.render(), stderr.render());
         if !stdout.trim().is_empty() {
+            report.push_str("It printed:\n");
             report.push_str(&stdout);
         }
         if !stderr.trim().is_empty() {
             report.push_str("[stderr]\n");
             report.push_str(&stderr);
         }
+        report.push('\n');
+        report.push_str(confined.said());
+        report.push('\n');
         let failed = !matches!(ended, Ended::Exited(Ok(status)) if status.success());
         if failed && confined.sandboxed() && refused_by_sandbox(&stdout, &stderr) {
             report.push_str(confined.refusal_hint());
@@ -251,6 +259,9 @@ impl Tool for RunCommand {
         report.push_str(&kept.said);
         Ok(ToolOutput {
             changed: kept.paths,
+            // A failure the model is told of as one: told only what happened, the
+            // 1.5B model answered with the hint's own words instead of running it.
+            failed,
             ..ToolOutput::text(report)
         })
     }
