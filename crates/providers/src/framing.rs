@@ -430,27 +430,23 @@ mod tests {
 
     #[test]
     fn a_failed_round_tried_again_is_left_out() {
-        let sent = in_words(
+        let tried_again = || {
+            let calling = |id: &str, path: &str| ChatMessage::Assistant {
+                content: String::new(),
+                reasoning: None,
+                tool_calls: vec![call(id, path, None)],
+            };
             vec![
                 ChatMessage::system("s"),
                 ChatMessage::user("What is in a.md?"),
-                ChatMessage::Assistant {
-                    content: String::new(),
-                    reasoning: None,
-                    tool_calls: vec![call("c1", "w/a.md", None)],
-                },
+                calling("c1", "w/a.md"),
                 result("c1", "no such file", true),
-                ChatMessage::Assistant {
-                    content: String::new(),
-                    reasoning: None,
-                    tool_calls: vec![call("c2", "a.md", None)],
-                },
+                calling("c2", "a.md"),
                 result("c2", "alpha", false),
-            ],
-            &restated(Restate::Answer),
-        );
+            ]
+        };
         assert_eq!(
-            sent,
+            in_words(tried_again(), &restated(Restate::Answer)),
             vec![
                 ChatMessage::system("s"),
                 ChatMessage::user("What is in a.md?"),
@@ -463,28 +459,15 @@ mod tests {
                 ),
             ]
         );
-        let prompt_tools = in_words(
-            vec![
-                ChatMessage::user("What is in a.md?"),
-                ChatMessage::Assistant {
-                    content: String::new(),
-                    reasoning: None,
-                    tool_calls: vec![call("c1", "w/a.md", None)],
-                },
-                result("c1", "no such file", true),
-                ChatMessage::Assistant {
-                    content: String::new(),
-                    reasoning: None,
-                    tool_calls: vec![call("c2", "a.md", None)],
-                },
-                result("c2", "alpha", false),
-            ],
-            &Words {
-                restate: None,
-                ..restated(Restate::Answer)
-            },
+        let unrestated = Words {
+            restate: None,
+            ..restated(Restate::Answer)
+        };
+        assert_eq!(
+            in_words(tried_again(), &unrestated).len(),
+            6,
+            "kept where nothing is restated"
         );
-        assert_eq!(prompt_tools.len(), 5, "kept where nothing is restated");
     }
 
     #[test]
