@@ -353,8 +353,8 @@ mod tests {
                 )),
                 ChatMessage::user(
                     "The result of read_file:\n\nThe code word is COBALT.\n\nread_file failed:\n\n\
-                     no such file\n\nWith this result, answer in one sentence, or make the \
-                     change: Copy the code word in a.md into b.md."
+                     no such file\n\nWith this result, answer in one sentence, or make the change \
+                     with the next tool: Copy the code word in a.md into b.md."
                 ),
             ]
         );
@@ -399,7 +399,9 @@ mod tests {
         };
         assert_eq!(
             asked(&sent, 2),
-            format!("With this result, answer in one sentence, or make the change: {request}")
+            format!(
+                "With this result, answer in one sentence, or make the change with the next tool: {request}"
+            )
         );
         assert_eq!(
             asked(&sent, 4),
@@ -407,7 +409,9 @@ mod tests {
         );
         assert_eq!(
             asked(&sent, 6),
-            format!("With this result, answer in one sentence, or make the change: {request}"),
+            format!(
+                "With this result, answer in one sentence, or make the change with the next tool: {request}"
+            ),
             "a round that also read something did not fail"
         );
         assert_eq!(sent.len(), 7, "the failed write, tried again, is left out");

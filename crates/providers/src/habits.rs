@@ -45,7 +45,9 @@ impl Restate {
                 format!("It failed. Try again with the fix, or answer in one sentence: {request}")
             }
             (Self::AnswerOrChange, Outcome::Read) if !is_question(request) => {
-                format!("With this result, answer in one sentence, or make the change: {request}")
+                format!(
+                    "With this result, answer in one sentence, or make the change with the next tool: {request}"
+                )
             }
             (Self::AnswerOrChange | Self::Answer, Outcome::Read) => {
                 format!("With this result, answer in one sentence: {request}")
@@ -160,7 +162,9 @@ mod tests {
         ] {
             assert_eq!(
                 Restate::AnswerOrChange.words(change, Outcome::Read),
-                format!("With this result, answer in one sentence, or make the change: {change}")
+                format!(
+                    "With this result, answer in one sentence, or make the change with the next tool: {change}"
+                )
             );
         }
         let request = "Read draft.txt and write its code word into message.txt.";

@@ -286,29 +286,26 @@ impl Level {
         self.history.push(message);
     }
 
-    /// The calls of the last round that called anything, each with its result: the
-    /// history's last assistant message with calls, when only its results follow it.
-    fn last_round(&self) -> Option<Vec<(&cairn_protocol::ToolCall, &ChatMessage)>> {
-        let results = self
+    /// The calls made since the user last spoke, newest first, each with its result
+    /// (a call whose result is not in the history is left out).
+    fn calls_since_asked(&self) -> Vec<(&cairn_protocol::ToolCall, &ChatMessage)> {
+        let since = self
             .history
             .iter()
+            .rposition(|message| matches!(message, ChatMessage::User { .. }))
+            .map_or(0, |at| at + 1);
+        let messages = &self.history[since..];
+        let result_of = |id: &str| {
+            messages.iter().find(
+                |message| matches!(message, ChatMessage::Tool { tool_call_id, .. } if tool_call_id == id),
+            )
+        };
+        messages
+            .iter()
             .rev()
-            .take_while(|message| matches!(message, ChatMessage::Tool { .. }))
-            .count();
-        let at = self.history.len().checked_sub(results + 1)?;
-        let calls = self.history[at].tool_calls();
-        let results = &self.history[at + 1..];
-        (!calls.is_empty()).then(|| {
-            calls
-                .iter()
-                .filter_map(|call| {
-                    let result = results.iter().find(|result| {
-                        matches!(result, ChatMessage::Tool { tool_call_id, .. } if *tool_call_id == call.id)
-                    })?;
-                    Some((call, result))
-                })
-                .collect()
-        })
+            .flat_map(|message| message.tool_calls().iter().rev())
+            .filter_map(|call| Some((call, result_of(&call.id)?)))
+            .collect()
     }
 
     /// (answer text, reasoning, appended messages).

@@ -194,20 +194,32 @@ impl Turn {
         round
     }
 
-    /// A round that only makes again the changes the round before made, each with the
-    /// same arguments, and made well: nothing is left to do, so nothing runs and the
-    /// level ends, its answer saying so with what the changes did. Small models asked
-    /// what they did wrote the same file again instead, until the loop guard failed
+    /// A round that only makes again changes made since the user asked, each with the
+    /// same arguments as one made well with only reading since: nothing is left to do,
+    /// so nothing runs and the level ends, its answer saying so with what the changes
+    /// did. Small models asked what they did wrote the same file again instead (or read
+    /// their source and wrote it again, round after round), until the loop guard failed
     /// a turn whose work was done.
     fn change_made_again(&self, level: &mut Level, round: &Round) -> Option<LevelEnd> {
         if round.calls.is_empty() || level.scope.finish.is_some() {
             return None;
         }
-        let before = level.last_round()?;
+        let category = |name: &str| {
+            Callee::resolve(&level.scope, name, self.limits.max_depth)
+                .ok()
+                .map(|callee| callee.category())
+        };
+        let earlier = level.calls_since_asked();
         let mut done = Vec::new();
         for call in &round.calls {
-            let (_, result) = before
+            // The newest earlier call it repeats, past reads and the round's own
+            // changes made before: anything else may have changed what it wrote.
+            let (_, result) = earlier
                 .iter()
+                .take_while(|(earlier, _)| {
+                    category(&earlier.name) == Some(ToolCategory::Read)
+                        || round.calls.iter().any(|call| same_call(call, earlier))
+                })
                 .find(|(earlier, _)| same_call(earlier, call))?;
             let ChatMessage::Tool {
                 content,

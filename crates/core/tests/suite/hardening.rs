@@ -389,6 +389,58 @@ async fn a_change_made_again_is_not_run_and_ends_the_level_saying_it_was_done() 
 }
 
 #[tokio::test]
+async fn a_change_made_again_after_reading_again_is_not_run_but_one_after_a_command_is() {
+    const MADE: &str = "created `message.txt` (6 bytes)";
+    // Read, write, then `between`, then the same write again.
+    let run = |between: &'static str| async move {
+        let model = ScriptedModel::new();
+        let read = || ScriptedTurn::new().tool("source", json!({"path": "letter.txt"}));
+        let write = || {
+            ScriptedTurn::new().tool("write", json!({"path": "message.txt", "content": "COBALT"}))
+        };
+        model.root([
+            read(),
+            write(),
+            ScriptedTurn::new().tool(between, json!({"path": "letter.txt"})),
+            write(),
+            ScriptedTurn::text("Wrote it."),
+        ]);
+        let probes = [
+            Probe::new("source").output("The code word is COBALT."),
+            Probe::new("write")
+                .category(ToolCategory::Write)
+                .output(MADE),
+            Probe::new("command")
+                .category(ToolCategory::Execute)
+                .output("exit code: 0"),
+        ];
+        let mut harness = Harness::new(&model).mode(PermissionMode::Auto);
+        for probe in &probes {
+            harness = harness.tool(probe.clone());
+        }
+        let run = harness
+            .run("Read letter.txt and write its code word into message.txt.")
+            .await;
+        run.assert_completed();
+        (run.outcome.text, probes.map(|probe| probe.calls()))
+    };
+
+    // Reading again between, the loop a small model falls into: not written twice.
+    assert_eq!(
+        run("source").await,
+        (
+            format!(
+                "(The model made the same change again; it was done already, so it was not \
+                 run twice.) {MADE}"
+            ),
+            [2, 1, 0]
+        )
+    );
+    // A command between may have changed the file: the write runs again.
+    assert_eq!(run("command").await, ("Wrote it.".to_owned(), [1, 2, 1]));
+}
+
+#[tokio::test]
 async fn a_read_made_again_still_runs() {
     let model = ScriptedModel::new();
     let read = || ScriptedTurn::new().tool("probe", json!({"path": "notes.md"}));
