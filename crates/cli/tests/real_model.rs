@@ -343,11 +343,11 @@ fn qwen_15b() -> String {
 
 const QWEN_15B: &str = "qwen2.5-coder-1.5b";
 
-/// The fewest of the seven tasks the 1.5B does at seed 0: it did four (read, edit,
-/// count, two-step) in each of the task benchmark's last runs (README, "Small
-/// models"), and the rounds are greedy, so a busy machine changes their speed, not
-/// their words. One below, for what llama.cpp's batching may change at the margin.
-const MIN_15B_TASKS_DONE: usize = 3;
+/// The fewest of the seven tasks the 1.5B does at seed 0: it did six (all but the
+/// command) in each of the task benchmark's last runs (README, "Small models"), and
+/// the rounds are greedy, so a busy machine changes their speed, not their words. One
+/// below, for what llama.cpp's batching may change at the margin.
+const MIN_15B_TASKS_DONE: usize = 5;
 
 #[tokio::test]
 #[ignore = "needs a real model server: run scripts/test"]

@@ -427,7 +427,7 @@ mod tests {
         );
         assert_eq!(
             asked(&failed_last, 4),
-            format!("It failed. Try again with the fix, or answer in one sentence: {request}"),
+            format!("It failed. Try again with the fix: {request}"),
             "a write that failed changed nothing, and the model is asked to try again"
         );
     }

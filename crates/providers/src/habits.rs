@@ -35,11 +35,15 @@ impl Restate {
     /// the code word it was asked for over the file it had read. After a round that
     /// changed a file, it is asked what it did, or for what is still missing. After a
     /// round whose every call failed, it is asked to try again: asked only to answer,
-    /// the 1.5B answered with the error's own words.
+    /// the 1.5B answered with the error's own words; and for a change, only to try
+    /// again: offered an answer too, it said in words how its script should be fixed.
     pub(crate) fn words(self, request: &str, outcome: Outcome) -> String {
         match (self, outcome) {
             (_, Outcome::Changed) => {
                 format!("With this result, say in one sentence what you did: {request}")
+            }
+            (_, Outcome::Failed) if !is_question(request) => {
+                format!("It failed. Try again with the fix: {request}")
             }
             (_, Outcome::Failed) => {
                 format!("It failed. Try again with the fix, or answer in one sentence: {request}")
@@ -174,6 +178,15 @@ mod tests {
             assert_eq!(
                 restate.words(request, Outcome::Changed),
                 format!("With this result, say in one sentence what you did: {request}")
+            );
+            assert_eq!(
+                restate.words(request, Outcome::Failed),
+                format!("It failed. Try again with the fix: {request}")
+            );
+            let question = "What does greet.py print?";
+            assert_eq!(
+                restate.words(question, Outcome::Failed),
+                format!("It failed. Try again with the fix, or answer in one sentence: {question}")
             );
         }
     }

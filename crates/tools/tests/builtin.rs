@@ -889,3 +889,55 @@ async fn what_a_command_changes_is_told_to_the_workspaces_log() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_written_file_that_does_not_parse_is_kept_and_the_call_fails_saying_why() {
+    let (dir, ctx) = workspace();
+    let out = WriteFile
+        .call(json!({"path": "hi.py", "content": "Hello, Esther!"}), &ctx)
+        .await
+        .unwrap();
+    assert!(out.failed);
+    assert!(
+        out.content.starts_with(
+            "created `hi.py` (14 bytes)\n[check] `hi.py` is not valid Python: line 1: "
+        ),
+        "{}",
+        out.content
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("hi.py")).unwrap(),
+        "Hello, Esther!",
+        "written all the same: Restore takes it back"
+    );
+    assert!(out.change.is_some(), "its card shows what it wrote");
+
+    let fine = WriteFile
+        .call(
+            json!({"path": "hi.py", "content": "print('Hello')\n"}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (fine.content.as_str(), fine.failed),
+        ("replaced `hi.py` (15 bytes)", false)
+    );
+
+    std::fs::write(dir.path().join("a.json"), "{\"a\": 1, \"b\": 2}\n").unwrap();
+    let broken = EditFile
+        .call(
+            json!({"path": "a.json", "old_text": "\"b\": 2", "new_text": "\"b\": 2,"}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (broken.content.as_str(), broken.failed),
+        (
+            "edited `a.json`: 1 lines replaced with 1\n[check] `a.json` is not valid JSON: \
+             line 1: trailing comma at line 1 column 17\n",
+            true
+        )
+    );
+}

@@ -268,15 +268,29 @@ impl Tool for WriteFile {
         // Read before the write: what the card shows it changed.
         let change = super::preview::write(ctx, &args.path, &args.content).await;
         let path = args.path.clone();
+        let problem = super::syntax::problem(&args.path, &args.content).await;
         let outcome = on_disk(ctx, move |ws| ws.write(&path, args.content.as_bytes())).await?;
         let verb = match outcome {
             WriteOutcome::Created => "created",
             WriteOutcome::Replaced => "replaced",
         };
-        Ok(
+        Ok(checked(
             ToolOutput::text(format!("{verb} `{}` ({bytes} bytes)", args.path))
                 .with_change(change.map(super::preview::for_card)),
-        )
+            problem,
+        ))
+    }
+}
+
+/// A write's output, failed with the reason when what it wrote does not parse.
+fn checked(output: ToolOutput, problem: Option<String>) -> ToolOutput {
+    match problem {
+        Some(problem) => ToolOutput {
+            content: format!("{}\n[check] {problem}\n", output.content),
+            failed: true,
+            ..output
+        },
+        None => output,
     }
 }
 
@@ -600,13 +614,17 @@ impl Tool for EditFile {
             diff: crate::diff::unified(&text, &edited),
         };
         let path = args.path.clone();
+        let problem = super::syntax::problem(&args.path, &edited).await;
         on_disk(ctx, move |ws| ws.write(&path, edited.as_bytes())).await?;
-        Ok(ToolOutput::text(format!(
-            "edited `{}`: {} lines replaced with {}",
-            args.path,
-            args.old_text.lines().count().max(1),
-            args.new_text.lines().count()
+        Ok(checked(
+            ToolOutput::text(format!(
+                "edited `{}`: {} lines replaced with {}",
+                args.path,
+                args.old_text.lines().count().max(1),
+                args.new_text.lines().count()
+            ))
+            .with_change(Some(super::preview::for_card(change))),
+            problem,
         ))
-        .with_change(Some(super::preview::for_card(change))))
     }
 }

@@ -7,6 +7,7 @@ mod files;
 mod html;
 mod memory;
 mod preview;
+mod syntax;
 mod todo;
 mod web;
 
