@@ -1,6 +1,7 @@
 //! Ollama's native dialect against recorded server traffic: the decoder on the exact
 //! bytes, then the client over real HTTP to the fake server: request shape, the
-//! capability fallbacks, unknown models, busy servers, faults, listing and pulling.
+//! capability fallbacks, listing and pulling. What every dialect does alike (busy
+//! servers, cut and stalled streams, unknown models) is in `conformance.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,7 +15,7 @@ use cairn_providers::{
     ChatRequest, FinishReason, ModelClient, ModelEvent, ProviderError, RequestOrigin, Sampling,
     TokenUsage,
 };
-use cairn_testkit::{FakeServer, Piece, Recorded, Reply, fixture, ndjson_from_pretty};
+use cairn_testkit::{FakeServer, Recorded, Reply, fixture, ndjson_from_pretty};
 use futures_util::{Stream, StreamExt, stream};
 use serde_json::{Value, json};
 
@@ -411,125 +412,6 @@ async fn a_model_that_cannot_call_tools_still_answers() {
     // The engine learns it too, and tells the model it has none.
     assert!(!client.can_call_tools("qwen3.5:0.8b"));
     assert!(client.can_call_tools("qwen3:8b"));
-}
-
-#[tokio::test]
-async fn an_unknown_model_lists_the_ones_there_are() {
-    let server = FakeServer::start().await;
-    server.fallback(
-        SHOW,
-        Reply::json(404, r#"{"error":"model 'bad_model' not found"}"#),
-    );
-    server.push(
-        CHAT,
-        Reply::json(404, fixture("ollama/error_model_not_found.json")),
-    );
-    server.push(TAGS, Reply::json(200, fixture("ollama/docs_tags.json")));
-    let d =
-        collect(client(&server).stream_chat(request("bad_model", vec![ChatMessage::user("hi")])))
-            .await;
-    let err = d.error.unwrap();
-    assert_eq!(
-        err.to_string(),
-        format!(
-            "{} has no model `bad_model`; it has: deepseek-r1:latest, llama3.2:latest. Pull it with `cairn pull bad_model`, or choose one it has.",
-            server.url()
-        )
-    );
-}
-
-#[tokio::test]
-async fn nothing_listening_says_how_to_start_ollama() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let client =
-        OllamaClient::new(OllamaConfig::new(format!("http://127.0.0.1:{port}/api"))).unwrap();
-    let d = collect(client.stream_chat(request("qwen3", vec![ChatMessage::user("hi")]))).await;
-    let message = d.error.unwrap().to_string();
-    assert!(
-        message.starts_with(&format!("could not connect to http://127.0.0.1:{port}: ")),
-        "{message}"
-    );
-    assert!(
-        message.ends_with("Is Ollama running? Start it with `ollama serve`."),
-        "{message}"
-    );
-}
-
-#[tokio::test]
-async fn a_busy_server_is_retried_with_backoff_then_given_up_on() {
-    let server = FakeServer::start().await;
-    server.fallback(SHOW, show(8192));
-    server.push(
-        CHAT,
-        Reply::json(503, r#"{"error":"server busy, please try again"}"#),
-    );
-    server.push(CHAT, Reply::json(429, r#"{"error":"too many requests"}"#));
-    server.push(
-        CHAT,
-        Reply::ndjson(fixture("ollama/chat_stream_plain.ndjson")),
-    );
-    let d = collect(client(&server).stream_chat(request("m", vec![ChatMessage::user("hi")]))).await;
-    assert_eq!(
-        (d.text.as_str(), d.reconnects, d.error),
-        ("Hi", vec![1, 2], None)
-    );
-
-    server.fallback(CHAT, Reply::json(503, r#"{"error":"server busy"}"#));
-    let d = collect(client(&server).stream_chat(request("m", vec![ChatMessage::user("hi")]))).await;
-    assert_eq!(d.reconnects, [1, 2, 3]);
-    assert!(
-        matches!(d.error, Some(ProviderError::Http { status: 503, ref message, .. }) if message == "server busy"),
-        "{d:?}"
-    );
-
-    // Other errors are not retried.
-    server.push(CHAT, Reply::json(500, r#"{"error":"boom"}"#));
-    let d = collect(client(&server).stream_chat(request("m", vec![ChatMessage::user("hi")]))).await;
-    assert!(d.reconnects.is_empty());
-    assert!(matches!(
-        d.error,
-        Some(ProviderError::Http { status: 500, .. })
-    ));
-}
-
-#[tokio::test]
-async fn a_cut_or_stalled_stream_keeps_what_arrived() {
-    let server = FakeServer::start().await;
-    server.fallback(SHOW, show(8192));
-    let bytes = fixture("ollama/chat_stream_thinking.ndjson");
-    server.push(
-        CHAT,
-        Reply::ndjson(bytes[..bytes.len() / 2].to_vec()).then(Piece::Cut),
-    );
-    let d = collect(client(&server).stream_chat(request("m", vec![ChatMessage::user("hi")]))).await;
-    assert!(d.reasoning.starts_with("Thinking Process"));
-    assert!(
-        matches!(d.error, Some(ProviderError::StreamCut { .. })),
-        "{d:?}"
-    );
-
-    server.push(
-        CHAT,
-        Reply::ndjson(&b"{\"message\":{\"content\":\"wait\"},\"done\":false}\n"[..])
-            .then(Piece::Hang),
-    );
-    let mut config = config(&server);
-    config.idle_timeout = Duration::from_millis(200);
-    let d = collect(
-        OllamaClient::new(config)
-            .unwrap()
-            .stream_chat(request("m", vec![ChatMessage::user("hi")])),
-    )
-    .await;
-    assert_eq!(d.text, "wait");
-    assert!(
-        matches!(d.error, Some(ProviderError::Stalled { .. })),
-        "{d:?}"
-    );
 }
 
 #[tokio::test]

@@ -1,6 +1,8 @@
 //! The OpenAI-compatible dialect against recorded server traffic: first the decoder
 //! on the exact bytes (whole and cut at every kind of boundary), then the client over
-//! real HTTP to the fake server, faults included.
+//! real HTTP to the fake server: its request shape, what each server says of its
+//! window, its errors. What every dialect does alike (busy servers, cut and stalled
+//! streams, unknown models) is in `conformance.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -489,87 +491,6 @@ async fn http_errors_carry_the_servers_own_message() {
 }
 
 #[tokio::test]
-async fn nothing_listening_is_unreachable() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let client = OpenAiClient::new(OpenAiConfig::new(format!("http://127.0.0.1:{port}"))).unwrap();
-    let d = collect(client.stream_chat(request(vec![ChatMessage::user("hi")]))).await;
-    let Some(err @ ProviderError::Unreachable { .. }) = d.error else {
-        panic!("{d:?}")
-    };
-    let message = err.to_string();
-    assert!(
-        message.starts_with(&format!("could not connect to http://127.0.0.1:{port}")),
-        "{message}"
-    );
-    assert!(message.contains("refused"), "{message}");
-}
-
-#[tokio::test]
-async fn a_connection_cut_mid_answer_keeps_what_arrived() {
-    let server = FakeServer::start().await;
-    let bytes = fixture("openai/plain_stream_with_usage.sse");
-    let cut = bytes.len() / 2;
-    server.push(CHAT, Reply::sse(bytes[..cut].to_vec()).then(Piece::Cut));
-    let d = collect(client(&server).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
-    assert!(d.text.starts_with("I'm unable"), "{d:?}");
-    assert!(
-        matches!(d.error, Some(ProviderError::StreamCut { .. })),
-        "{d:?}"
-    );
-}
-
-#[tokio::test]
-async fn a_connection_closed_unanswered_is_asked_again_once() {
-    let server = FakeServer::start().await;
-    server.push(CHAT, Reply::hang_up());
-    server.push(
-        CHAT,
-        Reply::sse(fixture("openai/plain_stream_with_usage.sse")),
-    );
-    let d = collect(client(&server).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
-    assert!(d.error.is_none(), "{d:?}");
-    assert!(d.text.starts_with("I'm unable"), "{d:?}");
-    assert_eq!(server.requests_to(CHAT).len(), 2);
-
-    // Twice in a row is a server that is really gone: said, not retried for ever.
-    server.push(CHAT, Reply::hang_up());
-    server.push(CHAT, Reply::hang_up());
-    let d = collect(client(&server).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
-    assert!(
-        matches!(d.error, Some(ProviderError::StreamCut { .. })),
-        "{d:?}"
-    );
-    assert_eq!(server.requests_to(CHAT).len(), 4);
-}
-
-#[tokio::test]
-async fn a_stalled_stream_times_out() {
-    let server = FakeServer::start().await;
-    server.push(
-        CHAT,
-        Reply::sse(&b"data: {\"choices\":[{\"delta\":{\"content\":\"wait\"}}]}\n\n"[..])
-            .then(Piece::Hang),
-    );
-    let mut config = OpenAiConfig::new(server.url());
-    config.idle_timeout = Duration::from_millis(200);
-    let d = collect(
-        OpenAiClient::new(config)
-            .unwrap()
-            .stream_chat(request(vec![ChatMessage::user("hi")])),
-    )
-    .await;
-    assert_eq!(d.text, "wait");
-    assert!(
-        matches!(d.error, Some(ProviderError::Stalled { .. })),
-        "{d:?}"
-    );
-}
-
-#[tokio::test]
 async fn models_are_listed_from_v1_models() {
     let server = FakeServer::start().await;
     server.push(
@@ -876,89 +797,12 @@ async fn a_call_written_as_text_becomes_a_call() {
 }
 
 #[tokio::test]
-async fn a_busy_server_is_retried_before_the_first_byte() {
-    let server = FakeServer::start().await;
-    server.push(
-        CHAT,
-        Reply::json(429, r#"{"error":{"message":"Rate limit reached"}}"#),
-    );
-    server.push(
-        CHAT,
-        Reply::sse(fixture("openai/llamacpp_plain_stream.sse")),
-    );
-    let d = collect(
-        OpenAiClient::new(config(&server))
-            .unwrap()
-            .stream_chat(request(vec![ChatMessage::user("hi")])),
-    )
-    .await;
-    assert_eq!(
-        (d.text.as_str(), d.reconnects, d.error),
-        ("Hello.", vec![1], None)
-    );
-}
-
-#[tokio::test]
-async fn the_wait_before_a_retry_is_announced_before_it_begins() {
-    let server = FakeServer::start().await;
-    server.push(
-        CHAT,
-        Reply::json(429, r#"{"error":{"message":"Rate limit reached"}}"#),
-    );
-    let mut config = OpenAiConfig::new(server.url());
-    // A backoff far longer than the test may take: the event must come before it.
-    config.retry = cairn_providers::http::RetryPolicy {
-        attempts: 1,
-        first_delay: Duration::from_secs(3600),
-        max_delay: Duration::from_secs(3600),
-    };
-    let mut events = OpenAiClient::new(config)
-        .unwrap()
-        .stream_chat(request(vec![ChatMessage::user("hi")]));
-    let first = tokio::time::timeout(Duration::from_secs(30), events.next())
-        .await
-        .expect("the announcement comes at once, not after the wait");
-    assert!(
-        matches!(first, Some(Ok(ModelEvent::Reconnecting { attempt: 1, delay, .. })) if delay == Duration::from_secs(3600)),
-        "{first:?}"
-    );
-}
-
-#[tokio::test]
 async fn an_unreadable_chunk_is_skipped_when_the_stream_recovers() {
     let mut bytes =
         b"data: {\"choices\":[{\"delta\":{\"content\":\"Well, \"}}]}\n\ndata: {oops\n\n".to_vec();
     bytes.extend_from_slice(&fixture("openai/llamacpp_plain_stream.sse"));
     let d = decode_in_pieces(&bytes, 11).await;
     assert_eq!((d.text.as_str(), d.error), ("Well, Hello.", None));
-}
-
-#[tokio::test]
-async fn an_unknown_model_lists_the_servers_models() {
-    let server = FakeServer::start().await;
-    server.push(CHAT, Reply::json(404, r#"{"error":{"message":"The model `qwen9` does not exist.","type":"NotFoundError","code":404}}"#));
-    server.push(
-        "GET /v1/models",
-        Reply::json(200, r#"{"data":[{"id":"qwen3-8b"},{"id":"llama-3.2-3b"}]}"#),
-    );
-    let d = collect(client(&server).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
-    assert_eq!(
-        d.error.unwrap().to_string(),
-        format!(
-            "{} has no model `qwen3:8b`; it has: qwen3-8b, llama-3.2-3b. Load it in the server, or choose one it has.",
-            server.url()
-        )
-    );
-    // A refusal that is not about the model stays as the server said it.
-    server.push(
-        CHAT,
-        Reply::json(400, fixture("openai/vllm_error_new_format.json")),
-    );
-    let d = collect(client(&server).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
-    assert!(matches!(
-        d.error,
-        Some(ProviderError::Http { status: 400, .. })
-    ));
 }
 
 #[tokio::test]
