@@ -1,33 +1,31 @@
 //! Everyone can use the window: each main screen passes axe-core, and a turn with an
 //! approval can be walked from the composer to the answer by keyboard alone.
 
-use cairn_testkit::{FakeServer, Reply, sse};
+use cairn_testkit::{Reply, sse};
 use serde_json::json;
 
 use crate::CHAT;
 use crate::a11y::assert_accessible;
 use crate::harness::{App, Home};
+use crate::model::Model;
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn every_main_screen_passes_the_accessibility_checker() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let home = Home::new();
 
-    let app = App::launch_first_run(&home, &server.url()).await;
+    let app = App::launch_first_run(&home, &model.url()).await;
     app.click(".custom-server summary").await;
     app.wait_for(".custom-url").await;
     assert_accessible(&app, "the first-run screen").await;
     app.quit().await;
 
-    server.push(
-        CHAT,
-        Reply::sse(sse::text(&[
-            // Every colour the highlighter paints: keyword, comment, number, string, type.
-            "Here it is:\n\n```rust\n// greet\nfn main() {\n    let n: u8 = 42;\n    println!(\"hi {n}\");\n}\n```\n\nRun it with `cargo run`.",
-        ])),
-    );
-    server.push(
+    model.says(&[
+        // Every colour the highlighter paints: keyword, comment, number, string, type.
+        "Here it is:\n\n```rust\n// greet\nfn main() {\n    let n: u8 = 42;\n    println!(\"hi {n}\");\n}\n```\n\nRun it with `cargo run`.",
+    ]);
+    model.push(
         CHAT,
         Reply::sse(sse::say_and_call(
             "One part at a time.",
@@ -38,39 +36,34 @@ async fn every_main_screen_passes_the_accessibility_checker() {
             )],
         )),
     );
-    server.push(
+    model.push(
         CHAT,
         Reply::sse(sse::say_and_call(
             "Looking.",
             &[("l1", "list_dir", json!({"path": "."}))],
         )),
     );
-    server.push(CHAT, Reply::sse(sse::text(&["One file."])));
-    server.push(CHAT, Reply::sse(sse::text(&["The survey is done."])));
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[(
+    model
+        .says(&["One file."])
+        .says(&["The survey is done."])
+        .calls(
             "w1",
             "write_file",
             json!({"path": "notes.md", "content": "alpha\nBETA\n"}),
-        )])),
-    );
-    server.push(CHAT, Reply::sse(sse::text(&["Shouted."])));
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[(
+        )
+        .says(&["Shouted."])
+        .calls(
             "plan1",
             "create_plan",
             json!({"objective": "Tidy the notes", "execution_mode": "draft_only", "steps": [
                 {"id": "s1", "title": "Sort the notes", "instructions": "Sort them."}
             ]}),
-        )])),
-    );
-    server.push(CHAT, Reply::sse(sse::text(&["Here is the plan. Run it?"])));
+        )
+        .says(&["Here is the plan. Run it?"]);
     let workspace = home.workspace();
     std::fs::write(workspace.join("notes.md"), "alpha\nbeta\n").unwrap();
 
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.wait_for(".welcome").await;
     assert_accessible(&app, "an empty chat").await;
 
@@ -190,21 +183,19 @@ async fn wait_until_announced(app: &App, words: &str) {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_turn_with_an_approval_is_walked_by_keyboard_alone() {
-    let server = FakeServer::start().await;
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[(
+    let model = Model::start().await;
+    model
+        .calls(
             "w1",
             "write_file",
             json!({"path": "notes.md", "content": "alpha\nBETA\n"}),
-        )])),
-    );
-    server.push(CHAT, Reply::sse(sse::text(&["Shouted."])));
+        )
+        .says(&["Shouted."]);
     let home = Home::new();
     let workspace = home.workspace();
     let notes = workspace.join("notes.md");
     std::fs::write(&notes, "alpha\nbeta\n").unwrap();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     // Keys go to the window that has the X input focus (with no window manager, none
     // has it until given), and WebKit draws focus rings only in a focused window.
     app.focus_window().await;

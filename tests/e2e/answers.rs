@@ -3,23 +3,24 @@
 
 use std::time::Duration;
 
-use cairn_testkit::{FakeServer, Reply, sse};
+use cairn_testkit::{Reply, sse};
 use serde_json::json;
 
+use crate::model::Model;
 use crate::{
     CHAT, first_chat_request, gated,
-    harness::{self, App, Home, text_of},
+    harness::{self, Home, text_of},
     held_answer, llama_cpp_models, numbered, pixels,
 };
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn an_answer_tells_what_it_took_on_hover_and_the_chat_menu_its_totals() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     // 10 prompt tokens and 2 completion tokens (one per piece), as every fake stream.
-    server.push(CHAT, Reply::sse(sse::text(&["Hello", " there."])));
+    model.says(&["Hello", " there."]);
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
 
     // A price, set in Settings, for the model the chat uses.
     app.click(".chat-head [aria-label='Settings']").await;
@@ -112,7 +113,7 @@ async fn an_answer_tells_what_it_took_on_hover_and_the_chat_menu_its_totals() {
     app.quit().await;
 
     // After a restart the answer tells the same.
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("Say hello").await;
     app.wait_for(".message.assistant .answer-usage").await;
     app.hover(".message.assistant .md").await;
@@ -143,12 +144,12 @@ pub(crate) fn without_durations(line: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn stop_mid_stream_keeps_the_partial_text() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     // The answer holds after two words for as long as the test needs: it is stopped
     // there, never let go.
-    server.push(CHAT, held_answer(&numbered("word", 30), 2, "never"));
+    model.push(CHAT, held_answer(&numbered("word", 30), 2, "never"));
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Write a long text").await;
     app.wait_for_text(".message.assistant .md", "word2").await;
     app.wait_for(".stop").await;
@@ -170,13 +171,13 @@ async fn stop_mid_stream_keeps_the_partial_text() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn reopening_a_running_chat_shows_what_streamed_and_goes_on_live() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let pieces = numbered("part", 24);
     // Two parts stream while the chat is open, two more while it is closed; the rest
     // waits until it is open again.
     let text: Vec<&str> = pieces.iter().map(String::as_str).collect();
     let parts = sse::answer_parts(&[], &text);
-    server.push(
+    model.push(
         CHAT,
         gated(
             parts,
@@ -184,19 +185,19 @@ async fn reopening_a_running_chat_shows_what_streamed_and_goes_on_live() {
         ),
     );
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Stream for a while").await;
     app.wait_for_text(".message.assistant .md", "part2").await;
     app.click(".new-chat").await;
     app.wait_for(".welcome").await;
-    server.open_gate("closed");
+    model.open_gate("closed");
 
     app.open_chat("Stream for a while").await;
     // What streamed while the chat was closed is there at once, in order...
     let shown = text_of(&app.wait_for_text(".message.assistant .md", "part4").await).await;
     assert_eq!(shown.trim(), "part1 part2 part3 part4");
     // ...and the rest arrives live, exactly once.
-    server.open_gate("reopened");
+    model.open_gate("reopened");
     // Read once finished: the answer being written is drawn by appending, and the
     // finished one whole, in a new element; one held across that moment reads empty.
     let done = text_of(
@@ -211,12 +212,12 @@ async fn reopening_a_running_chat_shows_what_streamed_and_goes_on_live() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn the_last_answer_regenerates_and_the_last_question_is_edited_in_place() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     for answer in ["Five.", "Four.", "Six."] {
-        server.push(CHAT, Reply::sse(sse::text(&[answer])));
+        model.says(&[answer]);
     }
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("What is 2 + 2?").await;
     app.wait_for_text(".message.assistant .md", "Five.").await;
 
@@ -244,7 +245,7 @@ async fn the_last_answer_regenerates_and_the_last_question_is_edited_in_place() 
         .await;
     assert_eq!(app.count(".edit-input").await, 0);
     assert_eq!(app.count(".message.user").await, 1);
-    let asked: Vec<String> = server
+    let asked: Vec<String> = model
         .requests_to(CHAT)
         .iter()
         .map(|r| {
@@ -260,7 +261,7 @@ async fn the_last_answer_regenerates_and_the_last_question_is_edited_in_place() 
     app.screenshot("edited-question").await;
     app.quit().await;
 
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("What is 2 + 2?").await;
     app.wait_for_text(".message.assistant .md", "Six.").await;
     assert_eq!(app.thread_lines().await, live, "stored as shown");
@@ -270,14 +271,14 @@ async fn the_last_answer_regenerates_and_the_last_question_is_edited_in_place() 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn retry_answers_the_failed_question_again_in_its_place() {
-    let server = FakeServer::start().await;
-    server.push(
+    let model = Model::start().await;
+    model.push(
         CHAT,
         Reply::json(400, r#"{"error":{"message":"the model is warming up"}}"#),
     );
-    server.push(CHAT, Reply::sse(sse::text(&["It is 4."])));
+    model.says(&["It is 4."]);
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("What is 2 + 2?").await;
     app.wait_for_text(".notice.error", "warming up").await;
     // Pressed the moment it shows, as an impatient user would.
@@ -291,7 +292,7 @@ async fn retry_answers_the_failed_question_again_in_its_place() {
 
     // So it is stored: the reopened chat has the question once and the new answer.
     app.quit().await;
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.click(".thread-open").await;
     app.wait_for_text(".message.assistant .md", "It is 4.")
         .await;
@@ -336,10 +337,10 @@ async fn assert_clipboard(expected: &str, what: &str) {
 async fn code_is_coloured_and_code_answers_and_questions_copy_to_the_clipboard() {
     let answer = "Here it is:\n\n```rust\n// greet\nfn main() {\n    println!(\"hello, world\");\n}\n```\n\nRun it with `cargo run`.";
     let code = "// greet\nfn main() {\n    println!(\"hello, world\");\n}";
-    let server = FakeServer::start().await;
-    server.push(CHAT, Reply::sse(sse::text(&[answer])));
+    let model = Model::start().await;
+    model.says(&[answer]);
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Show me hello world in Rust").await;
     app.wait_for_text(".message.assistant .md", "Run it with")
         .await;
@@ -393,7 +394,7 @@ async fn code_is_coloured_and_code_answers_and_questions_copy_to_the_clipboard()
     app.quit().await;
 
     // A stored answer draws its code the same.
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("Show me hello world in Rust").await;
     app.wait_for(".code-block .hl-k").await;
     assert_eq!(
@@ -407,8 +408,8 @@ async fn code_is_coloured_and_code_answers_and_questions_copy_to_the_clipboard()
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_link_in_an_answer_opens_in_the_browser_and_only_web_links_do() {
-    let server = FakeServer::start().await;
-    server.push(
+    let model = Model::start().await;
+    model.push(
         CHAT,
         Reply::sse(sse::text(&[
             "Read [the guide](https://example.com/guide?page=2) ",
@@ -416,7 +417,7 @@ async fn a_link_in_an_answer_opens_in_the_browser_and_only_web_links_do() {
         ])),
     );
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Where are the docs?").await;
     app.wait_for_text(".md a.link", "the guide")
         .await
@@ -446,13 +447,13 @@ async fn a_link_in_an_answer_opens_in_the_browser_and_only_web_links_do() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_streaming_answer_reads_as_it_is_written() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     // opening, reasoning | text 1 | text 2, close: the test opens each gate in turn.
     let parts = sse::answer_parts(
         &["Let me think about links."],
         &["Read [the guide](https://exa", "mple.com/guide) today."],
     );
-    server.push(
+    model.push(
         CHAT,
         gated(
             parts,
@@ -460,7 +461,7 @@ async fn a_streaming_answer_reads_as_it_is_written() {
         ),
     );
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Where is the guide?").await;
     // The model reasons: its reasoning is open to read as it comes.
     app.wait_for_text(".reasoning-text", "think about links")
@@ -471,7 +472,7 @@ async fn a_streaming_answer_reads_as_it_is_written() {
         json!(true),
         "open while it streams"
     );
-    server.open_gate("reasoned");
+    model.open_gate("reasoned");
     // Half a link streamed: its words, no raw brackets, and no "Thinking…" beside the text.
     let shown = text_of(
         &app.wait_for_text(".message.assistant .md", "the guide")
@@ -491,7 +492,7 @@ async fn a_streaming_answer_reads_as_it_is_written() {
         "folded once the answer starts"
     );
     app.screenshot("streaming-half-link").await;
-    server.open_gate("half-link");
+    model.open_gate("half-link");
     app.wait_for_text(".message.assistant .md", "today.").await;
     app.wait_for_text(".md a.link", "the guide").await;
     app.quit().await;
@@ -500,10 +501,10 @@ async fn a_streaming_answer_reads_as_it_is_written() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn an_answer_the_server_cut_at_its_length_says_so_and_keeps_its_text() {
-    let server = FakeServer::start().await;
-    server.fallback("GET /v1/models", llama_cpp_models(4096));
+    let model = Model::start().await;
+    model.fallback("GET /v1/models", llama_cpp_models(4096));
     // A server that says its window is sent the prompt ahead: a dot answers that.
-    server.respond(CHAT, |request: &cairn_testkit::Recorded| {
+    model.respond(CHAT, |request: &cairn_testkit::Recorded| {
         Reply::sse(if cairn_testkit::wire::is_warm_up(&request.json()) {
             sse::text(&["."])
         } else {
@@ -511,7 +512,7 @@ async fn an_answer_the_server_cut_at_its_length_says_so_and_keeps_its_text() {
         })
     });
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("What is the code word?").await;
     let notice = ".message.assistant .notice.cut";
     app.wait_for_text(notice, "The model stopped at its length limit")
@@ -527,7 +528,7 @@ async fn an_answer_the_server_cut_at_its_length_says_so_and_keeps_its_text() {
         "not a failure"
     );
     assert!(
-        first_chat_request(&server)["max_tokens"]
+        first_chat_request(&model)["max_tokens"]
             .as_u64()
             .is_some_and(|max| max <= 1024),
         "the answer's room"
@@ -536,7 +537,7 @@ async fn an_answer_the_server_cut_at_its_length_says_so_and_keeps_its_text() {
     let live = app.thread_lines().await;
     app.quit().await;
 
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("What is the code word?").await;
     app.wait_for_text(notice, "The model stopped at its length limit")
         .await;

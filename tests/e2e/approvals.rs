@@ -3,38 +3,38 @@
 
 use std::time::Duration;
 
-use cairn_testkit::{FakeServer, Piece, Reply, sse};
+use cairn_testkit::{Piece, Reply, sse};
 use serde_json::json;
 
 use crate::{
     CHAT, first_chat_request,
-    harness::{App, Home, text_of},
+    harness::{Home, text_of},
+    model::Model,
     pixels,
 };
 
-fn write_turn(server: &FakeServer, closing: &str) {
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[(
+/// A turn that writes `notes.md`, then says `closing`.
+fn write_turn(model: &Model, closing: &str) {
+    model
+        .calls(
             "w1",
             "write_file",
             json!({"path": "notes.md", "content": "kept"}),
-        )])),
-    );
-    server.push(CHAT, Reply::sse(sse::text(&[closing])));
+        )
+        .says(&[closing]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn in_default_mode_a_write_waits_for_allow_or_deny() {
-    let server = FakeServer::start().await;
-    write_turn(&server, "Wrote the notes.");
-    write_turn(&server, "Understood, nothing written.");
-    write_turn(&server, "Nothing changed.");
+    let model = Model::start().await;
+    write_turn(&model, "Wrote the notes.");
+    write_turn(&model, "Understood, nothing written.");
+    write_turn(&model, "Nothing changed.");
     let home = Home::new();
     let workspace = home.workspace();
     let notes = workspace.join("notes.md");
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
 
     app.choose_workspace(&workspace).await;
     app.send("Write the notes").await;
@@ -90,20 +90,18 @@ async fn in_default_mode_a_write_waits_for_allow_or_deny() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn an_approval_shows_the_change_and_a_denied_card_says_so_in_plain_words() {
-    let server = FakeServer::start().await;
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[(
+    let model = Model::start().await;
+    model
+        .calls(
             "w1",
             "write_file",
             json!({"path": "notes.md", "content": "alpha\nBETA\ngamma\n"}),
-        )])),
-    );
-    server.push(CHAT, Reply::sse(sse::text(&["Left the notes alone."])));
+        )
+        .says(&["Left the notes alone."]);
     let home = Home::new();
     let workspace = home.workspace();
     std::fs::write(workspace.join("notes.md"), "alpha\nbeta\ngamma\n").unwrap();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.choose_workspace(&workspace).await;
     app.send("Shout beta").await;
     let approval = app.wait_for(".approval .approval-diff").await;
@@ -159,7 +157,7 @@ async fn an_approval_shows_the_change_and_a_denied_card_says_so_in_plain_words()
     let live = app.outline().await;
     app.quit().await;
 
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("Shout beta").await;
     app.wait_for_text(&format!("{card} .card-waited"), &waited)
         .await;
@@ -177,7 +175,7 @@ async fn an_approval_shows_the_change_and_a_denied_card_says_so_in_plain_words()
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_call_shows_while_the_model_writes_it_then_runs_in_the_same_card() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let parts = sse::call_parts(
         "w1",
         "write_file",
@@ -195,11 +193,11 @@ async fn a_call_shows_while_the_model_writes_it_then_runs_in_the_same_card() {
         }
         reply = reply.then(Piece::Bytes(part));
     }
-    server.push(CHAT, reply);
-    server.push(CHAT, Reply::sse(sse::text(&["Wrote the notes."])));
+    model.push(CHAT, reply);
+    model.says(&["Wrote the notes."]);
     let home = Home::new();
     let workspace = home.workspace();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.choose_mode("auto").await;
     app.choose_workspace(&workspace).await;
     app.send("Write four lines").await;
@@ -220,7 +218,7 @@ async fn a_call_shows_while_the_model_writes_it_then_runs_in_the_same_card() {
         "not run while written"
     );
 
-    server.open_gate("rest");
+    model.open_gate("rest");
     app.wait_for_text(".message.assistant .md", "Wrote the notes.")
         .await;
     assert_eq!(app.count(".card").await, 1, "the same card became the call");
@@ -248,7 +246,7 @@ enum Answer {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn an_answered_approval_leaves_its_card_painted_and_readable() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let answers = [
         Answer::ClickAllow,
         Answer::KeyAllowForChat,
@@ -258,38 +256,28 @@ async fn an_answered_approval_leaves_its_card_painted_and_readable() {
     for depth in [0, 1] {
         for answer in answers {
             let n = turns.len();
-            let write = (
-                format!("w{n}"),
+            if depth == 1 {
+                model.calls(
+                    &format!("s{n}"),
+                    "run_subtask",
+                    json!({"title": format!("Write part {n}"), "instructions": "Write it."}),
+                );
+            }
+            model.calls(
+                &format!("w{n}"),
                 "write_file",
                 json!({"path": format!("notes-{n}.md"), "content": "kept"}),
             );
             if depth == 1 {
-                server.push(
-                    CHAT,
-                    Reply::sse(sse::tool_calls(&[(
-                        &format!("s{n}"),
-                        "run_subtask",
-                        json!({"title": format!("Write part {n}"), "instructions": "Write it."}),
-                    )])),
-                );
+                model.says(&[&format!("Part {n} handled.")]);
             }
-            server.push(
-                CHAT,
-                Reply::sse(sse::tool_calls(&[(&write.0, write.1, write.2.clone())])),
-            );
-            if depth == 1 {
-                server.push(
-                    CHAT,
-                    Reply::sse(sse::text(&[&format!("Part {n} handled.")])),
-                );
-            }
-            server.push(CHAT, Reply::sse(sse::text(&[&format!("Turn {n} over.")])));
+            model.says(&[&format!("Turn {n} over.")]);
             turns.push((n, depth, answer));
         }
     }
     let home = Home::new();
     let workspace = home.workspace();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     for (n, depth, answer) in turns {
         app.click(".new-chat").await;
         app.choose_workspace(&workspace).await;
@@ -335,11 +323,11 @@ async fn an_answered_approval_leaves_its_card_painted_and_readable() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn in_plan_mode_a_write_is_blocked() {
-    let server = FakeServer::start().await;
-    write_turn(&server, "Plan: 1. write notes.md with the summary.");
+    let model = Model::start().await;
+    write_turn(&model, "Plan: 1. write notes.md with the summary.");
     let home = Home::new();
     let workspace = home.workspace();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.choose_mode("plan").await;
     app.choose_workspace(&workspace).await;
     app.send("Plan the notes").await;
@@ -354,7 +342,7 @@ async fn in_plan_mode_a_write_is_blocked() {
     );
     assert!(!workspace.join("notes.md").exists());
     app.wait_for_text(".notice.plan", "The plan is ready").await;
-    let request = first_chat_request(&server);
+    let request = first_chat_request(&model);
     assert!(
         cairn_testkit::wire::context_block(&request).contains("Permission mode: plan"),
         "{request}"

@@ -2,17 +2,18 @@
 //! card (folded), live and after a restart, and Restore puts an answer's files back,
 //! refusing over a later edit.
 
-use cairn_testkit::{FakeServer, Reply, sse};
+use cairn_testkit::{Reply, sse};
 use serde_json::json;
 
 use crate::CHAT;
 use crate::harness::{App, Home, text_of};
+use crate::model::Model;
 use crate::pixels;
 
 /// The app, launched on `home`'s workspace in auto mode, once `prompt` is answered
 /// with `answer`.
-async fn answered_in_auto(home: &Home, server: &FakeServer, prompt: &str, answer: &str) -> App {
-    let app = App::launch(home, &server.url()).await;
+async fn answered_in_auto(home: &Home, model: &Model, prompt: &str, answer: &str) -> App {
+    let app = model.launch(home).await;
     app.choose_workspace(&home.workspace()).await;
     app.choose_mode("auto").await;
     app.send(prompt).await;
@@ -56,8 +57,8 @@ async fn change_of(app: &App, id: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn an_applied_write_keeps_its_diff_and_restore_puts_the_files_back_after_a_restart() {
-    let server = FakeServer::start().await;
-    server.push(
+    let model = Model::start().await;
+    model.push(
         CHAT,
         Reply::sse(sse::tool_calls(&[
             (
@@ -72,14 +73,14 @@ async fn an_applied_write_keeps_its_diff_and_restore_puts_the_files_back_after_a
             ),
         ])),
     );
-    server.push(CHAT, Reply::sse(sse::text(&["Changed both."])));
+    model.says(&["Changed both."]);
     let home = Home::new();
     let workspace = home.workspace();
     let notes = workspace.join("notes.md");
     std::fs::write(&notes, "alpha\nbeta\n").unwrap();
 
     // Auto mode: nobody is asked, so no approval ever showed the change.
-    let app = answered_in_auto(&home, &server, "Shout and add a file", "Changed both.").await;
+    let app = answered_in_auto(&home, &model, "Shout and add a file", "Changed both.").await;
     let live = change_of(&app, "w1").await;
     assert!(live.contains("-beta") && live.contains("+BETA"), "{live}");
     let read =
@@ -88,7 +89,7 @@ async fn an_applied_write_keeps_its_diff_and_restore_puts_the_files_back_after_a
     app.wait_for_text(".restore-files", "Restore 2 files").await;
     app.quit().await;
 
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("Shout and add a file").await;
     app.wait_for_text(".message.assistant .md", "Changed both.")
         .await;
@@ -144,21 +145,19 @@ async fn an_applied_write_keeps_its_diff_and_restore_puts_the_files_back_after_a
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_regenerated_answer_can_still_take_back_what_the_first_one_wrote() {
-    let server = FakeServer::start().await;
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[(
+    let model = Model::start().await;
+    model
+        .calls(
             "w1",
             "write_file",
             json!({"path": "new.md", "content": "new\n"}),
-        )])),
-    );
-    server.push(CHAT, Reply::sse(sse::text(&["Added it."])));
-    server.push(CHAT, Reply::sse(sse::text(&["Nothing more to add."])));
+        )
+        .says(&["Added it."])
+        .says(&["Nothing more to add."]);
     let home = Home::new();
     let workspace = home.workspace();
 
-    let app = answered_in_auto(&home, &server, "Add a file", "Added it.").await;
+    let app = answered_in_auto(&home, &model, "Add a file", "Added it.").await;
     app.wait_for_text(".restore-files", "Restore 1 file").await;
     // The new answer writes nothing: its Restore is the first one's, at once.
     app.click(".answer-actions .regenerate").await;
@@ -173,7 +172,7 @@ async fn a_regenerated_answer_can_still_take_back_what_the_first_one_wrote() {
     app.screenshot("restore-after-regenerate").await;
     app.quit().await;
 
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("Add a file").await;
     app.wait_for_text(".message.assistant .md", "Nothing more to add.")
         .await;
@@ -198,22 +197,20 @@ async fn a_regenerated_answer_can_still_take_back_what_the_first_one_wrote() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn what_a_command_changed_is_offered_to_restore_at_once_and_put_back() {
-    let server = FakeServer::start().await;
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[(
+    let model = Model::start().await;
+    model
+        .calls(
             "c1",
             "run_command",
             json!({"command": "sed -i s/beta/BETA/ notes.md && printf 'new\\n' > new.md"}),
-        )])),
-    );
-    server.push(CHAT, Reply::sse(sse::text(&["Ran it."])));
+        )
+        .says(&["Ran it."]);
     let home = Home::new();
     let workspace = home.workspace();
     let notes = workspace.join("notes.md");
     std::fs::write(&notes, "alpha\nbeta\n").unwrap();
 
-    let app = answered_in_auto(&home, &server, "Shout in the notes", "Ran it.").await;
+    let app = answered_in_auto(&home, &model, "Shout in the notes", "Ran it.").await;
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\nBETA\n");
     // Offered as the command ends, before any reload.
     app.wait_for_text(".restore-files", "Restore 2 files").await;

@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
-use cairn_testkit::{FakeServer, Reply, sse};
+use cairn_testkit::{Reply, sse};
 use serde_json::json;
 
+use crate::model::Model;
 use crate::{
     CHAT,
     harness::{self, App, Home, text_of},
@@ -14,11 +15,11 @@ use crate::{
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_new_chat_starts_in_the_last_folder_used() {
-    let server = FakeServer::start().await;
-    server.push(CHAT, Reply::sse(sse::text(&["Looked."])));
+    let model = Model::start().await;
+    model.says(&["Looked."]);
     let home = Home::new();
     let workspace = home.workspace();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.wait_for_text(".welcome-folder", "Choose a folder")
         .await;
     app.choose_workspace(&workspace).await;
@@ -39,7 +40,7 @@ async fn a_new_chat_starts_in_the_last_folder_used() {
     app.quit().await;
 
     // And after a restart.
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.wait_for_text(".workspace-button", "project").await;
     app.screenshot("new-chat-in-last-folder").await;
     app.quit().await;
@@ -48,8 +49,8 @@ async fn a_new_chat_starts_in_the_last_folder_used() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_search_lists_each_chat_once_in_plain_words_with_the_hit_marked() {
-    let server = FakeServer::start().await;
-    server.push(
+    let model = Model::start().await;
+    model.push(
         CHAT,
         Reply::sse(sse::text(&[
             "The **pebble** is in [the garden](https://example.com/a/b). It is a \
@@ -57,7 +58,7 @@ async fn a_search_lists_each_chat_once_in_plain_words_with_the_hit_marked() {
         ])),
     );
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Where is the pebble?").await;
     app.wait_for_text(".message.assistant .md", "garden").await;
 
@@ -119,8 +120,8 @@ async fn a_search_lists_each_chat_once_in_plain_words_with_the_hit_marked() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn the_app_and_the_cli_open_a_new_database_together() {
-    let server = FakeServer::start().await;
-    server.push(CHAT, Reply::sse(sse::text(&["Both opened it."])));
+    let model = Model::start().await;
+    model.says(&["Both opened it."]);
     let home = Home::new();
     let cli = std::path::Path::new(harness::APP).with_file_name("cairn");
     assert!(
@@ -135,7 +136,7 @@ async fn the_app_and_the_cli_open_a_new_database_together() {
     lock_path.push(".lock");
     let lock = std::fs::File::create(&lock_path).unwrap();
     lock.lock().unwrap();
-    let env = harness::app_env(&home, &server.url());
+    let env = harness::app_env(&home, &model.url());
     let runs: Vec<_> = (0..3)
         .map(|_| {
             tokio::process::Command::new(&cli)
@@ -146,7 +147,7 @@ async fn the_app_and_the_cli_open_a_new_database_together() {
         })
         .map(tokio::spawn)
         .collect();
-    let url = server.url();
+    let url = model.url();
     let launch = App::launch(&home, &url);
     let app = {
         let releasing = async {

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use cairn_testkit::{FakeServer, Reply, sse};
 use serde_json::json;
 
+use crate::model::Model;
 use crate::{
     CHAT, fake_portal,
     harness::{self, App, Home, text_of},
@@ -17,9 +17,9 @@ use crate::{
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn the_summon_shortcut_brings_back_the_composer() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.click(".search").await;
     app.wait_for_js("return document.activeElement.classList.contains('search');")
         .await;
@@ -41,9 +41,9 @@ fn session_bus() -> String {
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn on_wayland_the_desktop_portal_binds_the_summon_shortcut() {
     let portal = fake_portal::FakePortal::start(&session_bus(), 0);
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let home = Home::new();
-    let app = App::launch_with(&home, &server.url(), &[("XDG_SESSION_TYPE", "wayland")]).await;
+    let app = App::launch_with(&home, &model.url(), &[("XDG_SESSION_TYPE", "wayland")]).await;
     let start = std::time::Instant::now();
     while portal.seen.lock().unwrap().triggers.is_empty() {
         assert!(
@@ -75,9 +75,9 @@ async fn on_wayland_the_desktop_portal_binds_the_summon_shortcut() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn on_wayland_without_the_portal_settings_say_the_shortcut_cannot_work() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let home = Home::new();
-    let app = App::launch_with(&home, &server.url(), &[("XDG_SESSION_TYPE", "wayland")]).await;
+    let app = App::launch_with(&home, &model.url(), &[("XDG_SESSION_TYPE", "wayland")]).await;
     app.click(".chat-head [aria-label='Settings']").await;
     app.wait_for_text(".shortcut-problem", "no global shortcuts portal")
         .await;
@@ -94,10 +94,10 @@ async fn on_wayland_without_the_portal_settings_say_the_shortcut_cannot_work() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_second_launch_brings_the_first_forward_and_ends() {
-    let server = FakeServer::start().await;
-    server.push(CHAT, Reply::sse(sse::text(&["Yes."])));
+    let model = Model::start().await;
+    model.says(&["Yes."]);
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Still here?").await;
     app.wait_for_text(".thread-title", "Still here?").await;
     app.click(".search").await;
@@ -105,7 +105,7 @@ async fn a_second_launch_brings_the_first_forward_and_ends() {
         .await;
     app.unfocus_window().await;
 
-    let status = App::launch_again(&home, &server.url()).await;
+    let status = App::launch_again(&home, &model.url()).await;
     assert!(status.success(), "the second launch ended with {status}");
     app.wait_for_js("return document.activeElement.classList.contains('composer-input');")
         .await;
@@ -122,7 +122,7 @@ async fn a_second_launch_brings_the_first_forward_and_ends() {
     // Every later launch ends cleanly too. One in about a hundred once crashed on
     // its way out (exit() ran the libraries' teardown under their running threads).
     for launch in 0..LATER_LAUNCHES {
-        let status = App::launch_again(&home, &server.url()).await;
+        let status = App::launch_again(&home, &model.url()).await;
         assert!(status.success(), "launch {launch} ended with {status}");
     }
     assert_eq!(harness::processes_running(&exe).len(), 1);
@@ -148,9 +148,9 @@ async fn wait_for_the_app_to_end() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn without_a_tray_closing_the_window_quits_and_settings_says_why() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.click(".chat-head [aria-label='Settings']").await;
     app.wait_for_text(".tray-problem", "closing the window quits Cairn")
         .await;
@@ -169,9 +169,9 @@ async fn without_a_tray_closing_the_window_quits_and_settings_says_why() {
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn start_at_login_writes_an_autostart_entry_that_starts_cairn_hidden_in_the_tray() {
     let _tray = session::SystemTray::own();
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.click(".chat-head [aria-label='Settings']").await;
     app.click(".start-at-login").await;
     app.click(".save-settings").await;
@@ -191,7 +191,7 @@ async fn start_at_login_writes_an_autostart_entry_that_starts_cairn_hidden_in_th
     app.quit().await;
 
     // Started as the session would start it: no window until summoned.
-    let app = App::launch_with_args(&home, &server.url(), &["--hidden"]).await;
+    let app = App::launch_with_args(&home, &model.url(), &["--hidden"]).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!session::app_window_shown(), "started hidden, in the tray");
     session::press_keys("ctrl+shift+space");
@@ -220,11 +220,11 @@ async fn start_at_login_writes_an_autostart_entry_that_starts_cairn_hidden_in_th
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn with_a_tray_closing_the_window_hides_it_and_the_reply_goes_on() {
     let _tray = session::SystemTray::own();
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     // The reply goes on only once the window is hidden.
-    server.push(CHAT, held_answer(&numbered("part", 8), 1, "hidden"));
+    model.push(CHAT, held_answer(&numbered("part", 8), 1, "hidden"));
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Keep going while hidden").await;
     app.wait_for_text(".message.assistant .md", "part1").await;
     session::close_app_window();
@@ -235,7 +235,7 @@ async fn with_a_tray_closing_the_window_hides_it_and_the_reply_goes_on() {
     }
     let exe = std::path::Path::new(harness::APP).canonicalize().unwrap();
     assert_eq!(harness::processes_running(&exe).len(), 1, "still running");
-    server.open_gate("hidden");
+    model.open_gate("hidden");
     session::press_keys("ctrl+shift+space");
     // Read once finished (the element drawn while it streams is replaced at the end).
     let done = text_of(
@@ -251,19 +251,19 @@ async fn with_a_tray_closing_the_window_hides_it_and_the_reply_goes_on() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn quitting_while_a_reply_runs_asks_and_the_question_follows_the_reply() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     // The reply holds after its first word until the test lets it finish.
     let words = ["word1 ", "word2 ", "word12"].map(String::from);
-    server.push(CHAT, held_answer(&words, 1, "finish"));
+    model.push(CHAT, held_answer(&words, 1, "finish"));
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Write for a few seconds").await;
     app.wait_for_text(".message.assistant .md", "word1").await;
     // No tray here: closing the window quits, and a reply is still being written.
     session::close_app_window();
     app.wait_for_text(".quit-text", "1 running").await;
     app.screenshot("quit-while-running").await;
-    server.open_gate("finish");
+    model.open_gate("finish");
     app.wait_for_text(".quit-text", "The replies have finished")
         .await;
     app.screenshot("quit-after-the-reply").await;

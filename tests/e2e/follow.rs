@@ -3,10 +3,11 @@
 //! being written, the chats list when a chat is picked.
 
 use cairn_store::{NewThread, Store};
-use cairn_testkit::{FakeServer, Piece, Reply, sse};
+use cairn_testkit::{Piece, Reply, sse};
 use serde_json::json;
 
 use crate::harness::{App, Home};
+use crate::model::Model;
 use crate::{CHAT, held_answer, numbered};
 
 /// Whether the bottom of the last element matching `css` is in sight in the thread.
@@ -37,14 +38,14 @@ pub(crate) async fn wait_until_in_sight(app: &App, css: &str) {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn the_view_follows_what_was_asked_and_stays_where_the_reader_reads() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let lines: Vec<String> = (1..=60).map(|n| format!("Line {n}.\n\n")).collect();
     let text: Vec<&str> = lines.iter().map(String::as_str).collect();
-    server.push(CHAT, Reply::sse(sse::text(&text)));
+    model.push(CHAT, Reply::sse(sse::text(&text)));
     let more = numbered("more", 80);
-    server.push(CHAT, held_answer(&more, 4, "rest"));
+    model.push(CHAT, held_answer(&more, 4, "rest"));
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.driver.set_window_rect(0, 0, 1000, 700).await.unwrap();
 
     app.send("Count to sixty").await;
@@ -65,7 +66,7 @@ async fn the_view_follows_what_was_asked_and_stays_where_the_reader_reads() {
             view.dispatchEvent(new Event('scroll'));",
     )
     .await;
-    server.open_gate("rest");
+    model.open_gate("rest");
     app.wait_for_text(".message.assistant .md", "more80").await;
     app.wait_for_js("return document.querySelectorAll('.turn.finished').length === 2;")
         .await;
@@ -84,7 +85,7 @@ async fn the_view_follows_what_was_asked_and_stays_where_the_reader_reads() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_call_being_written_shows_its_arriving_lines() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let body: String = (1..=40).map(|n| format!("Line {n}\\n")).collect();
     let parts = sse::call_parts(
         "w1",
@@ -102,11 +103,11 @@ async fn a_call_being_written_shows_its_arriving_lines() {
         }
         reply = reply.then(Piece::Bytes(part));
     }
-    server.push(CHAT, reply);
-    server.push(CHAT, Reply::sse(sse::text(&["Wrote them."])));
+    model.push(CHAT, reply);
+    model.says(&["Wrote them."]);
     let home = Home::new();
     let workspace = home.workspace();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.choose_mode("auto").await;
     app.choose_workspace(&workspace).await;
     app.send("Write forty lines").await;
@@ -118,7 +119,7 @@ async fn a_call_being_written_shows_its_arriving_lines() {
     )
     .await;
     app.screenshot("call-being-written-end").await;
-    server.open_gate("rest");
+    model.open_gate("rest");
     app.wait_for_text(".message.assistant .md", "Wrote them.")
         .await;
     app.quit().await;
@@ -127,7 +128,7 @@ async fn a_call_being_written_shows_its_arriving_lines() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn picking_a_chat_leaves_the_chats_list_where_it_was_scrolled() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let home = Home::new();
     {
         let store = Store::open(home.db()).await.unwrap();
@@ -141,7 +142,7 @@ async fn picking_a_chat_leaves_the_chats_list_where_it_was_scrolled() {
                 .unwrap();
         }
     }
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.wait_for_text(".thread-title", "Chat 0").await;
     app.js("document.querySelector('.threads').scrollTop = 100000;")
         .await;

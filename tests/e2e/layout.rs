@@ -3,29 +3,23 @@
 
 use std::time::Duration;
 
-use cairn_testkit::{FakeServer, Reply, sse};
 use serde_json::json;
 
-use crate::{
-    CHAT,
-    harness::{App, Home, text_of},
-};
+use crate::harness::{App, Home, text_of};
+use crate::model::Model;
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn at_the_smallest_window_size_everything_stays_reachable() {
-    let server = FakeServer::start().await;
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[(
-            "w1",
-            "write_file",
-            json!({"path": "notes.md", "content": "kept"}),
-        )])),
+    let model = Model::start().await;
+    model.calls(
+        "w1",
+        "write_file",
+        json!({"path": "notes.md", "content": "kept"}),
     );
     let home = Home::new();
     let workspace = home.workspace();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.driver
         .set_window_rect(0, 0, 800, 600)
         .await
@@ -53,10 +47,10 @@ async fn at_the_smallest_window_size_everything_stays_reachable() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn at_200_percent_zoom_the_chat_stays_usable_and_the_zoom_is_kept() {
-    let server = FakeServer::start().await;
-    server.push(CHAT, Reply::sse(sse::text(&["Big enough to read."])));
+    let model = Model::start().await;
+    model.says(&["Big enough to read."]);
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Zoom in").await;
     app.wait_for_text(".message.assistant .md", "Big enough to read.")
         .await;
@@ -115,7 +109,7 @@ async fn at_200_percent_zoom_the_chat_stays_usable_and_the_zoom_is_kept() {
     app.quit().await;
 
     // The zoom is a setting: the next start has it.
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.wait_for_js(&format!(
         "return Math.abs(window.innerWidth * 2 - {width}) <= 2;"
     ))
@@ -208,9 +202,9 @@ async fn controls_under_the_toast(app: &App) -> serde_json::Value {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn toasts_leave_by_themselves_and_never_cover_a_control() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("/export md").await;
     app.wait_for_text(".toast", "Nothing to export yet").await;
     app.screenshot("toast").await;
@@ -234,10 +228,10 @@ async fn toasts_leave_by_themselves_and_never_cover_a_control() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn the_chat_menu_closes_on_escape_or_a_click_elsewhere_and_rename_takes_the_keys() {
-    let server = FakeServer::start().await;
-    server.push(CHAT, Reply::sse(sse::text(&["Hi."])));
+    let model = Model::start().await;
+    model.says(&["Hi."]);
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Name me").await;
     app.wait_for_text(".message.assistant .md", "Hi.").await;
     // The head re-renders as the turn ends; a menu opened before that would close.

@@ -23,6 +23,7 @@ mod follow;
 mod harness;
 mod layout;
 mod mcp;
+mod model;
 mod models;
 mod notifications;
 mod pixels;
@@ -34,8 +35,9 @@ mod subtasks;
 
 use std::time::Duration;
 
+use crate::model::Model;
 use cairn_testkit::{FakeServer, Piece, Reply, sse};
-use harness::{App, Home};
+use harness::Home;
 use serde_json::json;
 
 const CHAT: &str = "POST /v1/chat/completions";
@@ -43,8 +45,8 @@ const CHAT: &str = "POST /v1/chat/completions";
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_message_gets_its_streamed_answer() {
-    let server = FakeServer::start().await;
-    server.push(
+    let model = Model::start().await;
+    model.push(
         CHAT,
         Reply::sse(sse::text(&[
             "Hello",
@@ -55,7 +57,7 @@ async fn a_message_gets_its_streamed_answer() {
         .paced(80, Duration::from_millis(40)),
     );
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Say hello").await;
     app.wait_for_text(".message.assistant .md", "Hello from Cairn.")
         .await;
@@ -74,7 +76,7 @@ async fn a_message_gets_its_streamed_answer() {
     .await;
     app.wait_for_text(".message.user", "Say hello").await;
     app.wait_for_text(".thread-title", "Say hello").await;
-    let request = first_chat_request(&server);
+    let request = first_chat_request(&model);
     assert_eq!(request["model"], "test-model");
     assert_eq!(
         cairn_testkit::wire::users_words(request["messages"].as_array().unwrap().last().unwrap()),
@@ -87,9 +89,9 @@ async fn a_message_gets_its_streamed_answer() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn the_web_process_starts_with_cairns_webkit_settings() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.wait_for(".composer-input").await;
     let vars = app.web_process_environ();
     for switch in ["JSC_useDFGJIT=0", "JSC_useOMGJIT=0"] {
@@ -123,9 +125,9 @@ async fn the_web_process_starts_with_cairns_webkit_settings() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_blurred_shadow_on_the_page_is_caught_by_the_shader_check() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.wait_for(".composer-input").await;
     // Whether the page is composited is the web process's to say (with a GPU, or a
     // user's own setting, it is).

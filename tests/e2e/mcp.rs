@@ -1,9 +1,9 @@
 //! MCP servers in the window: allowing, trusting, listing, an image a tool returns, and
 //! a server that fails or is found only by the login shell.
 
-use cairn_testkit::{FakeServer, Reply, sse};
 use serde_json::json;
 
+use crate::model::Model;
 use crate::{
     CHAT,
     harness::{App, Home, text_of},
@@ -31,22 +31,19 @@ async fn allow_the_mcp_fixture(home: &Home) {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn an_mcp_servers_read_only_marks_count_only_once_the_user_trusts_it() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     for n in 0..2 {
-        server.push(
-            CHAT,
-            Reply::sse(sse::tool_calls(&[(
-                &format!("e{n}"),
-                "mcp__fixture__echo",
-                json!({"text": format!("echo {n}")}),
-            )])),
+        model.calls(
+            &format!("e{n}"),
+            "mcp__fixture__echo",
+            json!({"text": format!("echo {n}")}),
         );
-        server.push(CHAT, Reply::sse(sse::text(&[&format!("Echoed {n}.")])));
+        model.says(&[&format!("Echoed {n}.")]);
     }
     let home = Home::new();
     allow_the_mcp_fixture(&home).await;
 
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     // Untrusted, the server's "read-only" is only its claim: the call asks.
     app.send("Echo once").await;
     app.wait_for_text(".approval", "mcp__fixture__echo").await;
@@ -75,7 +72,7 @@ async fn an_mcp_servers_read_only_marks_count_only_once_the_user_trusts_it() {
         "trusted: it ran without asking"
     );
     // The window also asks about the model (GET /v1/models): only chat bodies count.
-    let requests = server.requests_to(CHAT);
+    let requests = model.requests_to(CHAT);
     let last = requests.last().unwrap().json();
     assert!(last.to_string().contains("echo 1"), "the tool ran: {last}");
     app.quit().await;
@@ -84,10 +81,10 @@ async fn an_mcp_servers_read_only_marks_count_only_once_the_user_trusts_it() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_slash_lists_the_commands_as_you_type_and_mcp_shows_the_servers() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let home = Home::new();
     allow_the_mcp_fixture(&home).await;
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     let input = app.wait_for(".composer-input").await;
 
     input.send_keys("/").await.unwrap();
@@ -139,7 +136,7 @@ async fn a_slash_lists_the_commands_as_you_type_and_mcp_shows_the_servers() {
     );
     app.screenshot("slash-mcp").await;
     assert!(
-        server.requests_to(CHAT).is_empty(),
+        model.requests_to(CHAT).is_empty(),
         "commands never reach the model"
     );
     app.quit().await;
@@ -148,15 +145,12 @@ async fn a_slash_lists_the_commands_as_you_type_and_mcp_shows_the_servers() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn an_image_an_mcp_tool_returns_is_drawn_in_its_card_and_shown_to_the_model() {
-    let server = FakeServer::start().await;
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[("c1", "mcp__fixture__chart", json!({}))])),
-    );
-    server.push(CHAT, Reply::sse(sse::text(&["Orange over blue."])));
+    let model = Model::start().await;
+    model.calls("c1", "mcp__fixture__chart", json!({}));
+    model.says(&["Orange over blue."]);
     let home = Home::new();
     allow_the_mcp_fixture(&home).await;
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Chart the sales").await;
     app.wait_for_text(".approval", "chart").await;
     app.click(".approval-buttons .primary").await;
@@ -170,7 +164,7 @@ async fn an_image_an_mcp_tool_returns_is_drawn_in_its_card_and_shown_to_the_mode
     assert!(card.contains("[image 1: image/png, 1 KB]"), "{card}");
 
     // The model saw it: after the result, a user message with the image.
-    let second = server.requests_to(CHAT)[1].json();
+    let second = model.requests_to(CHAT)[1].json();
     let messages = second["messages"].as_array().unwrap();
     let shown = messages.last().unwrap();
     assert_eq!(shown["role"], "user", "{second}");
@@ -181,7 +175,7 @@ async fn an_image_an_mcp_tool_returns_is_drawn_in_its_card_and_shown_to_the_mode
     app.quit().await;
 
     // A stored call draws its image again.
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("Chart the sales").await;
     let shot = pixels::region(
         &app,
@@ -208,7 +202,7 @@ fn assert_chart_colours(shot: &std::path::Path) {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn an_allowed_mcp_server_that_fails_to_start_is_reported() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let home = Home::new();
     std::fs::write(
         home.mcp_config(),
@@ -223,7 +217,7 @@ async fn an_allowed_mcp_server_that_fails_to_start_is_reported() {
         .unwrap();
     drop(runtime);
 
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     // Said once the window is up, though the failure came before it listened.
     app.wait_for_text(".toast", "broken-tools").await;
     app.quit().await;
@@ -233,7 +227,7 @@ async fn an_allowed_mcp_server_that_fails_to_start_is_reported() {
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn an_mcp_server_only_the_login_shell_can_find_starts_from_a_desktop_launch() {
     use std::os::unix::fs::PermissionsExt;
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     let home = Home::new();
     // A folder only the user's login shell puts on PATH (nvm, uv, ~/.local/bin): the
     // app, started the way a desktop entry starts it, does not have it.
@@ -272,7 +266,7 @@ async fn an_mcp_server_only_the_login_shell_can_find_starts_from_a_desktop_launc
     drop(runtime);
 
     let shell = login_shell.display().to_string();
-    let app = App::launch_with(&home, &server.url(), &[("SHELL", &shell)]).await;
+    let app = App::launch_with(&home, &model.url(), &[("SHELL", &shell)]).await;
     app.click(".chat-head [aria-label='Settings']").await;
     app.wait_for_text(
         ".mcp-server[data-server='npx-style'] .mcp-status",

@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
-use cairn_testkit::{FakeServer, Piece, Reply, sse};
+use cairn_testkit::{Piece, Reply, sse};
 use serde_json::json;
 
+use crate::model::Model;
 use crate::{
     CHAT, fake_notifications, gated,
     harness::{App, Home},
@@ -16,9 +17,9 @@ use crate::{
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_reply_finished_out_of_sight_notifies_and_the_click_opens_its_chat() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     // The reply waits until the user has turned away, however long that takes.
-    server.push(
+    model.push(
         CHAT,
         Reply::new(200, "text/event-stream")
             .then(Piece::Gate("away".into()))
@@ -26,14 +27,14 @@ async fn a_reply_finished_out_of_sight_notifies_and_the_click_opens_its_chat() {
     );
     let home = Home::new();
     let watch = NotificationWatch::start();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Work in the background").await;
     app.wait_for_text(".thread-title", "Work in the background")
         .await;
     // The user turns to something else: a new chat in front, the window out of focus.
     app.click(".new-chat").await;
     app.unfocus_window().await;
-    server.open_gate("away");
+    model.open_gate("away");
 
     let bus = watch.wait_for("Work in the background").await;
     assert!(bus.contains("The reply is ready."), "{bus}");
@@ -61,22 +62,22 @@ async fn an_approval_is_answered_from_its_notification_and_the_window_follows() 
     // the test can press Allow and Deny as the user would.
     let bus = private_bus::Bus::start();
     let notifications = fake_notifications::FakeNotifications::start(&bus.address, true);
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     // The command runs until the test creates `go`: while it runs, the card must
     // already read as answered.
     let slow = json!({"command": "until [ -e go ]; do sleep 0.1; done; echo checked"});
-    server.push(CHAT, gated_call("allow", "c1", "run_command", slow));
-    server.push(CHAT, Reply::sse(sse::text(&["Checked."])));
+    model.push(CHAT, gated_call("allow", "c1", "run_command", slow));
+    model.says(&["Checked."]);
     let write = json!({"path": "notes.md", "content": "kept"});
-    server.push(CHAT, gated_call("deny", "w1", "write_file", write.clone()));
-    server.push(CHAT, Reply::sse(sse::text(&["Nothing written."])));
-    server.push(CHAT, gated_call("window", "w2", "write_file", write));
-    server.push(CHAT, Reply::sse(sse::text(&["Wrote it."])));
+    model.push(CHAT, gated_call("deny", "w1", "write_file", write.clone()));
+    model.says(&["Nothing written."]);
+    model.push(CHAT, gated_call("window", "w2", "write_file", write));
+    model.says(&["Wrote it."]);
     let home = Home::new();
     let workspace = home.workspace();
     let app = App::launch_with(
         &home,
-        &server.url(),
+        &model.url(),
         &[("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str())],
     )
     .await;
@@ -87,7 +88,7 @@ async fn an_approval_is_answered_from_its_notification_and_the_window_follows() 
     app.wait_for_text(".thread-title", "Run the slow check")
         .await;
     app.unfocus_window().await;
-    server.open_gate("allow");
+    model.open_gate("allow");
     let asked = notifications.wait_for(0, "needs your approval").await;
     assert_eq!(asked.summary, "Run the slow check needs your approval");
     assert!(asked.body.contains("run_command"), "{asked:?}");
@@ -114,7 +115,7 @@ async fn an_approval_is_answered_from_its_notification_and_the_window_follows() 
     // Deny, pressed on the notification.
     app.send("Write the notes").await;
     app.unfocus_window().await;
-    server.open_gate("deny");
+    model.open_gate("deny");
     let asked = notifications
         .wait_for(finished.id, "needs your approval")
         .await;
@@ -134,7 +135,7 @@ async fn an_approval_is_answered_from_its_notification_and_the_window_follows() 
     // Allow, clicked in the window: the notification's buttons go away with it.
     app.send("Write the notes after all").await;
     app.unfocus_window().await;
-    server.open_gate("window");
+    model.open_gate("window");
     let asked = notifications
         .wait_for(finished.id, "needs your approval")
         .await;
@@ -153,11 +154,11 @@ async fn an_approval_is_answered_from_its_notification_and_the_window_follows() 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_reply_finished_in_front_of_the_user_does_not_notify() {
-    let server = FakeServer::start().await;
-    server.push(CHAT, Reply::sse(sse::text(&["Right here."])));
+    let model = Model::start().await;
+    model.says(&["Right here."]);
     let home = Home::new();
     let watch = NotificationWatch::start();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.focus_window().await;
     app.send("Answer me now").await;
     app.wait_for_text(".message.assistant .md", "Right here.")

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::CHAT;
 use crate::harness::{App, Home, text_of};
+use crate::model::Model;
 
 /// A llama.cpp-like box with one slot: the first answer it starts waits at the gate
 /// `first`, the second does not.
@@ -30,8 +31,8 @@ async fn gpu_box() -> FakeServer {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn subtask_cards_name_the_machine_they_run_on_and_wait_for_its_slot() {
-    let server = FakeServer::start().await;
-    server.push(
+    let model = Model::start().await;
+    model.push(
         CHAT,
         Reply::sse(sse::say_and_call(
             "Two jobs for the GPU box.",
@@ -49,7 +50,7 @@ async fn subtask_cards_name_the_machine_they_run_on_and_wait_for_its_slot() {
             ],
         )),
     );
-    server.push(CHAT, Reply::sse(sse::text(&["Both came back."])));
+    model.says(&["Both came back."]);
     let gpu = gpu_box().await;
     let home = Home::new();
     machines::profile_on(&home.agents_dir(), "boxed", "gpu");
@@ -68,7 +69,7 @@ async fn subtask_cards_name_the_machine_they_run_on_and_wait_for_its_slot() {
         .unwrap();
     drop(store);
 
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Use the box").await;
     // One subtask holds the box's only slot (its answer waits at the gate); the other
     // says it waits for it.
@@ -100,7 +101,7 @@ async fn subtask_cards_name_the_machine_they_run_on_and_wait_for_its_slot() {
     app.quit().await;
 
     // After a restart the stored cards say the same.
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("Use the box").await;
     app.wait_for_text(".message.assistant .md", "Both came back.")
         .await;
@@ -146,17 +147,10 @@ async fn a_server_kept_in_settings_says_what_it_is_once_saved() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_prompt_the_server_cut_is_said_under_the_answer_live_and_after_a_restart() {
-    let server = FakeServer::start().await;
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[(
-            "r1",
-            "read_file",
-            json!({"path": "notes.md"}),
-        )])),
-    );
+    let model = Model::start().await;
+    model.calls("r1", "read_file", json!({"path": "notes.md"}));
     // It read 1,100 tokens of a prompt of about 8,000: the start was cut.
-    server.push(
+    model.push(
         CHAT,
         Reply::sse(sse::text_after_reading(
             &["The notes are about a garden."],
@@ -170,7 +164,7 @@ async fn a_prompt_the_server_cut_is_said_under_the_answer_live_and_after_a_resta
         .collect();
     std::fs::write(workspace.join("notes.md"), notes).unwrap();
 
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.choose_workspace(&workspace).await;
     app.send("What are the notes about?").await;
     app.wait_for_text(".message.assistant .md", "about a garden.")
@@ -189,7 +183,7 @@ async fn a_prompt_the_server_cut_is_said_under_the_answer_live_and_after_a_resta
     );
     app.quit().await;
 
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("What are the notes about?").await;
     app.wait_for_text(".message.assistant .md", "about a garden.")
         .await;

@@ -1,9 +1,10 @@
 //! Subtasks, plans and hand-overs: nested cards, a plan's checklist, a draft that
 //! waits, the router, and `/llm`.
 
-use cairn_testkit::{FakeServer, Reply, sse};
+use cairn_testkit::{Reply, sse};
 use serde_json::json;
 
+use crate::model::Model;
 use crate::{
     CHAT,
     answers::without_durations,
@@ -15,8 +16,8 @@ use crate::{
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
-    let server = FakeServer::start().await;
-    server.push(
+    let model = Model::start().await;
+    model.push(
         CHAT,
         Reply::sse(sse::say_and_call(
             "I will look in two parts.",
@@ -36,7 +37,7 @@ async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
     );
     // Whichever subtask asks first gets the next reply: every order ends after four.
     for id in ["l1", "l2"] {
-        server.push(
+        model.push(
             CHAT,
             Reply::sse(sse::say_and_call(
                 "Looking around.",
@@ -44,14 +45,14 @@ async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
             )),
         );
     }
-    server.push(CHAT, Reply::sse(sse::text(&["Found the files."])));
-    server.push(CHAT, Reply::sse(sse::text(&["Found the files."])));
-    server.push(CHAT, Reply::sse(sse::text(&["Both subtasks are done."])));
+    model.says(&["Found the files."]);
+    model.says(&["Found the files."]);
+    model.says(&["Both subtasks are done."]);
     let home = Home::new();
     let workspace = home.workspace();
     std::fs::write(workspace.join("README.md"), "# Project").unwrap();
 
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.choose_workspace(&workspace).await;
     app.send("Look at the project in two parts").await;
     app.wait_for_text(".message.assistant .md", "Both subtasks are done.")
@@ -90,7 +91,7 @@ async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
     app.quit().await;
 
     // The same database after a restart: the thread and its cards are back.
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("Look at the project").await;
     app.wait_for_text(".message.assistant .md", "Both subtasks are done.")
         .await;
@@ -115,7 +116,7 @@ async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
     app.quit().await;
 
     // And another chat and back: the same.
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.click(".thread-open").await;
     app.wait_for_text(".message.assistant .md", "Both subtasks are done.")
         .await;
@@ -168,8 +169,8 @@ async fn assert_nested_cards_start_collapsed(app: &App) {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
-    let server = FakeServer::start().await;
-    server.push(
+    let model = Model::start().await;
+    model.push(
         CHAT,
         Reply::sse(sse::say_and_call(
             "This wants a review.",
@@ -180,17 +181,14 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
             )],
         )),
     );
-    server.push(
-        CHAT,
-        Reply::sse(sse::text(&["Reviewed: the notes are fine."])),
-    );
+    model.says(&["Reviewed: the notes are fine."]);
     let home = Home::new();
     std::fs::write(
         home.agents_dir().join("reviewer.md"),
         "---\ndescription: Reviews what you wrote\nbase: chat\n---\nReview carefully.\n",
     )
     .unwrap();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.wait_for_text(".agent-chip", "chat").await;
     // The chip opens the agents: the visible ones, not the subtask-only explorer.
     app.click(".agent-chip").await;
@@ -276,7 +274,7 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
     let divider = pixels::readable_text(&app, ".handover", "handover-divider").await;
     pixels::assert_reads(&divider, &["auto", "reviewer", "review"], "the divider");
     app.screenshot("agent-handover").await;
-    let requests = server.requests_to(CHAT);
+    let requests = model.requests_to(CHAT);
     assert!(
         requests[0].json()["messages"][0]["content"]
             .as_str()
@@ -292,7 +290,7 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
     app.quit().await;
 
     // After a restart the thread reads the same, and still answers as the reviewer.
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("Look over my notes").await;
     app.wait_for_text(".message.assistant .md", "Reviewed: the notes are fine.")
         .await;
@@ -319,8 +317,8 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_plan_runs_its_steps_and_its_checklist_ticks_them_off() {
-    let server = FakeServer::start().await;
-    server.push(
+    let model = Model::start().await;
+    model.push(
         CHAT,
         Reply::sse(sse::say_and_call(
             "Two steps.",
@@ -335,18 +333,18 @@ async fn a_plan_runs_its_steps_and_its_checklist_ticks_them_off() {
             )],
         )),
     );
-    server.push(CHAT, Reply::sse(sse::text(&["Sorted 4 notes."])));
+    model.says(&["Sorted 4 notes."]);
     // The second step holds until the test has seen the first ticked.
-    server.push(
+    model.push(
         CHAT,
         gated(
             sse::answer_parts(&[], &["Summary written."]),
             &[(Some("summary"), usize::MAX)],
         ),
     );
-    server.push(CHAT, Reply::sse(sse::text(&["The notes are tidy."])));
+    model.says(&["The notes are tidy."]);
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Tidy my notes").await;
     app.wait_for_text(".card-label", "Tidy the notes").await;
     app.wait_for(".plan-step.done[data-step='s1']").await;
@@ -367,13 +365,13 @@ async fn a_plan_runs_its_steps_and_its_checklist_ticks_them_off() {
         &["Sort the notes", "Write a summary"],
         "the checklist",
     );
-    server.open_gate("summary");
+    model.open_gate("summary");
     app.wait_for_text(".message.assistant .md", "The notes are tidy.")
         .await;
     app.wait_for(".plan-step.done[data-step='s2']").await;
     app.screenshot("plan-done").await;
     // The summary step was told what the sorting found.
-    let requests = server.requests_to(CHAT);
+    let requests = model.requests_to(CHAT);
     let told = requests[2].json()["messages"]
         .as_array()
         .unwrap()
@@ -390,7 +388,7 @@ async fn a_plan_runs_its_steps_and_its_checklist_ticks_them_off() {
     app.quit().await;
 
     // After a restart the checklist reads the same.
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("Tidy my notes").await;
     app.wait_for(".plan-step.done[data-step='s2']").await;
     assert_eq!(app.count(".plan-step.done").await, 2);
@@ -402,30 +400,24 @@ async fn a_plan_runs_its_steps_and_its_checklist_ticks_them_off() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_draft_plan_waits_for_run_it_then_runs_as_it_was_kept() {
-    let server = FakeServer::start().await;
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[(
-            "plan1",
-            "create_plan",
-            json!({"objective": "Tidy the notes", "execution_mode": "draft_only", "steps": [
-                {"id": "s1", "title": "Sort the notes", "instructions": "Sort them."}
-            ]}),
-        )])),
+    let model = Model::start().await;
+    model.calls(
+        "plan1",
+        "create_plan",
+        json!({"objective": "Tidy the notes", "execution_mode": "draft_only", "steps": [
+            {"id": "s1", "title": "Sort the notes", "instructions": "Sort them."}
+        ]}),
     );
-    server.push(CHAT, Reply::sse(sse::text(&["Here is the plan. Run it?"])));
-    server.push(
-        CHAT,
-        Reply::sse(sse::tool_calls(&[(
-            "plan2",
-            "create_plan",
-            json!({"plan_id": "p1", "execution_mode": "auto_execute"}),
-        )])),
+    model.says(&["Here is the plan. Run it?"]);
+    model.calls(
+        "plan2",
+        "create_plan",
+        json!({"plan_id": "p1", "execution_mode": "auto_execute"}),
     );
-    server.push(CHAT, Reply::sse(sse::text(&["Sorted."])));
-    server.push(CHAT, Reply::sse(sse::text(&["The notes are sorted."])));
+    model.says(&["Sorted."]);
+    model.says(&["The notes are sorted."]);
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.send("Plan a tidy-up").await;
     app.wait_for_text(".notice.plan.draft", "Plan p1 is a draft")
         .await;
@@ -442,7 +434,7 @@ async fn a_draft_plan_waits_for_run_it_then_runs_as_it_was_kept() {
     follow::wait_until_in_sight(&app, ".message.assistant .md").await;
     app.wait_for(".plan-step.done[data-step='s1']").await;
     // The message that ran it named the draft, so the model ran it as it was kept.
-    let asked = server.requests_to(CHAT)[2].json()["messages"]
+    let asked = model.requests_to(CHAT)[2].json()["messages"]
         .as_array()
         .unwrap()
         .last()
@@ -466,7 +458,7 @@ async fn a_draft_plan_waits_for_run_it_then_runs_as_it_was_kept() {
     assert_eq!(app.count(".notice.plan.draft").await, 0, "the draft ran");
     app.quit().await;
 
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     app.open_chat("Plan a tidy-up").await;
     app.wait_for_text(".message.assistant .md", "The notes are sorted.")
         .await;
@@ -481,12 +473,12 @@ async fn a_draft_plan_waits_for_run_it_then_runs_as_it_was_kept() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn llm_shows_and_sets_the_model_parameters_a_chat_sends() {
-    let server = FakeServer::start().await;
+    let model = Model::start().await;
     for _ in 0..2 {
-        server.push(CHAT, Reply::sse(sse::text(&["ok"])));
+        model.says(&["ok"]);
     }
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = model.launch(&home).await;
     // In a new chat, /llm sets the defaults.
     app.send("/llm temperature 0.3").await;
     app.wait_for_text(".notice-line", "temperature: 0.3 (default)")
@@ -512,7 +504,7 @@ async fn llm_shows_and_sets_the_model_parameters_a_chat_sends() {
     app.send("Again").await;
     app.wait_for_js("return [...document.querySelectorAll('.message.assistant .md')].length === 2")
         .await;
-    let sent: Vec<f64> = server
+    let sent: Vec<f64> = model
         .requests_to(CHAT)
         .iter()
         .map(|r| r.json()["temperature"].as_f64().unwrap())
