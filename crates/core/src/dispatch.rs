@@ -239,7 +239,7 @@ impl Turn {
             self.trip(exceeded);
             return Err(CallFailure::Stopped);
         }
-        self.add_usage(&cairn_protocol::Usage {
+        self.accounts.add_usage(&cairn_protocol::Usage {
             tool_calls: 1,
             ..Default::default()
         });

@@ -35,6 +35,10 @@ use crate::rules::RuleSet;
 use crate::servers::{ModelServer, NoServers, ServerDirectory, ServerUnusable};
 use crate::toolbelt::Toolbelt;
 
+mod accounts;
+
+use accounts::Accounts;
+
 /// The engine: the thread's model server, the others a profile may name, and the
 /// limits every turn runs under.
 #[derive(Clone)]
@@ -446,12 +450,6 @@ fn too_small(window: &crate::model::ContextWindow) -> ErrorEvent {
     }
 }
 
-/// The most a server's count is believed to exceed the estimate by, in thousandths:
-/// a figure beyond it is more likely a server reporting something else. A count under
-/// the estimate never grows the budget: Ollama, for one, counts only the tokens it had
-/// to read, not those its cache held.
-const MAX_COUNTED_PER_ESTIMATED: u64 = 3000;
-
 /// State shared by every level of one turn.
 pub(crate) struct Turn {
     /// The thread's server, and the ones profiles name.
@@ -467,10 +465,8 @@ pub(crate) struct Turn {
     configured: Limits,
     /// The whole of every result cut for the model, for `read_tool_result`.
     pub(crate) kept: KeptResults,
-    /// Tokens the server counted per token estimated, in thousandths, by model: the
-    /// estimate knows no tokenizer, so the budget a request is fitted to shrinks by
-    /// what the server's last count showed.
-    counted_per_estimated: Mutex<std::collections::HashMap<String, u64>>,
+    /// What the turn's model calls spent.
+    pub(crate) accounts: Accounts,
     pub(crate) budget: Budget,
     pub(crate) gate: Gate,
     pub(crate) grants: Arc<SessionGrants>,
@@ -493,8 +489,6 @@ pub(crate) struct Turn {
     /// cannot starve itself.
     slots: Semaphore,
     pub(crate) ids: Ids,
-    usage: Mutex<Usage>,
-    calls: Mutex<Vec<ModelCall>>,
     thread_id: String,
     /// The answer's message id: the turn's name for tools that count per turn.
     pub(crate) message_id: String,
@@ -516,7 +510,7 @@ impl Turn {
             limits: fit.limits,
             configured: engine.limits,
             kept: KeptResults::default(),
-            counted_per_estimated: Mutex::default(),
+            accounts: Accounts::default(),
             budget: Budget::start(fit.limits),
             gate: Gate::new(request.mode, Arc::clone(&request.rules)),
             grants: Arc::clone(&control.grants),
@@ -535,8 +529,6 @@ impl Turn {
             locks: NamedLocks::default(),
             slots: Semaphore::new(fit.limits.max_parallel_per_turn.max(1)),
             ids: Ids::new(&request.message_id, &request.history),
-            usage: Mutex::new(Usage::default()),
-            calls: Mutex::default(),
             thread_id: request.thread_id.clone(),
             message_id: request.message_id.clone(),
         }
@@ -555,20 +547,6 @@ impl Turn {
     /// The model and sampling `agent`'s calls on `server` use.
     pub(crate) fn model_for(&self, agent: &Agent, server: &ModelServer) -> (String, Sampling) {
         model_for(agent, server, &self.thread_model, self.thread_sampling)
-    }
-
-    /// What a request of the level `scope` may hold, in estimated tokens: its
-    /// window's history budget less what its server's last count of its model showed
-    /// the estimate to miss.
-    pub(crate) fn request_budget(&self, scope: &Scope) -> u64 {
-        let ratio = self
-            .counted_per_estimated
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&scope.model)
-            .copied()
-            .unwrap_or(1000);
-        scope.fit.limits.max_history_tokens * 1000 / ratio
     }
 
     /// Fits the level `scope` to `window` from its next request on, and has its
@@ -605,21 +583,6 @@ impl Turn {
             Some(window) => Err(TooSmall(window.clone())),
             None => Ok(fit),
         }
-    }
-
-    /// Learns from a round whose prompt the server counted (`counted`) what the
-    /// estimate (`estimated`) misses for `model`.
-    pub(crate) fn learn_count(&self, model: &str, estimated: u64, counted: u64) {
-        if estimated == 0 {
-            return;
-        }
-        let ratio =
-            (counted.saturating_mul(1000) / estimated).clamp(1000, MAX_COUNTED_PER_ESTIMATED);
-        tracing::debug!(model, estimated, counted, "prompt tokens");
-        self.counted_per_estimated
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(model.to_owned(), ratio);
     }
 
     pub(crate) fn is_stopping(&self) -> bool {
@@ -689,20 +652,6 @@ impl Turn {
             let _ = self.stop.set(Stop::Failed(error));
         }
         self.cancel.cancel();
-    }
-
-    pub(crate) fn add_usage(&self, usage: &Usage) {
-        self.usage
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .add(usage);
-    }
-
-    pub(crate) fn record_call(&self, call: ModelCall) {
-        self.calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(call);
     }
 
     fn finish(
@@ -789,7 +738,7 @@ impl Turn {
             }
         }
         self.emitter.idle();
-        let usage = *self.usage.lock().unwrap_or_else(PoisonError::into_inner);
+        let (usage, calls) = self.accounts.close();
         TurnOutcome {
             thread_id: self.thread_id.clone(),
             message_id: self.message_id.clone(),
@@ -802,7 +751,7 @@ impl Turn {
                 ..self.emitter.tree()
             },
             usage,
-            calls: std::mem::take(&mut *self.calls.lock().unwrap_or_else(PoisonError::into_inner)),
+            calls,
             error,
             budget,
             switch: match status {

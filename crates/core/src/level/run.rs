@@ -90,7 +90,7 @@ impl Turn {
     /// returns those tools. A cut that makes the pager appear is fitted again with it.
     fn fit_request(&self, level: &mut Level) -> Result<(Arc<[ToolSpec]>, u64), LevelFailure> {
         let mut recut = |id: &str, content: &str, max: usize| self.kept.refit(id, content, max);
-        let budget = self.request_budget(&level.scope);
+        let budget = self.accounts.request_budget(&level.scope);
         loop {
             let had_pager = self.kept.any();
             let (visible, tokens) = self.offered(&level.scope);
@@ -122,7 +122,7 @@ impl Turn {
         } else {
             results::read_tool_result_tokens()
         };
-        let budget = self.request_budget(&level.scope);
+        let budget = self.accounts.request_budget(&level.scope);
         let fixed = tools + pager + level.context_tokens();
         let used = fixed
             + level
@@ -411,11 +411,11 @@ impl Turn {
             && level.refits < MAX_REFITS
         {
             level.refits += 1;
-            self.add_usage(&cairn_protocol::Usage {
+            self.accounts.add_usage(&cairn_protocol::Usage {
                 llm_calls: 1,
                 ..Default::default()
             });
-            self.record_call(ModelCall {
+            self.accounts.record_call(ModelCall {
                 operation: level.scope.operation.to_owned(),
                 model: level.scope.model.clone(),
                 server: Some(level.scope.server.name.clone()),
@@ -449,7 +449,7 @@ impl Turn {
             // A server that gives no count: take the estimate to have run short by half.
             None => sent + sent / 2,
         };
-        self.learn_count(&level.scope.model, sent, counted);
+        self.accounts.learn_count(&level.scope.model, sent, counted);
         let window = match (overflow.window, believed) {
             (Some(said), Some(believed)) => said.min(believed),
             (Some(said), None) => said,
@@ -514,9 +514,10 @@ impl Turn {
         let usage = collected.usage(prompt_estimate);
         let mut server_failure = None;
         if !usage.estimated {
-            self.learn_count(&level.scope.model, prompt_estimate, usage.prompt_tokens);
+            self.accounts
+                .learn_count(&level.scope.model, prompt_estimate, usage.prompt_tokens);
         }
-        self.add_usage(&usage);
+        self.accounts.add_usage(&usage);
         let depth = level.scope.depth;
         let error = match &collected.ending {
             Ending::Complete => None,
@@ -552,7 +553,7 @@ impl Turn {
                 Some(message)
             }
         };
-        self.record_call(ModelCall {
+        self.accounts.record_call(ModelCall {
             operation: level.scope.operation.to_owned(),
             model: level.scope.model.clone(),
             server: Some(level.scope.server.name.clone()),
