@@ -273,7 +273,7 @@ impl Turn {
         let ctx = self.tool_context();
         tokio::select! {
             biased;
-            () = self.cancel.cancelled() => Err(CallFailure::Stopped),
+            () = self.ending.stopped() => Err(CallFailure::Stopped),
             result = tool.call(args, &ctx) => result
                 .map(|output| Success {
                     images: output.images,
@@ -289,7 +289,7 @@ impl Turn {
     fn tool_context(&self) -> ToolContext {
         ToolContext {
             workspace: self.workspace.clone(),
-            cancel: self.cancel.clone(),
+            cancel: self.ending.token(),
             turn: Some(self.message_id.clone()),
         }
     }
@@ -388,7 +388,7 @@ impl Turn {
             let _asking = self.budget.pause();
             tokio::select! {
                 biased;
-                () = self.cancel.cancelled() => return Err(CallFailure::Stopped),
+                () = self.ending.stopped() => return Err(CallFailure::Stopped),
                 resolution = ticket.resolution() => resolution,
             }
         };

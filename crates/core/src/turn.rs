@@ -36,8 +36,10 @@ use crate::servers::{ModelServer, NoServers, ServerDirectory, ServerUnusable};
 use crate::toolbelt::Toolbelt;
 
 mod accounts;
+mod ending;
 
 use accounts::Accounts;
+use ending::{Ending, Stop};
 
 /// The engine: the thread's model server, the others a profile may name, and the
 /// limits every turn runs under.
@@ -155,13 +157,6 @@ impl TurnOutcome {
             cut: self.cut,
         })
     }
-}
-
-/// Why a turn is stopping before its root level finished on its own.
-#[derive(Debug, Clone)]
-pub(crate) enum Stop {
-    Budget(BudgetExceeded),
-    Failed(ErrorEvent),
 }
 
 impl Engine {
@@ -478,10 +473,8 @@ pub(crate) struct Turn {
     draft: Mutex<Option<StoredPlan>>,
     /// The hand-over a `switch_agent` call asked for; the first one wins.
     pub(crate) switch: OnceLock<AgentSwitch>,
-    /// Cancelled by the user, a tripped budget or a failed provider: the whole tree
-    /// watches this one token.
-    pub(crate) cancel: CancellationToken,
-    stop: OnceLock<Stop>,
+    /// How it stops, when it stops early: the whole tree watches it.
+    pub(crate) ending: Ending,
     pub(crate) emitter: Emitter,
     pub(crate) locks: NamedLocks,
     /// Model requests and tool executions in flight, across every depth: at most
@@ -523,8 +516,7 @@ impl Turn {
                 .unwrap_or_else(|| Arc::new(MemoryPlans::default())),
             draft: Mutex::new(None),
             switch: OnceLock::new(),
-            cancel: control.cancel.child_token(),
-            stop: OnceLock::new(),
+            ending: Ending::under(&control.cancel),
             emitter: Emitter::new(sink),
             locks: NamedLocks::default(),
             slots: Semaphore::new(fit.limits.max_parallel_per_turn.max(1)),
@@ -574,7 +566,7 @@ impl Turn {
     ) -> Result<ContextFit, TooSmall> {
         let window = tokio::select! {
             biased;
-            () = self.cancel.cancelled() => None,
+            () = self.ending.stopped() => None,
             window = server.client.context_window(model) => window,
         };
         let fit = ContextFit::new(self.configured, window, sampling.max_tokens)
@@ -586,7 +578,7 @@ impl Turn {
     }
 
     pub(crate) fn is_stopping(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.ending.is_stopping()
     }
 
     /// Whether `server` is the thread's own.
@@ -617,7 +609,7 @@ impl Turn {
                 self.emitter.emit(state(true));
                 let permit = tokio::select! {
                     biased;
-                    () = self.cancel.cancelled() => None,
+                    () = self.ending.stopped() => None,
                     permit = server.slot() => permit,
                 };
                 self.emitter.emit(state(false));
@@ -632,7 +624,7 @@ impl Turn {
     pub(crate) async fn slot(&self) -> Option<SemaphorePermit<'_>> {
         tokio::select! {
             biased;
-            () = self.cancel.cancelled() => None,
+            () = self.ending.stopped() => None,
             permit = self.slots.acquire() => permit.ok(),
         }
     }
@@ -640,18 +632,14 @@ impl Turn {
     /// Ends the turn because a budget ran out. The first reason wins; a turn the
     /// user already stopped stays cancelled.
     pub(crate) fn trip(&self, exceeded: BudgetExceeded) {
-        if !self.is_stopping() && self.stop.set(Stop::Budget(exceeded)).is_ok() {
+        if self.ending.trip(exceeded) {
             self.emitter.emit(Event::BudgetExceeded(exceeded));
         }
-        self.cancel.cancel();
     }
 
     /// Ends the turn because something it depends on failed.
     pub(crate) fn fail(&self, error: ErrorEvent) {
-        if !self.is_stopping() {
-            let _ = self.stop.set(Stop::Failed(error));
-        }
-        self.cancel.cancel();
+        self.ending.fail(error);
     }
 
     fn finish(
@@ -693,7 +681,7 @@ impl Turn {
                 }),
                 None,
             ),
-            Err(LevelFailure::Stopped) => match self.stop.get() {
+            Err(LevelFailure::Stopped) => match self.ending.reason() {
                 Some(Stop::Budget(exceeded)) => (TurnStatus::BudgetExceeded, None, Some(*exceeded)),
                 Some(Stop::Failed(error)) => (TurnStatus::Failed, Some(error.clone()), None),
                 None => (TurnStatus::Cancelled, None, None),

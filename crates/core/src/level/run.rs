@@ -356,7 +356,7 @@ impl Turn {
             let mut reconnecting = None;
             round::collect(
                 level.scope.server.client.stream_chat(request),
-                &self.cancel,
+                &self.ending.token(),
                 |proposed| self.ids.claim_call(proposed),
                 |seen| match seen {
                     Seen::Text(delta) => self.emitter.emit(Event::Chunk(Chunk {
