@@ -109,12 +109,10 @@ impl Turn {
                 Arc::clone(&scope.server),
             )
         } else {
-            let server = crate::turn::server_for(&agent, &self.home, self.servers.as_ref())
-                .await
-                .map_err(|why| {
-                    CallFailure::RespondToModel(format!("the subtask cannot run: {why}"))
-                })?;
-            let (model, sampling) = self.model_for(&agent, &server);
+            let server = self.placement.server_for(&agent).await.map_err(|why| {
+                CallFailure::RespondToModel(format!("the subtask cannot run: {why}"))
+            })?;
+            let (model, sampling) = self.placement.model_for(&agent, &server);
             (model, sampling, server)
         };
         // The same model on the same server fits as its parent does; any other asks
@@ -122,7 +120,8 @@ impl Turn {
         let fit = if Arc::ptr_eq(&server, &scope.server) && model == scope.model {
             scope.fit.clone()
         } else {
-            self.fit_on(&server, &model, sampling)
+            self.placement
+                .fit_on(&self.ending, &server, &model, sampling)
                 .await
                 .map_err(|why| format!("the subtask cannot run on `{}`: {why}", server.name))?
         };
@@ -195,7 +194,7 @@ impl Turn {
                 prompt::subtask(&ctx, &title, depth, &ending)
             },
         );
-        if !self.is_home(&child_scope.server) {
+        if !self.placement.is_home(&child_scope.server) {
             self.emitter.emit(Event::ServerState(ServerState {
                 parent_id: child_scope.parent_id.clone(),
                 depth,

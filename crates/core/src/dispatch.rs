@@ -479,11 +479,12 @@ impl TurnServices for LevelServices<'_> {
             return Ok(());
         }
         let turn = self.turn;
-        let server = crate::turn::server_for(agent, &turn.home, turn.servers.as_ref()).await?;
-        if turn.is_home(&server) {
+        let server = turn.placement.server_for(agent).await?;
+        if turn.placement.is_home(&server) {
             return Ok(());
         }
-        turn.servers
+        turn.placement
+            .servers
             .probe(&server)
             .await
             .map_err(|why| ServerUnusable::Unreachable {

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use crate::model::{ContextWindow, ModelClient, Sampling};
+use crate::model::{ModelClient, Sampling};
 use crate::workspace::Workspace;
 use cairn_protocol::{
     BudgetExceeded, ChatMessage, Cut, Done, ErrorEvent, ErrorKind, Event, ExecutionTree, ModelCall,
@@ -18,7 +18,7 @@ use cairn_protocol::{
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, AgentSetup, AgentSwitch};
+use crate::agent::{AgentSetup, AgentSwitch};
 use crate::approvals::Approvals;
 use crate::budget::Budget;
 use crate::context::ContextFit;
@@ -37,9 +37,12 @@ use crate::toolbelt::Toolbelt;
 
 mod accounts;
 mod ending;
+mod placement;
 
 use accounts::Accounts;
 use ending::{Ending, Stop};
+use placement::model_for;
+pub(crate) use placement::{Placement, TooSmall, server_for};
 
 /// The engine: the thread's model server, the others a profile may name, and the
 /// limits every turn runs under.
@@ -222,7 +225,7 @@ impl Engine {
             });
             Arc::clone(&self.home)
         });
-        if !turn.is_home(&server) {
+        if !turn.placement.is_home(&server) {
             turn.emitter.emit(Event::ServerState(ServerState {
                 parent_id: None,
                 depth: 0,
@@ -422,21 +425,6 @@ impl RootView {
     }
 }
 
-/// A window that cannot hold a turn: the root ends with it before any model call, and
-/// a subtask asking such a model is refused with it.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error(
-    "the model's context window is {} tokens ({}), too small to work in: Cairn needs at \
-     least {}. Raise it where the model is served: Ollama's num_ctx (or \
-     OLLAMA_CONTEXT_LENGTH), the context length LM Studio loads the model with, llama.cpp's \
-     --ctx-size or vLLM's --max-model-len; for Ollama, Cairn asks for at most --context-cap \
-     tokens (the context_cap setting)",
-    .0.tokens,
-    .0.source,
-    crate::context::MIN_WINDOW_TOKENS
-)]
-pub(crate) struct TooSmall(crate::model::ContextWindow);
-
 /// The error a turn ends with before any model call when the window cannot hold one.
 fn too_small(window: &crate::model::ContextWindow) -> ErrorEvent {
     ErrorEvent {
@@ -447,17 +435,10 @@ fn too_small(window: &crate::model::ContextWindow) -> ErrorEvent {
 
 /// State shared by every level of one turn.
 pub(crate) struct Turn {
-    /// The thread's server, and the ones profiles name.
-    pub(crate) home: Arc<ModelServer>,
-    pub(crate) servers: Arc<dyn ServerDirectory>,
-    /// The thread's model and sampling, for a profile that names none of its own.
-    thread_model: String,
-    thread_sampling: Sampling,
+    /// Where it runs: servers, the thread's model, fitting to a window.
+    pub(crate) placement: Placement,
     /// The engine's limits fitted to the model's context window.
     pub(crate) limits: Limits,
-    /// The engine's limits as configured, before any window: a level on another
-    /// server is fitted from these.
-    configured: Limits,
     /// The whole of every result cut for the model, for `read_tool_result`.
     pub(crate) kept: KeptResults,
     /// What the turn's model calls spent.
@@ -496,12 +477,13 @@ impl Turn {
         sink: Arc<dyn EventSink>,
     ) -> Self {
         Self {
-            home: Arc::clone(&engine.home),
-            servers: Arc::clone(&engine.servers),
-            thread_model: request.model.clone(),
-            thread_sampling: request.sampling,
+            placement: Placement::new(
+                Arc::clone(&engine.home),
+                Arc::clone(&engine.servers),
+                (request.model.clone(), request.sampling),
+                engine.limits,
+            ),
             limits: fit.limits,
-            configured: engine.limits,
             kept: KeptResults::default(),
             accounts: Accounts::default(),
             budget: Budget::start(fit.limits),
@@ -531,59 +513,8 @@ impl Turn {
         *self.draft.lock().unwrap_or_else(PoisonError::into_inner) = Some(plan);
     }
 
-    /// Whether `model` is the one the thread asked for (not a profile's own).
-    pub(crate) fn is_thread_model(&self, model: &str) -> bool {
-        self.thread_model == model
-    }
-
-    /// The model and sampling `agent`'s calls on `server` use.
-    pub(crate) fn model_for(&self, agent: &Agent, server: &ModelServer) -> (String, Sampling) {
-        model_for(agent, server, &self.thread_model, self.thread_sampling)
-    }
-
-    /// Fits the level `scope` to `window` from its next request on, and has its
-    /// server keep that window for the model: the server showed it to be so.
-    pub(crate) async fn refit(&self, scope: &mut Scope, window: ContextWindow) {
-        let client = &scope.server.client;
-        scope.fit = ContextFit::new(
-            self.configured,
-            Some(window.clone()),
-            scope.sampling.max_tokens,
-        )
-        .for_model(client.params(&scope.model));
-        tracing::info!(model = %scope.model, fit = %scope.fit.describe(), "fitted again to what the server showed");
-        client.learn_window(&scope.model, window).await;
-    }
-
-    /// How a level asking `model` on `server` fits that model's window: each server
-    /// says its own. Configured limits stay the ceiling, as for the root. Refused when
-    /// the window is too small to work in.
-    pub(crate) async fn fit_on(
-        &self,
-        server: &ModelServer,
-        model: &str,
-        sampling: Sampling,
-    ) -> Result<ContextFit, TooSmall> {
-        let window = tokio::select! {
-            biased;
-            () = self.ending.stopped() => None,
-            window = server.client.context_window(model) => window,
-        };
-        let fit = ContextFit::new(self.configured, window, sampling.max_tokens)
-            .for_model(server.client.params(model));
-        match fit.too_small() {
-            Some(window) => Err(TooSmall(window.clone())),
-            None => Ok(fit),
-        }
-    }
-
     pub(crate) fn is_stopping(&self) -> bool {
         self.ending.is_stopping()
-    }
-
-    /// Whether `server` is the thread's own.
-    pub(crate) fn is_home(&self, server: &Arc<ModelServer>) -> bool {
-        Arc::ptr_eq(server, &self.home)
     }
 
     /// The slots one model request of the level `scope` holds: one of its server's
@@ -749,48 +680,6 @@ impl Turn {
             cut,
         }
     }
-}
-
-/// The server `agent`'s calls go to: the one it names, else the thread's (`home`).
-pub(crate) async fn server_for(
-    agent: &Agent,
-    home: &Arc<ModelServer>,
-    servers: &dyn ServerDirectory,
-) -> Result<Arc<ModelServer>, ServerUnusable> {
-    match agent.server.as_deref() {
-        None => Ok(Arc::clone(home)),
-        Some(name) if name == home.name => Ok(Arc::clone(home)),
-        Some(name) => servers
-            .server(name)
-            .await
-            .map_err(|why| ServerUnusable::Unavailable {
-                agent: agent.id.clone(),
-                server: name.to_owned(),
-                why,
-            }),
-    }
-}
-
-/// A profile's own model and temperature where it names them; else the one model its
-/// server serves, where that is known (a named server, not the thread's); else the
-/// thread's.
-fn model_for(
-    agent: &Agent,
-    server: &ModelServer,
-    thread_model: &str,
-    thread_sampling: Sampling,
-) -> (String, Sampling) {
-    let mut sampling = thread_sampling;
-    if agent.temperature.is_some() {
-        sampling.temperature = agent.temperature;
-    }
-    let model = agent
-        .model
-        .as_deref()
-        .or_else(|| server.served_model())
-        .unwrap_or(thread_model)
-        .to_owned();
-    (model, sampling)
 }
 
 /// Ids unique within a turn. Tool-call ids come from the model when it gives usable

@@ -490,7 +490,8 @@ impl Turn {
     ) {
         let believed = level.scope.fit.window.as_ref().map(|window| window.tokens);
         if believed.is_none_or(|believed| window < believed) {
-            self.refit(&mut level.scope, ContextWindow::new(window, source))
+            self.placement
+                .refit(&mut level.scope, ContextWindow::new(window, source))
                 .await;
         }
         self.emitter.emit(Event::PromptCut(PromptCut {
@@ -527,12 +528,12 @@ impl Turn {
                 tracing::debug!(error = %err, depth, "model call failed");
                 let server = &level.scope.server;
                 // A profile's own model is not the one the user picked: say whose it is.
-                let message = if !self.is_home(server) {
+                let message = if !self.placement.is_home(server) {
                     format!(
                         "the agent `{}` runs on the server `{}`, which failed: {err}",
                         level.scope.agent.id, server.name
                     )
-                } else if self.is_thread_model(&level.scope.model) {
+                } else if self.placement.is_thread_model(&level.scope.model) {
                     err.to_string()
                 } else {
                     format!(
@@ -542,7 +543,7 @@ impl Turn {
                 };
                 // A subtask on another machine fails alone: the rest of the turn does
                 // not depend on that machine.
-                if depth == 0 || self.is_home(server) {
+                if depth == 0 || self.placement.is_home(server) {
                     self.fail(ErrorEvent {
                         message: message.clone(),
                         kind: ErrorKind::Provider,
