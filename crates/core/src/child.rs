@@ -181,7 +181,7 @@ impl Turn {
             &fit,
             |plan, compact| {
                 let ctx = PromptContext {
-                    mode: self.gate.mode(),
+                    mode: self.permissions.mode(),
                     tools: &plan.tools,
                     workspace,
                     can_spawn: plan.can_spawn,

@@ -326,7 +326,7 @@ impl Turn {
             subjects: &subjects,
             leaves: tool.and_then(|tool| tool.leaves_sandbox(args)),
         };
-        match self.gate.decide(&request, &self.grants) {
+        match self.permissions.decide(&request) {
             GateDecision::Run => Ok(()),
             GateDecision::Block(reason) => Err(CallFailure::RespondToModel(reason)),
             GateDecision::Ask => {
@@ -378,7 +378,7 @@ impl Turn {
             action: Some(action),
         };
         let ticket = self
-            .approvals
+            .permissions
             .ask(request.clone())
             .map_err(|err| format!("the approval could not be asked: {err}"))?;
         self.emitter.emit(Event::ToolApprovalRequest(request));
@@ -392,26 +392,7 @@ impl Turn {
                 resolution = ticket.resolution() => resolution,
             }
         };
-        match (resolution.decision, resolution.reason) {
-            (cairn_protocol::ApprovalDecision::Allow, _) => Ok(()),
-            (cairn_protocol::ApprovalDecision::AllowSession, _) => {
-                for grant in &grants {
-                    if let Err(err) = self.grants.grant(grant) {
-                        // A tool that offers an unreadable grant still gets this one call.
-                        tracing::warn!(%err, "a session grant could not be kept");
-                    }
-                }
-                Ok(())
-            }
-            (cairn_protocol::ApprovalDecision::Deny, Some(reason)) => Err(CallFailure::Denied(
-                format!("not run: {reason}. Continue without it, or say what you would have done."),
-            )),
-            (cairn_protocol::ApprovalDecision::Deny, None) => Err(CallFailure::Denied(format!(
-                "the user denied this call to `{}`. Do not retry it; adapt, or ask the user \
-                 what they want.",
-                call.name
-            ))),
-        }
+        self.permissions.settle(resolution, &call.name, &grants)
     }
 }
 

@@ -37,10 +37,12 @@ use crate::toolbelt::Toolbelt;
 
 mod accounts;
 mod ending;
+mod permissions;
 mod placement;
 
 use accounts::Accounts;
 use ending::{Ending, Stop};
+use permissions::Permissions;
 use placement::model_for;
 pub(crate) use placement::{Placement, TooSmall, server_for};
 
@@ -444,9 +446,8 @@ pub(crate) struct Turn {
     /// What the turn's model calls spent.
     pub(crate) accounts: Accounts,
     pub(crate) budget: Budget,
-    pub(crate) gate: Gate,
-    pub(crate) grants: Arc<SessionGrants>,
-    pub(crate) approvals: Arc<Approvals>,
+    /// What it may do: the gate, the chat's grants, the approvals it waits on.
+    pub(crate) permissions: Permissions,
     pub(crate) workspace: Option<Arc<Workspace>>,
     pub(crate) agents: AgentSetup,
     pub(crate) plans: Arc<dyn PlanBook>,
@@ -487,9 +488,11 @@ impl Turn {
             kept: KeptResults::default(),
             accounts: Accounts::default(),
             budget: Budget::start(fit.limits),
-            gate: Gate::new(request.mode, Arc::clone(&request.rules)),
-            grants: Arc::clone(&control.grants),
-            approvals: Arc::clone(&control.approvals),
+            permissions: Permissions::new(
+                Gate::new(request.mode, Arc::clone(&request.rules)),
+                Arc::clone(&control.grants),
+                Arc::clone(&control.approvals),
+            ),
             workspace: request.workspace.clone(),
             agents: request.agents.clone(),
             plans: request
@@ -641,7 +644,7 @@ impl Turn {
                     plan_id: Some(plan.plan_id),
                     steps: Some(plan.steps),
                 }),
-                None if self.gate.mode() == PermissionMode::Plan && !text.is_empty() => {
+                None if self.permissions.mode() == PermissionMode::Plan && !text.is_empty() => {
                     Some(PlanReady {
                         thread_id: self.thread_id.clone(),
                         message_id: self.message_id.clone(),

@@ -92,7 +92,7 @@ impl Turn {
         } else {
             plan
         };
-        let mode = if self.gate.mode() == PermissionMode::Plan {
+        let mode = if self.permissions.mode() == PermissionMode::Plan {
             ExecutionMode::DraftOnly
         } else {
             mode
@@ -129,7 +129,7 @@ impl Turn {
 
     /// Keeps `plan` as the turn's draft (its `plan_ready` names it) and says so.
     fn keep_draft(&self, plan: &StoredPlan) -> String {
-        let why = if self.gate.mode() == PermissionMode::Plan {
+        let why = if self.permissions.mode() == PermissionMode::Plan {
             "the chat is in Plan mode, where nothing runs"
         } else {
             "it was asked for as a draft"
