@@ -74,7 +74,7 @@ async fn every_main_screen_passes_the_accessibility_checker() {
     // In the smallest window the list scrolls: the arrows bring each command in sight
     // (Up from the first wraps to the last).
     let rect = app.driver.get_window_rect().await.unwrap();
-    app.driver.set_window_rect(0, 0, 800, 600).await.unwrap();
+    app.resize(800, 600).await;
     app.wait_for_js(
         "const list = document.querySelector('.slash-list');          return list.scrollHeight > list.clientHeight;",
     )
@@ -84,15 +84,11 @@ async fn every_main_screen_passes_the_accessibility_checker() {
         "const list = document.querySelector('.slash-list').getBoundingClientRect();          const last = document.querySelector('.slash-item:last-child');          const item = last.getBoundingClientRect();          return last.classList.contains('selected')            && item.top >= list.top && item.bottom <= list.bottom;",
     )
     .await;
-    app.driver
-        .set_window_rect(
-            rect.x,
-            rect.y,
-            rect.width.try_into().unwrap(),
-            rect.height.try_into().unwrap(),
-        )
-        .await
-        .unwrap();
+    app.resize(
+        rect.width.try_into().unwrap(),
+        rect.height.try_into().unwrap(),
+    )
+    .await;
     input.clear().await.unwrap();
 
     app.choose_workspace(&workspace).await;

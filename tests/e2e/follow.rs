@@ -46,7 +46,7 @@ async fn the_view_follows_what_was_asked_and_stays_where_the_reader_reads() {
     model.push(CHAT, held_answer(&more, 4, "rest"));
     let home = Home::new();
     let app = model.launch(&home).await;
-    app.driver.set_window_rect(0, 0, 1000, 700).await.unwrap();
+    app.resize(1000, 700).await;
 
     app.send("Count to sixty").await;
     app.wait_for(".turn.finished").await;

@@ -477,6 +477,28 @@ impl App {
             .expect("a key chord");
     }
 
+    /// Resizes the window, and returns once the page is laid out at the new width:
+    /// a click aimed before that lands where the element was. (At 800 px the
+    /// composer's row wraps its folder button under the others; a click sent as the
+    /// window shrank opened nothing, and the test waited for a popover that never came.)
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.driver
+            .set_window_rect(0, 0, width, height)
+            .await
+            .expect("resizing the window");
+        self.wait_for_js(&format!("return window.innerWidth === {width};"))
+            .await;
+        // The frame that lays out the new width, and one after it.
+        self.driver
+            .execute_async(
+                "const done = arguments[arguments.length - 1]; \
+                 requestAnimationFrame(() => requestAnimationFrame(() => done()));",
+                Vec::new(),
+            )
+            .await
+            .expect("waiting for two frames");
+    }
+
     /// Gives the new chat a workspace folder through the folder popover.
     pub async fn choose_workspace(&self, folder: &Path) {
         self.click(".workspace-button").await;

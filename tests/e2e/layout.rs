@@ -20,10 +20,7 @@ async fn at_the_smallest_window_size_everything_stays_reachable() {
     let home = Home::new();
     let workspace = home.workspace();
     let app = model.launch(&home).await;
-    app.driver
-        .set_window_rect(0, 0, 800, 600)
-        .await
-        .expect("resizing the window");
+    app.resize(800, 600).await;
     app.choose_workspace(&workspace).await;
     app.send("Write the notes").await;
     app.wait_for(".approval").await;

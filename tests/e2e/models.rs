@@ -49,11 +49,7 @@ async fn the_model_picker_says_how_much_context_the_model_has_and_when_tools_wai
     app.wait_for_text(".context-hint", "1k context · tools on demand")
         .await;
     // A long hint at 1120 px: Send stays on the controls' first line, not one of its own.
-    app.driver
-        .set_window_rect(0, 0, 1120, 800)
-        .await
-        .expect("resizing the window");
-    app.wait_for_js("return window.innerWidth <= 1120").await;
+    app.resize(1120, 800).await;
     let rows = app
         .js("const top = s => Math.round(document.querySelector(s).getBoundingClientRect().top); \
              return [top('.agent-chip'), top('.send'), document.querySelector('.send').getBoundingClientRect().height];")
@@ -68,10 +64,7 @@ async fn the_model_picker_says_how_much_context_the_model_has_and_when_tools_wai
         "Send sits on the first line (chip at {chip}, Send at {send})"
     );
     app.screenshot("composer-1120").await;
-    app.driver
-        .set_window_rect(0, 0, 800, 600)
-        .await
-        .expect("resizing the window");
+    app.resize(800, 600).await;
     assert_usable(&app, &[".context-hint", ".model-select", ".send"]).await;
     app.screenshot("context-hint-tools-on-demand").await;
     app.quit().await;
