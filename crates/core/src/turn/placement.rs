@@ -158,3 +158,72 @@ pub(super) fn model_for(
         .to_owned();
     (model, sampling)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{ChatRequest, ModelClient, ModelStream};
+    use crate::servers::NoServers;
+
+    use super::*;
+
+    /// A server that is never asked anything here.
+    struct Silent;
+
+    impl ModelClient for Silent {
+        fn stream_chat(&self, _request: ChatRequest) -> ModelStream {
+            Box::pin(futures_util::stream::empty())
+        }
+    }
+
+    fn server(name: &str) -> Arc<ModelServer> {
+        Arc::new(ModelServer::new(name, Arc::new(Silent), 1))
+    }
+
+    #[tokio::test]
+    async fn a_profile_runs_where_and_with_what_it_names_else_as_the_thread_does() {
+        let home = server("home");
+        let sampling = Sampling {
+            temperature: Some(0.2),
+            ..Sampling::default()
+        };
+        let placement = Placement::new(
+            Arc::clone(&home),
+            Arc::new(NoServers),
+            ("thread-model".into(), sampling),
+            Limits::default(),
+        );
+        let plain = Agent::default();
+        let chosen = placement.server_for(&plain).await.unwrap();
+        assert!(placement.is_home(&chosen));
+        assert_eq!(
+            placement.model_for(&plain, &chosen),
+            ("thread-model".to_owned(), sampling)
+        );
+        assert!(placement.is_thread_model("thread-model"));
+
+        let own = Agent {
+            model: Some("coder".into()),
+            temperature: Some(0.9),
+            ..Agent::default()
+        };
+        let (model, sampled) = placement.model_for(&own, &chosen);
+        assert_eq!((model.as_str(), sampled.temperature), ("coder", Some(0.9)));
+        assert!(!placement.is_thread_model("coder"));
+
+        // A server known to serve one model answers with it, for a profile naming none.
+        let boxed =
+            Arc::new(ModelServer::new("box", Arc::new(Silent), 1).serving(Some("qwen".into())));
+        assert_eq!(placement.model_for(&plain, &boxed).0, "qwen");
+        assert!(!placement.is_home(&boxed));
+
+        let elsewhere = Agent {
+            id: "gpu-worker".into(),
+            server: Some("gpu".into()),
+            ..Agent::default()
+        };
+        assert!(
+            placement.server_for(&elsewhere).await.is_err(),
+            "a server no list has"
+        );
+    }
+}
