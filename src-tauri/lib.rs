@@ -17,6 +17,8 @@ mod links;
 mod notify;
 #[cfg(target_os = "linux")]
 pub mod portal;
+#[cfg(windows)]
+mod registry;
 mod rendering;
 mod shortcut;
 #[cfg(target_os = "linux")]

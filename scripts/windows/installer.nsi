@@ -8,15 +8,16 @@
 ; fetches Microsoft's small bootstrapper and runs it (what Tauri's own installers call
 ; "downloadBootstrapper"), and says so plainly if that cannot be done.
 ;
-; makensis -DVERSION=0.1.0 -DSOURCE=<folder with the files> -DOUTFILE=<setup.exe>
+; makensis -DVERSION=0.1.0 -DIDENTIFIER=<tauri.conf.json's identifier>
+;          -DSOURCE=<folder with the files> -DOUTFILE=<setup.exe>
 
 ; A 64-bit installer for a 64-bit app (and one Wine's 64-bit build can run).
 Target amd64-unicode
 ManifestDPIAware true
 SetCompressor /SOLID lzma
 
-!ifndef VERSION | SOURCE | OUTFILE
-  !error "give -DVERSION, -DSOURCE and -DOUTFILE"
+!ifndef VERSION | IDENTIFIER | SOURCE | OUTFILE
+  !error "give -DVERSION, -DIDENTIFIER, -DSOURCE and -DOUTFILE"
 !endif
 
 !include MUI2.nsh
@@ -25,6 +26,9 @@ SetCompressor /SOLID lzma
 !define APP "Cairn"
 !define EXE "cairn-desktop.exe"
 !define UNINSTALL_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\${APP}"
+; Where the app describes the id its notifications go under (src-tauri/notify/toast.rs);
+; the app writes it, the uninstaller takes it away.
+!define APP_ID_KEY "Software\Classes\AppUserModelId\${IDENTIFIER}"
 ; The WebView2 runtime's client id, under which EdgeUpdate records its version.
 !define WEBVIEW2_CLIENT "{F3017226-FE2A-4295-8BDF-00C3A9A7E4C5}"
 !define WEBVIEW2_BOOTSTRAPPER "https://go.microsoft.com/fwlink/p/?LinkId=2124703"
@@ -119,4 +123,5 @@ Section "Uninstall"
   Delete "$SMPROGRAMS\${APP}.lnk"
   DeleteRegKey HKCU "${UNINSTALL_KEY}"
   DeleteRegKey HKCU "Software\${APP}"
+  DeleteRegKey HKCU "${APP_ID_KEY}"
 SectionEnd

@@ -6,12 +6,8 @@ use std::fmt;
 use std::io;
 use std::path::Path;
 
-use windows_sys::Win32::Foundation::{ERROR_FILE_NOT_FOUND, ERROR_SUCCESS, WIN32_ERROR};
-use windows_sys::Win32::System::Registry::{
-    HKEY_CURRENT_USER, REG_SZ, RegDeleteKeyValueW, RegSetKeyValueW,
-};
-
 use super::HIDDEN;
+use crate::registry;
 
 const KEY: &str = r"Software\Microsoft\Windows\CurrentVersion\Run";
 const VALUE: &str = "Cairn";
@@ -27,34 +23,11 @@ impl Entry {
     }
 
     /// Sets the value that starts `exe` hidden at login, or deletes it.
-    #[allow(unsafe_code)]
     pub fn apply(&self, enabled: bool, exe: &Path) -> io::Result<()> {
-        let (key, value) = (wide(KEY), wide(VALUE));
         if enabled {
-            let command = wide(&command(exe));
-            let bytes = u32::try_from(command.len() * 2)
-                .map_err(|_| io::Error::other("the program's path is too long"))?;
-            // SAFETY: the names and the data are NUL-terminated UTF-16 that outlive
-            // the call; `bytes` is the data's length, its NUL included, as REG_SZ asks.
-            let status = unsafe {
-                RegSetKeyValueW(
-                    HKEY_CURRENT_USER,
-                    key.as_ptr(),
-                    value.as_ptr(),
-                    REG_SZ,
-                    command.as_ptr().cast(),
-                    bytes,
-                )
-            };
-            checked(status)
+            registry::set_string(KEY, VALUE, &command(exe))
         } else {
-            // SAFETY: both names are NUL-terminated UTF-16 that outlive the call.
-            let status =
-                unsafe { RegDeleteKeyValueW(HKEY_CURRENT_USER, key.as_ptr(), value.as_ptr()) };
-            match status {
-                ERROR_FILE_NOT_FOUND => Ok(()),
-                status => checked(status),
-            }
+            registry::delete_value(KEY, VALUE)
         }
     }
 }
@@ -70,37 +43,12 @@ fn command(exe: &Path) -> String {
     format!("\"{}\" {HIDDEN}", exe.display())
 }
 
-fn wide(text: &str) -> Vec<u16> {
-    text.encode_utf16().chain(std::iter::once(0)).collect()
-}
-
-fn checked(status: WIN32_ERROR) -> io::Result<()> {
-    match status {
-        ERROR_SUCCESS => Ok(()),
-        code => Err(io::Error::from_raw_os_error(code as i32)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// What the `Run` value holds now, read back through `reg.exe` as a user (or
-    /// Windows at login) would see it.
     fn held() -> Option<String> {
-        let out = std::process::Command::new("reg")
-            .args(["query", &format!(r"HKCU\{KEY}"), "/v", VALUE])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        text.lines()
-            .find_map(|line| {
-                line.trim()
-                    .strip_prefix(VALUE)?
-                    .trim()
-                    .strip_prefix("REG_SZ")
-            })
-            .map(|value| value.trim().to_owned())
+        registry::held(KEY, VALUE)
     }
 
     #[test]
