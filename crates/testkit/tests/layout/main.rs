@@ -5,8 +5,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod manifest;
+mod paths;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+
+use paths::{Crate, ModulePath, circles};
 
 /// The repository root, two folders above this crate.
 fn root() -> &'static Path {
@@ -49,24 +54,8 @@ fn manifest_deps(manifest: &Path) -> BTreeSet<String> {
 }
 
 fn building_deps(text: &str) -> BTreeSet<String> {
-    let mut building = false;
-    let mut deps = BTreeSet::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            building = line == "[dependencies]"
-                || (line.starts_with("[target.") && line.ends_with(".dependencies]"));
-            continue;
-        }
-        if building && let Some(rest) = line.strip_prefix("cairn-") {
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
-                .collect();
-            deps.insert(name);
-        }
-    }
-    deps
+    let root = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    manifest::building_deps(text, &manifest::workspace(&root))
 }
 
 #[test]
@@ -124,6 +113,11 @@ fn a_front_end_that_builds_on_the_store_is_a_bypass() {
                     cairn-store = { workspace = true }\n\n[dev-dependencies]\n\
                     cairn-core = { workspace = true }\n";
     assert_eq!(bypasses(manifest), ["store"]);
+    // Renamed, or written as a table of its own, it is still the store.
+    let renamed = "[dependencies]\ndb = { package = \"cairn-store\", path = \"../store\" }\n";
+    assert_eq!(bypasses(renamed), ["store"]);
+    let table = "[dependencies.cairn-store]\nworkspace = true\n";
+    assert_eq!(bypasses(table), ["store"]);
 }
 
 /// The handles the runtime keeps to itself: re-exporting one (or a getter for it)
@@ -139,38 +133,91 @@ const KEPT_INSIDE: [&str; 8] = [
     "Catalog",
 ];
 
+/// What the runtime's source `text` hands out of what it keeps inside: a kept name
+/// re-exported (under its name or another), a glob or a whole crate of ours
+/// re-exported (which hands out everything in it), a type alias of a kept name, or a
+/// getter for the store or its sessions.
+fn runtime_leaks(text: &str) -> Vec<String> {
+    let mut leaks = Vec::new();
+    let names = |text: &str| -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric() && c != '_')
+            .filter(|word| !word.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    // A `pub use` may span lines: read each up to its `;`.
+    for export in text.split("pub use ").skip(1) {
+        let export = export.split(';').next().unwrap_or_default().trim();
+        if !export.starts_with("cairn_") {
+            continue;
+        }
+        let words = names(export);
+        let whole_crate = words.len() == 1
+            || words.get(1).is_some_and(|w| w == "as" || w == "self")
+            || export.contains("{self");
+        let kept = words
+            .iter()
+            .any(|word| KEPT_INSIDE.contains(&word.as_str()));
+        if export.contains('*') || whole_crate || kept {
+            leaks.push(format!("pub use {export}"));
+        }
+    }
+    for alias in text.split("pub type ").skip(1) {
+        let alias = alias.split(';').next().unwrap_or_default().trim();
+        if names(alias)
+            .iter()
+            .any(|word| KEPT_INSIDE.contains(&word.as_str()))
+        {
+            leaks.push(format!("pub type {alias}"));
+        }
+    }
+    for getter in ["pub fn store(", "pub fn sessions("] {
+        if text.contains(getter) {
+            leaks.push(getter.to_owned());
+        }
+    }
+    leaks
+}
+
 #[test]
 fn the_runtime_hands_out_no_store_sessions_or_server() {
     let mut leaks = Vec::new();
-    for entry in std::fs::read_dir(root().join("crates/runtime/src")).unwrap() {
-        let path = entry.unwrap().path();
+    for path in rust_files(&root().join("crates/runtime/src")) {
         let text = std::fs::read_to_string(&path).unwrap();
-        // A `pub use` may span lines: read each up to its `;`.
-        for export in text.split("pub use ").skip(1) {
-            let export = export.split(';').next().unwrap_or_default();
-            if !export.starts_with("cairn_") {
-                continue;
-            }
-            for name in KEPT_INSIDE {
-                let named = export
-                    .split(|c: char| !c.is_alphanumeric() && c != '_')
-                    .any(|word| word == name);
-                if named {
-                    leaks.push(format!("{}: pub use {export}", path.display()));
-                }
-            }
-        }
-        for getter in ["pub fn store(", "pub fn sessions("] {
-            if text.contains(getter) {
-                leaks.push(format!("{}: {getter}", path.display()));
-            }
-        }
+        let text = text
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or_default();
+        leaks.extend(
+            runtime_leaks(text)
+                .into_iter()
+                .map(|leak| format!("{}: {leak}", path.display())),
+        );
     }
     assert_eq!(
         leaks,
         Vec::<String>::new(),
         "the runtime hands out what it owns"
     );
+}
+
+#[test]
+fn every_way_of_handing_out_the_store_is_a_leak() {
+    for (code, leaked) in [
+        ("pub use cairn_store::Store;", true),
+        ("pub use cairn_store::{Redo, Store as Db};", true),
+        ("pub use cairn_store::*;", true),
+        ("pub use cairn_store;", true),
+        ("pub use cairn_store as store;", true),
+        ("pub use cairn_store::{self, Redo};", true),
+        ("pub type Db = cairn_store::Store;", true),
+        ("pub fn store(&self) -> &Store { &self.store }", true),
+        ("pub use cairn_store::Redo;", false),
+        ("pub use cairn_providers::{Endpoint, Sampling};", false),
+        ("pub use crate::named::Store;", false),
+    ] {
+        assert_eq!(!runtime_leaks(code).is_empty(), leaked, "{code}");
+    }
 }
 
 /// Every place the code cites the design (`docs/design.md, "Section"`) names a section
@@ -210,17 +257,29 @@ fn the_design_the_code_cites_is_in_the_repository() {
     );
 }
 
-/// A crate's modules by path (`level`, `level::run`), each with its source.
-fn modules(src: &Path) -> BTreeMap<String, String> {
+/// The crate under `src`: each module's code (its tests left out), by path; the root
+/// is `lib.rs`, or `main.rs` where there is no library.
+fn crate_at(src: &Path) -> Crate {
+    let root_file = if src.join("lib.rs").exists() {
+        "lib"
+    } else {
+        "main"
+    };
     let mut found = BTreeMap::new();
     for path in rust_files(src) {
         let relative = path.strip_prefix(src).unwrap().with_extension("");
-        let mut name = relative.to_string_lossy().replace('/', "::");
-        if let Some(parent) = name.strip_suffix("::mod") {
-            name = parent.to_owned();
+        let mut name: ModulePath = relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if name.last().is_some_and(|last| last == "mod") {
+            name.pop();
         }
-        if name == "lib" || name == "main" || name == "build" {
-            continue;
+        match name.as_slice() {
+            [only] if only == root_file => name.clear(),
+            // The other crate roots beside it (a binary's main, a build script).
+            [only] if only == "lib" || only == "main" || only == "build" => continue,
+            _ => {}
         }
         let text = std::fs::read_to_string(&path).unwrap();
         // A file's own tests may reach anywhere; the module's code may not.
@@ -231,7 +290,7 @@ fn modules(src: &Path) -> BTreeMap<String, String> {
             .to_owned();
         found.insert(name, code);
     }
-    found
+    Crate::new(found)
 }
 
 /// The product's source folders: each crate's `src`, the desktop shell, the webview.
@@ -261,124 +320,23 @@ fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-/// The modules `code` (module `name`) names through `crate::` or `super::`.
-fn imports(name: &str, code: &str, known: &BTreeMap<String, String>) -> BTreeSet<String> {
-    let words = |text: &str| -> Vec<String> {
-        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
-            .filter(|path| !path.is_empty())
-            .map(str::to_owned)
-            .collect()
-    };
-    let mut paths: Vec<String> = Vec::new();
-    for (prefix, base) in [("crate::", String::new()), ("super::", parent(name))] {
-        for piece in code.split(prefix).skip(1) {
-            let listed = match piece.strip_prefix('{') {
-                Some(group) => words(group.split('}').next().unwrap_or_default()),
-                None => words(piece).into_iter().take(1).collect(),
-            };
-            for path in listed {
-                let path = path.trim_start_matches("self::").to_owned();
-                paths.push(if base.is_empty() {
-                    path
-                } else {
-                    format!("{base}::{path}")
-                });
-            }
-        }
-    }
-    paths
-        .iter()
-        .filter_map(|path| {
-            // The longest known module the path starts with.
-            let parts: Vec<&str> = path.split("::").collect();
-            (1..=parts.len())
-                .rev()
-                .map(|n| parts[..n].join("::"))
-                .find(|module| known.contains_key(module))
-        })
-        .filter(|module| module != name)
-        .collect()
-}
-
-fn parent(name: &str) -> String {
-    name.rsplit_once("::")
-        .map(|(parent, _)| parent.to_owned())
-        .unwrap_or_default()
-}
-
-/// The groups of modules that import each other in a loop.
-fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
-    // Two modules are in one circle when each reaches the other.
-    let reach = |from: &str| {
-        let mut seen = BTreeSet::new();
-        let mut stack = vec![from.to_owned()];
-        while let Some(module) = stack.pop() {
-            for next in graph.get(&module).into_iter().flatten() {
-                if seen.insert(next.clone()) {
-                    stack.push(next.clone());
-                }
-            }
-        }
-        seen
-    };
-    let reached: BTreeMap<&String, BTreeSet<String>> =
-        graph.keys().map(|module| (module, reach(module))).collect();
-    let mut placed = BTreeSet::new();
-    let mut found = Vec::new();
-    for module in graph.keys() {
-        if placed.contains(module) || !reached[module].contains(module) {
-            continue;
-        }
-        let circle: Vec<String> = reached[module]
-            .iter()
-            .filter(|other| reached[*other].contains(module))
-            .cloned()
-            .collect();
-        placed.extend(circle.iter().cloned());
-        found.push(circle);
-    }
-    found
-}
-
 /// No crate has modules that import each other in a loop: each module can be read
 /// (and changed) knowing only the ones below it.
 #[test]
 fn no_crate_has_a_circle_of_modules() {
     let mut found = Vec::new();
     for src in source_dirs() {
-        let modules = modules(&src);
-        let graph: BTreeMap<String, BTreeSet<String>> = modules
-            .iter()
-            .map(|(name, code)| (name.clone(), imports(name, code, &modules)))
+        let krate = crate_at(&src);
+        let graph: BTreeMap<ModulePath, BTreeSet<ModulePath>> = krate
+            .modules()
+            .map(|module| (module.clone(), krate.imports(module)))
             .collect();
         for circle in circles(&graph) {
-            found.push(format!("{}: {}", src.display(), circle.join(" ↔ ")));
+            let names: Vec<String> = circle.iter().map(|module| module.join("::")).collect();
+            found.push(format!("{}: {}", src.display(), names.join(" ↔ ")));
         }
     }
     assert_eq!(found, Vec::<String>::new(), "modules importing each other");
-}
-
-#[test]
-fn a_circle_is_found_through_crate_and_super_paths() {
-    let modules: BTreeMap<String, String> = [
-        ("turn", "use crate::{level::Scope, budget};"),
-        ("level", "use crate::dispatch::Dispatched;"),
-        ("level::run", "use super::Level;\nuse crate::turn::Turn;"),
-        ("dispatch", "fn f() { crate::turn::helper() }"),
-        ("budget", ""),
-    ]
-    .into_iter()
-    .map(|(name, code)| (name.to_owned(), code.to_owned()))
-    .collect();
-    let graph: BTreeMap<String, BTreeSet<String>> = modules
-        .iter()
-        .map(|(name, code)| (name.clone(), imports(name, code, &modules)))
-        .collect();
-    assert_eq!(
-        graph["level::run"],
-        BTreeSet::from(["level".into(), "turn".into()])
-    );
-    assert_eq!(circles(&graph), [["dispatch", "level", "turn"]]);
 }
 
 /// The `Result`s in `code` whose error is a bare `String`, their tests left out.
