@@ -91,6 +91,9 @@ impl fmt::Debug for Agent {
 /// The id of the profile a thread uses unless told otherwise.
 pub const DEFAULT_AGENT: &str = "chat";
 
+/// What a model that cannot call tools is offered.
+static NO_TOOLS: NamedTools = NamedTools(Vec::new());
+
 impl Agent {
     /// A profile with every tool, no instructions of its own and the thread's model:
     /// the engine as it behaves without profiles.
@@ -113,12 +116,7 @@ impl Agent {
     pub fn routes(&self) -> bool {
         self.role == Some(AgentRole::Router)
     }
-}
 
-/// What a model that cannot call tools is offered.
-static NO_TOOLS: NamedTools = NamedTools(Vec::new());
-
-impl Agent {
     /// The tools this profile may be offered on a model that can (`can_call_tools`)
     /// or cannot call them.
     pub(crate) fn offered(&self, can_call_tools: bool) -> &dyn ToolSelection {

@@ -8,8 +8,10 @@ use cairn_protocol::{ChatMessage, Event, ServerState};
 use serde_json::Value;
 
 use crate::agent::Agent;
+use crate::dispatch::Below;
 use crate::engine_tools::{CallFailure, Success};
 use crate::events::value_text;
+use crate::level::run_level;
 use crate::level::{Level, LevelEnd, LevelFailure, LevelPlan, Scope};
 use crate::prompt::{self, PromptContext};
 use crate::subtask::{self, Finish, OutputSchema, RunSubtaskArgs};
@@ -40,202 +42,204 @@ pub(crate) struct NotRunnable {
     pub runnable: Vec<String>,
 }
 
-impl Turn {
-    /// `run_subtask`: its arguments checked, then the child run.
-    pub(crate) async fn spawn(
-        &self,
-        scope: &Scope,
-        call_id: &str,
-        args: Value,
-    ) -> Result<Success, CallFailure> {
-        let args: RunSubtaskArgs = parse_args(args).map_err(|err| err.to_string())?;
-        if args.instructions.trim().is_empty() {
-            return Err(CallFailure::RespondToModel(
-                "invalid arguments: `instructions` is empty; say what the subtask should do".into(),
-            ));
+/// `run_subtask`: its arguments checked, then the child run.
+pub(crate) async fn spawn(
+    turn: &Turn,
+    below: &dyn Below,
+    scope: &Scope,
+    call_id: &str,
+    args: Value,
+) -> Result<Success, CallFailure> {
+    let args: RunSubtaskArgs = parse_args(args).map_err(|err| err.to_string())?;
+    if args.instructions.trim().is_empty() {
+        return Err(CallFailure::RespondToModel(
+            "invalid arguments: `instructions` is empty; say what the subtask should do".into(),
+        ));
+    }
+    let schema = args.output_schema.map(OutputSchema::compile).transpose()?;
+    let agent = match args.agent.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(id) => {
+            Some(runnable_agent(turn, id).map_err(|err| format!("invalid arguments: {err}"))?)
         }
-        let schema = args.output_schema.map(OutputSchema::compile).transpose()?;
-        let agent = match args.agent.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(id) => Some(
-                self.runnable_agent(id)
-                    .map_err(|err| format!("invalid arguments: {err}"))?,
-            ),
-        };
-        self.run_child(
-            scope,
-            Child {
-                card_id: call_id.to_owned(),
-                title: args.title,
-                instructions: args.instructions,
-                agent,
-                tools: args.tools,
-                finish: Finish::Subtask(schema),
-                operation: "subtask",
-            },
+    };
+    run_child(
+        turn,
+        below,
+        scope,
+        Child {
+            card_id: call_id.to_owned(),
+            title: args.title,
+            instructions: args.instructions,
+            agent,
+            tools: args.tools,
+            finish: Finish::Subtask(schema),
+            operation: "subtask",
+        },
+    )
+    .await
+}
+
+/// The profile `id` names for a child, or the error listing the ones it may use.
+pub(crate) fn runnable_agent(turn: &Turn, id: &str) -> Result<Arc<Agent>, NotRunnable> {
+    turn.agents
+        .find(id)
+        .filter(|agent| agent.runnable)
+        .cloned()
+        .ok_or_else(|| NotRunnable {
+            id: id.to_owned(),
+            runnable: turn
+                .agents
+                .runnable()
+                .map(|agent| agent.id.clone())
+                .collect(),
+        })
+}
+
+/// Runs `child` under `scope` to its end.
+pub(crate) async fn run_child(
+    turn: &Turn,
+    below: &dyn Below,
+    scope: &Scope,
+    child: Child,
+) -> Result<Success, CallFailure> {
+    let agent = child.agent.unwrap_or_else(|| Arc::clone(&scope.agent));
+    // The child's profile picks its model and server; one that names none asks the
+    // thread's.
+    let (model, sampling, server) = if Arc::ptr_eq(&agent, &scope.agent) {
+        (
+            scope.model.clone(),
+            scope.sampling,
+            Arc::clone(&scope.server),
         )
-        .await
-    }
-
-    /// The profile `id` names for a child, or the error listing the ones it may use.
-    pub(crate) fn runnable_agent(&self, id: &str) -> Result<Arc<Agent>, NotRunnable> {
-        self.agents
-            .find(id)
-            .filter(|agent| agent.runnable)
-            .cloned()
-            .ok_or_else(|| NotRunnable {
-                id: id.to_owned(),
-                runnable: self
-                    .agents
-                    .runnable()
-                    .map(|agent| agent.id.clone())
-                    .collect(),
-            })
-    }
-
-    /// Runs `child` under `scope` to its end.
-    pub(crate) async fn run_child(
-        &self,
-        scope: &Scope,
-        child: Child,
-    ) -> Result<Success, CallFailure> {
-        let agent = child.agent.unwrap_or_else(|| Arc::clone(&scope.agent));
-        // The child's profile picks its model and server; one that names none asks the
-        // thread's.
-        let (model, sampling, server) = if Arc::ptr_eq(&agent, &scope.agent) {
-            (
-                scope.model.clone(),
-                scope.sampling,
-                Arc::clone(&scope.server),
-            )
-        } else {
-            let server = self.placement.server_for(&agent).await.map_err(|why| {
+    } else {
+        let server =
+            turn.placement.server_for(&agent).await.map_err(|why| {
                 CallFailure::RespondToModel(format!("the subtask cannot run: {why}"))
             })?;
-            let (model, sampling) = self.placement.model_for(&agent, &server);
-            (model, sampling, server)
-        };
-        // The same model on the same server fits as its parent does; any other asks
-        // its own window.
-        let fit = if Arc::ptr_eq(&server, &scope.server) && model == scope.model {
-            scope.fit.clone()
-        } else {
-            self.placement
-                .fit_on(&self.ending, &server, &model, sampling)
-                .await
-                .map_err(|why| format!("the subtask cannot run on `{}`: {why}", server.name))?
-        };
-        let callable = server.client.can_call_tools(&model);
-        let tools = match &child.tools {
-            Some(names) => scope.tools.subset(names).map_err(|unknown| {
-                format!(
-                    "invalid arguments: a subtask can only have tools you have, and you do not \
-                     have {}. Yours: {}",
-                    unknown.join(", "),
-                    scope.callable_names().join(", ")
-                )
-            })?,
-            None => scope.tools.clone(),
-        }
-        // Never more than the parent has, whatever the profile adds; none for a model
-        // that cannot call them.
-        .select(agent.offered(callable));
-        let depth = scope.depth + 1;
-        let can_spawn = callable
-            && scope.can_spawn
-            && depth < self.limits.max_depth
-            && agent.tools.allows(subtask::RUN_SUBTASK)
-            && child
-                .tools
-                .as_ref()
-                .is_none_or(|names| names.iter().any(|name| name == subtask::RUN_SUBTASK));
-        if let Err(exceeded) = self.budget.charge_subtask() {
-            self.trip(exceeded);
-            return Err(CallFailure::Stopped);
-        }
-        let title = child
-            .title
-            .filter(|title| !title.trim().is_empty())
-            .unwrap_or_else(|| subtask::derive_title(&child.instructions));
-        let workspace = self
-            .workspace
-            .as_deref()
-            .map(crate::workspace::Workspace::root);
-        // The prompt says how to end; the level checks the ending.
-        let ending = child.finish.clone();
-        let (child_scope, system) = Scope::lay_out(
-            LevelPlan {
-                depth,
-                parent_id: Some(child.card_id),
-                title: Some(title.clone()),
-                agent,
-                model,
-                server,
-                sampling,
-                tools,
-                can_spawn,
-                switch: None,
-                finish: Some(child.finish),
-                operation: child.operation,
-            },
-            &fit,
-            |plan, compact| {
-                let ctx = PromptContext {
-                    mode: self.permissions.mode(),
-                    tools: &plan.tools,
-                    workspace,
-                    can_spawn: plan.can_spawn,
-                    can_plan: crate::level::plans_here(&plan.agent, plan.can_spawn),
-                    agent: &plan.agent,
-                    agents: &self.agents,
-                    can_switch: false,
-                    compact,
-                };
-                prompt::subtask(&ctx, &title, depth, &ending)
-            },
-        );
-        if !self.placement.is_home(&child_scope.server) {
-            self.emitter.emit(Event::ServerState(ServerState {
-                parent_id: child_scope.parent_id.clone(),
-                depth,
-                server: child_scope.server.name.clone(),
-                waiting: false,
-            }));
-        }
-        let history = vec![
-            ChatMessage::system(system),
-            ChatMessage::user(child.instructions),
-        ];
-        let mut level = Level::new(child_scope, history);
-        match self.run_level(&mut level).await {
-            Ok(LevelEnd::Answer(text)) => Ok(Success::text(match level.cut {
-                // The parent reads the result as the subtask's whole answer otherwise.
-                Some(cut) => format!("{text}\n[cut: {}]", cut.said()),
-                None => text,
-            })),
-            Ok(LevelEnd::Structured(value)) => {
-                let text = value_text(&value);
-                Ok(Success {
-                    value,
-                    ..Success::text(text)
-                })
-            }
-            // Only the root is offered the hand-over.
-            Ok(LevelEnd::Switched) => Err(CallFailure::RespondToModel(format!(
-                "the subtask `{title}` ended without a result"
-            ))),
-            Err(LevelFailure::IterationLimit(iterations)) => Err(format!(
-                "the subtask `{title}` used all {iterations} of its iterations without \
-                 finishing"
+        let (model, sampling) = turn.placement.model_for(&agent, &server);
+        (model, sampling, server)
+    };
+    // The same model on the same server fits as its parent does; any other asks
+    // its own window.
+    let fit = if Arc::ptr_eq(&server, &scope.server) && model == scope.model {
+        scope.fit.clone()
+    } else {
+        turn.placement
+            .fit_on(&turn.ending, &server, &model, sampling)
+            .await
+            .map_err(|why| format!("the subtask cannot run on `{}`: {why}", server.name))?
+    };
+    let callable = server.client.can_call_tools(&model);
+    let tools = match &child.tools {
+        Some(names) => scope.tools.subset(names).map_err(|unknown| {
+            format!(
+                "invalid arguments: a subtask can only have tools you have, and you do not \
+                 have {}. Yours: {}",
+                unknown.join(", "),
+                scope.callable_names().join(", ")
             )
-            .into()),
-            Err(LevelFailure::Loop(call)) => {
-                Err(format!("the subtask `{title}` kept repeating `{call}` and was stopped").into())
-            }
-            Err(LevelFailure::Stopped) => Err(CallFailure::Stopped),
-            Err(LevelFailure::Server(why)) => {
-                Err(format!("the subtask `{title}` could not finish: {why}").into())
-            }
+        })?,
+        None => scope.tools.clone(),
+    }
+    // Never more than the parent has, whatever the profile adds; none for a model
+    // that cannot call them.
+    .select(agent.offered(callable));
+    let depth = scope.depth + 1;
+    let can_spawn = callable
+        && scope.can_spawn
+        && depth < turn.limits.max_depth
+        && agent.tools.allows(subtask::RUN_SUBTASK)
+        && child
+            .tools
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|name| name == subtask::RUN_SUBTASK));
+    if let Err(exceeded) = turn.budget.charge_subtask() {
+        turn.trip(exceeded);
+        return Err(CallFailure::Stopped);
+    }
+    let title = child
+        .title
+        .filter(|title| !title.trim().is_empty())
+        .unwrap_or_else(|| subtask::derive_title(&child.instructions));
+    let workspace = turn
+        .workspace
+        .as_deref()
+        .map(crate::workspace::Workspace::root);
+    // The prompt says how to end; the level checks the ending.
+    let ending = child.finish.clone();
+    let (child_scope, system) = Scope::lay_out(
+        LevelPlan {
+            depth,
+            parent_id: Some(child.card_id),
+            title: Some(title.clone()),
+            agent,
+            model,
+            server,
+            sampling,
+            tools,
+            can_spawn,
+            switch: None,
+            finish: Some(child.finish),
+            operation: child.operation,
+        },
+        &fit,
+        |plan, compact| {
+            let ctx = PromptContext {
+                mode: turn.permissions.mode(),
+                tools: &plan.tools,
+                workspace,
+                can_spawn: plan.can_spawn,
+                can_plan: crate::level::plans_here(&plan.agent, plan.can_spawn),
+                agent: &plan.agent,
+                agents: &turn.agents,
+                can_switch: false,
+                compact,
+            };
+            prompt::subtask(&ctx, &title, depth, &ending)
+        },
+    );
+    if !turn.placement.is_home(&child_scope.server) {
+        turn.emitter.emit(Event::ServerState(ServerState {
+            parent_id: child_scope.parent_id.clone(),
+            depth,
+            server: child_scope.server.name.clone(),
+            waiting: false,
+        }));
+    }
+    let history = vec![
+        ChatMessage::system(system),
+        ChatMessage::user(child.instructions),
+    ];
+    let mut level = Level::new(child_scope, history);
+    match run_level(turn, below, &mut level).await {
+        Ok(LevelEnd::Answer(text)) => Ok(Success::text(match level.cut {
+            // The parent reads the result as the subtask's whole answer otherwise.
+            Some(cut) => format!("{text}\n[cut: {}]", cut.said()),
+            None => text,
+        })),
+        Ok(LevelEnd::Structured(value)) => {
+            let text = value_text(&value);
+            Ok(Success {
+                value,
+                ..Success::text(text)
+            })
+        }
+        // Only the root is offered the hand-over.
+        Ok(LevelEnd::Switched) => Err(CallFailure::RespondToModel(format!(
+            "the subtask `{title}` ended without a result"
+        ))),
+        Err(LevelFailure::IterationLimit(iterations)) => Err(format!(
+            "the subtask `{title}` used all {iterations} of its iterations without \
+             finishing"
+        )
+        .into()),
+        Err(LevelFailure::Loop(call)) => {
+            Err(format!("the subtask `{title}` kept repeating `{call}` and was stopped").into())
+        }
+        Err(LevelFailure::Stopped) => Err(CallFailure::Stopped),
+        Err(LevelFailure::Server(why)) => {
+            Err(format!("the subtask `{title}` could not finish: {why}").into())
         }
     }
 }

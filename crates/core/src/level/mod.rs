@@ -19,6 +19,8 @@ use crate::toolbelt::Toolbelt;
 
 mod run;
 
+pub(crate) use run::{first_request, run_level};
+
 /// Where a level sits and what it is given, before its tools are shown.
 pub(crate) struct LevelPlan {
     pub depth: u32,

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::budget::millis;
 use crate::callee::Callee;
+use crate::dispatch::{Below, dispatch};
 use crate::events::Activity;
 use crate::history;
 use crate::results;
@@ -26,567 +27,565 @@ use super::{Level, LevelEnd, LevelFailure, Scope};
 
 type LevelFuture<'a> = Pin<Box<dyn Future<Output = Result<LevelEnd, LevelFailure>> + Send + 'a>>;
 
-impl Turn {
-    /// Runs a level to its end. Boxed: subtasks recurse through it.
-    pub(crate) fn run_level<'a>(&'a self, level: &'a mut Level) -> LevelFuture<'a> {
-        Box::pin(async move {
-            let mut iteration = 0;
-            loop {
-                if self.is_stopping() {
-                    return Err(LevelFailure::Stopped);
-                }
-                if iteration == self.limits.max_iterations_per_level {
-                    return Err(LevelFailure::IterationLimit(iteration));
-                }
-                iteration += 1;
-                self.guard(self.budget.check_wall_clock())?;
-                let (visible, visible_tokens) = self.fit_request(level)?;
-                self.guard(self.budget.charge_llm_call())?;
-
-                let Some(round) = self.model_round(level, visible, visible_tokens).await? else {
-                    // Refused as too long, and fitted again: the same round, smaller.
-                    continue;
-                };
-                let round = self.invented_again(level, round);
-                if let Some(done) = self.change_made_again(level, &round) {
-                    return Ok(done);
-                }
-                if round.calls.is_empty() {
-                    level.cut = round.cut;
-                    level.push(assistant(round.text.clone(), round.reasoning, Vec::new()));
-                    match self.settle(level, round.text) {
-                        Some(end) => return Ok(end),
-                        None => continue,
-                    }
-                }
-                level.push(assistant(round.text, round.reasoning, round.calls.clone()));
-                level.made_calls = true;
-                let verdicts = level.repeats.judge(&round.calls);
-                let room = self.result_room(level, visible_tokens, round.calls.len());
-                let dispatched = self
-                    .dispatch(&level.scope, &round.calls, &verdicts, room)
-                    .await;
-                level.repeats.observe(&verdicts, &dispatched.results);
-                for result in dispatched.results {
-                    level.push(result);
-                }
-                if self.is_stopping() {
-                    return Err(LevelFailure::Stopped);
-                }
-                if let Some(result) = dispatched.finished {
-                    return Ok(LevelEnd::Structured(result));
-                }
-                if dispatched.switched {
-                    return Ok(LevelEnd::Switched);
-                }
-                if let Some(call) = level.repeats.stuck() {
-                    return Err(LevelFailure::Loop(call));
-                }
-            }
-        })
-    }
-
-    /// Fits the level's history to the window beside the tools it is offered, and
-    /// returns those tools. A cut that makes the pager appear is fitted again with it.
-    fn fit_request(&self, level: &mut Level) -> Result<(Arc<[ToolSpec]>, u64), LevelFailure> {
-        let mut recut = |id: &str, content: &str, max: usize| self.kept.refit(id, content, max);
-        let budget = self.accounts.request_budget(&level.scope);
+/// Runs a level to its end. Boxed: subtasks recurse through it.
+pub(crate) fn run_level<'a>(
+    turn: &'a Turn,
+    below: &'a dyn Below,
+    level: &'a mut Level,
+) -> LevelFuture<'a> {
+    Box::pin(async move {
+        let mut iteration = 0;
         loop {
-            let had_pager = self.kept.any();
-            let (visible, tokens) = self.offered(&level.scope);
-            let fixed = tokens + level.context_tokens();
-            if let Err(observed) = history::fit(
-                &mut level.history,
-                budget,
-                fixed,
-                results::MIN_RESULT_BYTES,
-                &mut recut,
-            ) {
-                self.trip(self.budget.tokens_exceeded(budget, observed));
+            if turn.is_stopping() {
                 return Err(LevelFailure::Stopped);
             }
-            if had_pager || !self.kept.any() {
-                return Ok((visible, tokens));
+            if iteration == turn.limits.max_iterations_per_level {
+                return Err(LevelFailure::IterationLimit(iteration));
             }
-        }
-    }
+            iteration += 1;
+            guard(turn, turn.budget.check_wall_clock())?;
+            let (visible, visible_tokens) = fit_request(turn, level)?;
+            guard(turn, turn.budget.charge_llm_call())?;
 
-    /// The most one result of a round of `calls` calls, offered tools of `tools`
-    /// tokens, may take, in bytes: an equal
-    /// share of the room the history leaves, and at least half of what it could
-    /// leave once older rounds are pruned (the next request prunes them), within the
-    /// configured limit and never below a useful head and tail.
-    fn result_room(&self, level: &Level, tools: u64, calls: usize) -> usize {
-        let pager = if self.kept.any() {
-            0
-        } else {
-            results::read_tool_result_tokens()
-        };
-        let budget = self.accounts.request_budget(&level.scope);
-        let fixed = tools + pager + level.context_tokens();
-        let used = fixed
-            + level
-                .history
-                .iter()
-                .map(history::estimate_tokens)
-                .sum::<u64>();
-        let kept = fixed + history::protected_tokens(&level.history);
-        let room = budget
-            .saturating_sub(used)
-            .max(budget.saturating_sub(kept) / 2);
-        let calls = u64::try_from(calls.max(1)).unwrap_or(u64::MAX);
-        let share = (room / calls).saturating_sub(history::MESSAGE_FRAMING + 1);
-        history::tokens_to_bytes(share)
-            .min(self.limits.max_tool_result_bytes)
-            .max(results::MIN_RESULT_BYTES)
-    }
-
-    /// The tools the model sees this round: the level's, and the pager once a
-    /// result of this turn has been cut.
-    fn offered(&self, scope: &Scope) -> (Arc<[ToolSpec]>, u64) {
-        let (visible, tokens) = scope.visible();
-        if !self.kept.any() {
-            return (visible, tokens);
-        }
-        let mut specs = visible.to_vec();
-        specs.push(results::read_tool_result_spec());
-        (specs.into(), tokens + results::read_tool_result_tokens())
-    }
-
-    fn guard<T>(
-        &self,
-        check: Result<T, cairn_protocol::BudgetExceeded>,
-    ) -> Result<T, LevelFailure> {
-        check.map_err(|exceeded| {
-            self.trip(exceeded);
-            LevelFailure::Stopped
-        })
-    }
-
-    /// A round whose every call was written out as text and names no tool here: the
-    /// first time, the calls run and fail, which tells the model what it can call; the
-    /// next time, what it wrote is its answer. Small models asked only to talk write
-    /// JSON "calls" (`{"name": "say_hello", "arguments": {"message": "Hello!"}}`) and
-    /// go on inventing names after being told: their words end the turn, not a loop.
-    fn invented_again(&self, level: &mut Level, mut round: Round) -> Round {
-        let invented = !round.calls.is_empty()
-            && round.calls.iter().all(|call| {
-                call.written.is_some()
-                    && Callee::resolve(&level.scope, &call.name, self.limits.max_depth).is_err()
-            });
-        if !invented {
-            return round;
-        }
-        if !level.told_no_such_tool {
-            level.told_no_such_tool = true;
-            return round;
-        }
-        // The written calls never streamed as text: they are shown now, after what did.
-        let mut shown = String::new();
-        for call in round.calls.drain(..) {
-            if !round.text.trim().is_empty() || !shown.is_empty() {
-                shown.push_str("\n\n");
-            }
-            shown.push_str(call.written.as_deref().unwrap_or_default());
-        }
-        self.show_text(level, &shown);
-        round.text = format!("{}{shown}", round.text.trim_end());
-        round
-    }
-
-    /// A round that only makes again changes made since the user asked, each with the
-    /// same arguments as one made well with only reading since: nothing is left to do,
-    /// so nothing runs and the level ends, its answer saying so with what the changes
-    /// did. Small models asked what they did wrote the same file again instead (or read
-    /// their source and wrote it again, round after round), until the loop guard failed
-    /// a turn whose work was done.
-    fn change_made_again(&self, level: &mut Level, round: &Round) -> Option<LevelEnd> {
-        if round.calls.is_empty() || level.scope.finish.is_some() {
-            return None;
-        }
-        let category = |name: &str| {
-            Callee::resolve(&level.scope, name, self.limits.max_depth)
-                .ok()
-                .map(|callee| callee.category())
-        };
-        let earlier = level.calls_since_asked();
-        let mut done = Vec::new();
-        for call in &round.calls {
-            // The newest earlier call it repeats, past reads and the round's own
-            // changes made before: anything else may have changed what it wrote.
-            let (_, result) = earlier
-                .iter()
-                .take_while(|(earlier, _)| {
-                    category(&earlier.name) == Some(ToolCategory::Read)
-                        || round.calls.iter().any(|call| same_call(call, earlier))
-                })
-                .find(|(earlier, _)| same_call(earlier, call))?;
-            let ChatMessage::Tool {
-                content,
-                is_error: false,
-                ..
-            } = result
-            else {
-                return None;
+            let Some(round) = model_round(turn, level, visible, visible_tokens).await? else {
+                // Refused as too long, and fitted again: the same round, smaller.
+                continue;
             };
-            let callee = Callee::resolve(&level.scope, &call.name, self.limits.max_depth).ok()?;
-            if callee.category() != ToolCategory::Write {
-                return None;
+            let round = invented_again(turn, level, round);
+            if let Some(done) = change_made_again(turn, level, &round) {
+                return Ok(done);
             }
-            done.push(content.trim().to_owned());
+            if round.calls.is_empty() {
+                level.cut = round.cut;
+                level.push(assistant(round.text.clone(), round.reasoning, Vec::new()));
+                match settle(level, round.text) {
+                    Some(end) => return Ok(end),
+                    None => continue,
+                }
+            }
+            level.push(assistant(round.text, round.reasoning, round.calls.clone()));
+            level.made_calls = true;
+            let verdicts = level.repeats.judge(&round.calls);
+            let room = result_room(turn, level, visible_tokens, round.calls.len());
+            let dispatched =
+                dispatch(turn, below, &level.scope, &round.calls, &verdicts, room).await;
+            level.repeats.observe(&verdicts, &dispatched.results);
+            for result in dispatched.results {
+                level.push(result);
+            }
+            if turn.is_stopping() {
+                return Err(LevelFailure::Stopped);
+            }
+            if let Some(result) = dispatched.finished {
+                return Ok(LevelEnd::Structured(result));
+            }
+            if dispatched.switched {
+                return Ok(LevelEnd::Switched);
+            }
+            if let Some(call) = level.repeats.stuck() {
+                return Err(LevelFailure::Loop(call));
+            }
         }
-        let answer = format!(
-            "(The model made the same change again; it was done already, so it was not \
-             run twice.) {}",
-            done.join("; ")
-        );
-        self.show_text(level, &answer);
-        level.push(assistant(
-            answer.clone(),
-            round.reasoning.clone(),
-            Vec::new(),
-        ));
-        Some(LevelEnd::Answer(answer))
-    }
+    })
+}
 
-    /// Text the level's answer holds that never streamed from the model, shown as if
-    /// it had.
-    fn show_text(&self, level: &Level, text: &str) {
-        self.emitter.emit(Event::Chunk(Chunk {
-            content: text.to_owned(),
-            parent_id: level.scope.parent_id.clone(),
-            depth: level.scope.depth,
-        }));
+/// Fits the level's history to the window beside the tools it is offered, and
+/// returns those tools. A cut that makes the pager appear is fitted again with it.
+fn fit_request(turn: &Turn, level: &mut Level) -> Result<(Arc<[ToolSpec]>, u64), LevelFailure> {
+    let mut recut = |id: &str, content: &str, max: usize| turn.kept.refit(id, content, max);
+    let budget = turn.accounts.request_budget(&level.scope);
+    loop {
+        let had_pager = turn.kept.any();
+        let (visible, tokens) = offered(turn, &level.scope);
+        let fixed = tokens + level.context_tokens();
+        if let Err(observed) = history::fit(
+            &mut level.history,
+            budget,
+            fixed,
+            results::MIN_RESULT_BYTES,
+            &mut recut,
+        ) {
+            turn.trip(turn.budget.tokens_exceeded(budget, observed));
+            return Err(LevelFailure::Stopped);
+        }
+        if had_pager || !turn.kept.any() {
+            return Ok((visible, tokens));
+        }
     }
+}
 
-    /// A level that answered without calling anything is done, unless it owes a
-    /// structured result: then prose that already is a valid result counts, and
-    /// anything else earns a reminder and another round. A level that acted and then
-    /// said nothing is asked once to say what it did: the user (or the level above)
-    /// would otherwise get no word that it was done.
-    fn settle(&self, level: &mut Level, text: String) -> Option<LevelEnd> {
-        if text.trim().is_empty() && level.made_calls && !level.asked_to_say && level.cut.is_none()
-        {
-            level.asked_to_say = true;
-            level.push(ChatMessage::user(SAY_WHAT_YOU_DID));
+/// The most one result of a round of `calls` calls, offered tools of `tools`
+/// tokens, may take, in bytes: an equal
+/// share of the room the history leaves, and at least half of what it could
+/// leave once older rounds are pruned (the next request prunes them), within the
+/// configured limit and never below a useful head and tail.
+fn result_room(turn: &Turn, level: &Level, tools: u64, calls: usize) -> usize {
+    let pager = if turn.kept.any() {
+        0
+    } else {
+        results::read_tool_result_tokens()
+    };
+    let budget = turn.accounts.request_budget(&level.scope);
+    let fixed = tools + pager + level.context_tokens();
+    let used = fixed
+        + level
+            .history
+            .iter()
+            .map(history::estimate_tokens)
+            .sum::<u64>();
+    let kept = fixed + history::protected_tokens(&level.history);
+    let room = budget
+        .saturating_sub(used)
+        .max(budget.saturating_sub(kept) / 2);
+    let calls = u64::try_from(calls.max(1)).unwrap_or(u64::MAX);
+    let share = (room / calls).saturating_sub(history::MESSAGE_FRAMING + 1);
+    history::tokens_to_bytes(share)
+        .min(turn.limits.max_tool_result_bytes)
+        .max(results::MIN_RESULT_BYTES)
+}
+
+/// The tools the model sees this round: the level's, and the pager once a
+/// result of this turn has been cut.
+fn offered(turn: &Turn, scope: &Scope) -> (Arc<[ToolSpec]>, u64) {
+    let (visible, tokens) = scope.visible();
+    if !turn.kept.any() {
+        return (visible, tokens);
+    }
+    let mut specs = visible.to_vec();
+    specs.push(results::read_tool_result_spec());
+    (specs.into(), tokens + results::read_tool_result_tokens())
+}
+
+fn guard<T>(
+    turn: &Turn,
+    check: Result<T, cairn_protocol::BudgetExceeded>,
+) -> Result<T, LevelFailure> {
+    check.map_err(|exceeded| {
+        turn.trip(exceeded);
+        LevelFailure::Stopped
+    })
+}
+
+/// A round whose every call was written out as text and names no tool here: the
+/// first time, the calls run and fail, which tells the model what it can call; the
+/// next time, what it wrote is its answer. Small models asked only to talk write
+/// JSON "calls" (`{"name": "say_hello", "arguments": {"message": "Hello!"}}`) and
+/// go on inventing names after being told: their words end the turn, not a loop.
+fn invented_again(turn: &Turn, level: &mut Level, mut round: Round) -> Round {
+    let invented = !round.calls.is_empty()
+        && round.calls.iter().all(|call| {
+            call.written.is_some()
+                && Callee::resolve(&level.scope, &call.name, turn.limits.max_depth).is_err()
+        });
+    if !invented {
+        return round;
+    }
+    if !level.told_no_such_tool {
+        level.told_no_such_tool = true;
+        return round;
+    }
+    // The written calls never streamed as text: they are shown now, after what did.
+    let mut shown = String::new();
+    for call in round.calls.drain(..) {
+        if !round.text.trim().is_empty() || !shown.is_empty() {
+            shown.push_str("\n\n");
+        }
+        shown.push_str(call.written.as_deref().unwrap_or_default());
+    }
+    show_text(turn, level, &shown);
+    round.text = format!("{}{shown}", round.text.trim_end());
+    round
+}
+
+/// A round that only makes again changes made since the user asked, each with the
+/// same arguments as one made well with only reading since: nothing is left to do,
+/// so nothing runs and the level ends, its answer saying so with what the changes
+/// did. Small models asked what they did wrote the same file again instead (or read
+/// their source and wrote it again, round after round), until the loop guard failed
+/// a turn whose work was done.
+fn change_made_again(turn: &Turn, level: &mut Level, round: &Round) -> Option<LevelEnd> {
+    if round.calls.is_empty() || level.scope.finish.is_some() {
+        return None;
+    }
+    let category = |name: &str| {
+        Callee::resolve(&level.scope, name, turn.limits.max_depth)
+            .ok()
+            .map(|callee| callee.category())
+    };
+    let earlier = level.calls_since_asked();
+    let mut done = Vec::new();
+    for call in &round.calls {
+        // The newest earlier call it repeats, past reads and the round's own
+        // changes made before: anything else may have changed what it wrote.
+        let (_, result) = earlier
+            .iter()
+            .take_while(|(earlier, _)| {
+                category(&earlier.name) == Some(ToolCategory::Read)
+                    || round.calls.iter().any(|call| same_call(call, earlier))
+            })
+            .find(|(earlier, _)| same_call(earlier, call))?;
+        let ChatMessage::Tool {
+            content,
+            is_error: false,
+            ..
+        } = result
+        else {
+            return None;
+        };
+        let callee = Callee::resolve(&level.scope, &call.name, turn.limits.max_depth).ok()?;
+        if callee.category() != ToolCategory::Write {
             return None;
         }
-        let Some(finish) = &level.scope.finish else {
-            return Some(LevelEnd::Answer(text));
-        };
-        let Some(schema) = finish.schema() else {
-            return Some(LevelEnd::Answer(text));
-        };
-        let problem = match serde_json::from_str::<Value>(strip_fence(&text)) {
-            Ok(value) => match schema.check(&value) {
-                Ok(()) => return Some(LevelEnd::Structured(value)),
-                Err(mismatch) => mismatch.to_string(),
-            },
-            Err(_) => "the answer is not JSON".to_owned(),
-        };
-        level.push(ChatMessage::user(format!(
-            "This subtask must end by calling {} with what its schema asks for ({problem}). \
-             Call it now.",
-            finish.name()
-        )));
-        None
+        done.push(content.trim().to_owned());
     }
+    let answer = format!(
+        "(The model made the same change again; it was done already, so it was not \
+         run twice.) {}",
+        done.join("; ")
+    );
+    show_text(turn, level, &answer);
+    level.push(assistant(
+        answer.clone(),
+        round.reasoning.clone(),
+        Vec::new(),
+    ));
+    Some(LevelEnd::Answer(answer))
+}
 
-    /// The request for the level's next round, as its history and `tools` stand.
-    fn chat_request(&self, level: &Level, tools: Arc<[ToolSpec]>) -> ChatRequest {
-        let mut sampling = level.scope.sampling;
-        sampling.max_tokens = sampling.max_tokens.or(level.scope.fit.answer_tokens);
-        if sampling.temperature.is_none() && !tools.is_empty() {
-            // Small local models narrate calls instead of making them when they
-            // sample; tool rounds decode greedily unless the user set a temperature.
-            sampling.temperature = Some(0.0);
-        }
-        ChatRequest {
-            model: level.scope.model.clone(),
-            messages: level.sent_history(),
-            tools,
-            sampling,
-            origin: level.origin(),
-        }
+/// Text the level's answer holds that never streamed from the model, shown as if
+/// it had.
+fn show_text(turn: &Turn, level: &Level, text: &str) {
+    turn.emitter.emit(Event::Chunk(Chunk {
+        content: text.to_owned(),
+        parent_id: level.scope.parent_id.clone(),
+        depth: level.scope.depth,
+    }));
+}
+
+/// A level that answered without calling anything is done, unless it owes a
+/// structured result: then prose that already is a valid result counts, and
+/// anything else earns a reminder and another round. A level that acted and then
+/// said nothing is asked once to say what it did: the user (or the level above)
+/// would otherwise get no word that it was done.
+fn settle(level: &mut Level, text: String) -> Option<LevelEnd> {
+    if text.trim().is_empty() && level.made_calls && !level.asked_to_say && level.cut.is_none() {
+        level.asked_to_say = true;
+        level.push(ChatMessage::user(SAY_WHAT_YOU_DID));
+        return None;
     }
+    let Some(finish) = &level.scope.finish else {
+        return Some(LevelEnd::Answer(text));
+    };
+    let Some(schema) = finish.schema() else {
+        return Some(LevelEnd::Answer(text));
+    };
+    let problem = match serde_json::from_str::<Value>(strip_fence(&text)) {
+        Ok(value) => match schema.check(&value) {
+            Ok(()) => return Some(LevelEnd::Structured(value)),
+            Err(mismatch) => mismatch.to_string(),
+        },
+        Err(_) => "the answer is not JSON".to_owned(),
+    };
+    level.push(ChatMessage::user(format!(
+        "This subtask must end by calling {} with what its schema asks for ({problem}). \
+         Call it now.",
+        finish.name()
+    )));
+    None
+}
 
-    /// The level's first request, fitted as its first round would fit it, to be read
-    /// ahead of the question; `None` when it cannot fit at all. A new chat has no user
-    /// message yet to open with the thread's context block, so the block comes as one
-    /// of its own: the question then adds only itself to what the server read.
-    pub(crate) fn first_request(&self, level: &mut Level) -> Option<ChatRequest> {
-        let (tools, _) = self.fit_request(level).ok()?;
-        let mut request = self.chat_request(level, tools);
-        let asked = request
-            .messages
+/// The request for the level's next round, as its history and `tools` stand.
+fn chat_request(level: &Level, tools: Arc<[ToolSpec]>) -> ChatRequest {
+    let mut sampling = level.scope.sampling;
+    sampling.max_tokens = sampling.max_tokens.or(level.scope.fit.answer_tokens);
+    if sampling.temperature.is_none() && !tools.is_empty() {
+        // Small local models narrate calls instead of making them when they
+        // sample; tool rounds decode greedily unless the user set a temperature.
+        sampling.temperature = Some(0.0);
+    }
+    ChatRequest {
+        model: level.scope.model.clone(),
+        messages: level.sent_history(),
+        tools,
+        sampling,
+        origin: level.origin(),
+    }
+}
+
+/// The level's first request, fitted as its first round would fit it, to be read
+/// ahead of the question; `None` when it cannot fit at all. A new chat has no user
+/// message yet to open with the thread's context block, so the block comes as one
+/// of its own: the question then adds only itself to what the server read.
+pub(crate) fn first_request(turn: &Turn, level: &mut Level) -> Option<ChatRequest> {
+    let (tools, _) = fit_request(turn, level).ok()?;
+    let mut request = chat_request(level, tools);
+    let asked = request
+        .messages
+        .iter()
+        .any(|message| matches!(message, ChatMessage::User { .. }));
+    if let (false, Some(context)) = (asked, &level.context) {
+        request.messages.push(ChatMessage::user(context.clone()));
+    }
+    Some(request)
+}
+
+/// Streams one model answer, forwarding deltas as they arrive, then records it.
+/// On a stop the partial text is kept in the level's history before returning.
+/// `None` when the server refused the request as too long and the level was
+/// fitted again: the round is to be sent again.
+async fn model_round(
+    turn: &Turn,
+    level: &mut Level,
+    tools: Arc<[ToolSpec]>,
+    tool_tokens: u64,
+) -> Result<Option<Round>, LevelFailure> {
+    let request = chat_request(level, tools);
+    let prompt_estimate = tool_tokens
+        + level.context_tokens()
+        + level
+            .history
             .iter()
-            .any(|message| matches!(message, ChatMessage::User { .. }));
-        if let (false, Some(context)) = (asked, &level.context) {
-            request.messages.push(ChatMessage::user(context.clone()));
-        }
-        Some(request)
-    }
-
-    /// Streams one model answer, forwarding deltas as they arrive, then records it.
-    /// On a stop the partial text is kept in the level's history before returning.
-    /// `None` when the server refused the request as too long and the level was
-    /// fitted again: the round is to be sent again.
-    async fn model_round(
-        &self,
-        level: &mut Level,
-        tools: Arc<[ToolSpec]>,
-        tool_tokens: u64,
-    ) -> Result<Option<Round>, LevelFailure> {
-        let request = self.chat_request(level, tools);
-        let prompt_estimate = tool_tokens
-            + level.context_tokens()
-            + level
-                .history
-                .iter()
-                .map(history::estimate_tokens)
-                .sum::<u64>();
-        let (parent_id, depth) = (level.scope.parent_id.clone(), level.scope.depth);
-        let collected = {
-            let _thinking = self.emitter.activity(Activity::Thinking);
-            // The server's time is not the turn's: a slow machine is not a runaway.
-            let _answering = self.budget.pause();
-            // Held while the server answers. Without one the turn is stopping, and the
-            // round ends at once as stopped.
-            let _slots = self.model_slots(&level.scope).await;
-            let mut reconnecting = None;
-            round::collect(
-                level.scope.server.client.stream_chat(request),
-                &self.ending.token(),
-                |proposed| self.ids.claim_call(proposed),
-                |seen| match seen {
-                    Seen::Text(delta) => self.emitter.emit(Event::Chunk(Chunk {
-                        content: delta.to_owned(),
-                        parent_id: parent_id.clone(),
-                        depth,
-                    })),
-                    Seen::Reasoning(delta) => self.emitter.emit(Event::Reasoning(Reasoning {
-                        content: delta.to_owned(),
-                        parent_id: parent_id.clone(),
-                        depth,
-                    })),
-                    Seen::Reconnecting {
-                        attempt,
-                        delay,
-                        reason,
-                    } => {
-                        tracing::info!(attempt, ?delay, %reason, "the model server is busy; retrying");
-                        reconnecting = Some(self.emitter.activity(Activity::Reconnecting));
-                    }
-                    Seen::CallPending(shown) => {
-                        self.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
-                            args: Some(Value::String(shown.arguments.clone())),
-                            ..ToolCallUpdate::new(
-                                &shown.id,
-                                &shown.name,
-                                parent_id.clone(),
-                                depth,
-                                ToolCallStatus::Pending,
-                            )
-                        }));
-                    }
-                    Seen::PromptRead(read) => {
-                        let left_ms = level.scope.server.reading(read);
-                        self.emitter.emit(Event::PromptProgress(PromptProgress {
-                            parent_id: parent_id.clone(),
-                            depth,
-                            total: read.total,
-                            cached: read.cached,
-                            read: read.read,
-                            elapsed_ms: read.elapsed_ms,
-                            left_ms,
-                        }));
-                    }
-                    Seen::Producing => reconnecting = None,
-                },
-            )
-            .await
-        };
-        if let Ending::Failed(err) = &collected.ending
-            && let Some(overflow) = err.overflow()
-            && level.refits < MAX_REFITS
-        {
-            level.refits += 1;
-            self.accounts.add_usage(&cairn_protocol::Usage {
-                llm_calls: 1,
-                ..Default::default()
-            });
-            self.accounts.record_call(ModelCall {
-                operation: level.scope.operation.to_owned(),
-                model: level.scope.model.clone(),
-                server: Some(level.scope.server.name.clone()),
-                depth: level.scope.depth,
-                prompt_tokens: 0,
-                completion_tokens: 0,
-                estimated: false,
-                latency_ms: millis(collected.elapsed),
-                first_token_ms: None,
-                error: Some(err.to_string()),
-            });
-            self.refit_refused(level, prompt_estimate, overflow).await;
-            return Ok(None);
-        }
-        let usage = collected.usage(prompt_estimate);
-        let read = (!usage.estimated).then_some(usage.prompt_tokens);
-        let round = self.record_round(level, collected, prompt_estimate)?;
-        if let Some(read) = read {
-            self.notice_cut(level, prompt_estimate, read).await;
-        }
-        Ok(Some(round))
-    }
-
-    /// A request the server refused as longer than the model's window, though it was
-    /// fitted to the window Cairn believed: the level learns what the server counted
-    /// (its estimate ran short) and the window it said it has, and says so.
-    async fn refit_refused(&self, level: &mut Level, sent: u64, overflow: Overflow) {
-        let believed = level.scope.fit.window.as_ref().map(|window| window.tokens);
-        let counted = match overflow.counted {
-            Some(counted) => counted,
-            // A server that gives no count: take the estimate to have run short by half.
-            None => sent + sent / 2,
-        };
-        self.accounts.learn_count(&level.scope.model, sent, counted);
-        let window = match (overflow.window, believed) {
-            (Some(said), Some(believed)) => said.min(believed),
-            (Some(said), None) => said,
-            (None, Some(believed)) => believed,
-            // Neither known: the server took less than it was sent.
-            (None, None) => u32::try_from(sent.min(counted)).unwrap_or(u32::MAX),
-        };
-        let source = "the model server, refusing a longer prompt";
-        self.fit_shown(level, sent, counted, window, true, source)
-            .await;
-    }
-
-    /// A round the server answered after reading far less of its prompt than was
-    /// sent: it cut the start (Ollama does, past its window, in silence). The answer
-    /// stands, with a word that it was made from part of the prompt, and the level
-    /// fits what the server read from then on.
-    async fn notice_cut(&self, level: &mut Level, sent: u64, read: u64) {
-        if !read_only_part(read, sent) {
-            return;
-        }
-        tracing::warn!(model = %level.scope.model, read, sent, "the server read only part of the prompt");
-        let window = u32::try_from(read).unwrap_or(u32::MAX);
-        let source = "what the model server read of a longer prompt";
-        self.fit_shown(level, sent, read, window, false, source)
-            .await;
-    }
-
-    /// Fits the level to `window` (the server's, said by `source`) where it is smaller
-    /// than the one believed, and says on the wire what the server did with the prompt.
-    async fn fit_shown(
-        &self,
-        level: &mut Level,
-        sent: u64,
-        read: u64,
-        window: u32,
-        refused: bool,
-        source: &str,
-    ) {
-        let believed = level.scope.fit.window.as_ref().map(|window| window.tokens);
-        if believed.is_none_or(|believed| window < believed) {
-            self.placement
-                .refit(&mut level.scope, ContextWindow::new(window, source))
-                .await;
-        }
-        self.emitter.emit(Event::PromptCut(PromptCut {
-            parent_id: level.scope.parent_id.clone(),
-            depth: level.scope.depth,
-            sent,
-            read,
-            window,
-            refused,
-        }));
-    }
-
-    /// Counts a collected round (usage, the call log), reports its failure, and keeps
-    /// what a stopped round said.
-    fn record_round(
-        &self,
-        level: &mut Level,
-        collected: Collected,
-        prompt_estimate: u64,
-    ) -> Result<Round, LevelFailure> {
-        let usage = collected.usage(prompt_estimate);
-        let mut server_failure = None;
-        if !usage.estimated {
-            self.accounts
-                .learn_count(&level.scope.model, prompt_estimate, usage.prompt_tokens);
-        }
-        self.accounts.add_usage(&usage);
-        let depth = level.scope.depth;
-        let error = match &collected.ending {
-            Ending::Complete => None,
-            Ending::Stopped => Some("cancelled".to_owned()),
-            Ending::Failed(err) => {
-                // The `error` event tells the user; the log only adds detail.
-                tracing::debug!(error = %err, depth, "model call failed");
-                let server = &level.scope.server;
-                // A profile's own model is not the one the user picked: say whose it is.
-                let message = if !self.placement.is_home(server) {
-                    format!(
-                        "the agent `{}` runs on the server `{}`, which failed: {err}",
-                        level.scope.agent.id, server.name
-                    )
-                } else if self.placement.is_thread_model(&level.scope.model) {
-                    err.to_string()
-                } else {
-                    format!(
-                        "the agent `{}` asks for the model `{}`: {err}",
-                        level.scope.agent.id, level.scope.model
-                    )
-                };
-                // A subtask on another machine fails alone: the rest of the turn does
-                // not depend on that machine.
-                if depth == 0 || self.placement.is_home(server) {
-                    self.fail(ErrorEvent {
-                        message: message.clone(),
-                        kind: ErrorKind::Provider,
-                    });
-                } else {
-                    server_failure = Some(message.clone());
+            .map(history::estimate_tokens)
+            .sum::<u64>();
+    let (parent_id, depth) = (level.scope.parent_id.clone(), level.scope.depth);
+    let collected = {
+        let _thinking = turn.emitter.activity(Activity::Thinking);
+        // The server's time is not the turn's: a slow machine is not a runaway.
+        let _answering = turn.budget.pause();
+        // Held while the server answers. Without one the turn is stopping, and the
+        // round ends at once as stopped.
+        let _slots = turn.model_slots(&level.scope).await;
+        let mut reconnecting = None;
+        round::collect(
+            level.scope.server.client.stream_chat(request),
+            &turn.ending.token(),
+            |proposed| turn.ids.claim_call(proposed),
+            |seen| match seen {
+                Seen::Text(delta) => turn.emitter.emit(Event::Chunk(Chunk {
+                    content: delta.to_owned(),
+                    parent_id: parent_id.clone(),
+                    depth,
+                })),
+                Seen::Reasoning(delta) => turn.emitter.emit(Event::Reasoning(Reasoning {
+                    content: delta.to_owned(),
+                    parent_id: parent_id.clone(),
+                    depth,
+                })),
+                Seen::Reconnecting {
+                    attempt,
+                    delay,
+                    reason,
+                } => {
+                    tracing::info!(attempt, ?delay, %reason, "the model server is busy; retrying");
+                    reconnecting = Some(turn.emitter.activity(Activity::Reconnecting));
                 }
-                Some(message)
-            }
-        };
-        self.accounts.record_call(ModelCall {
+                Seen::CallPending(shown) => {
+                    turn.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
+                        args: Some(Value::String(shown.arguments.clone())),
+                        ..ToolCallUpdate::new(
+                            &shown.id,
+                            &shown.name,
+                            parent_id.clone(),
+                            depth,
+                            ToolCallStatus::Pending,
+                        )
+                    }));
+                }
+                Seen::PromptRead(read) => {
+                    let left_ms = level.scope.server.reading(read);
+                    turn.emitter.emit(Event::PromptProgress(PromptProgress {
+                        parent_id: parent_id.clone(),
+                        depth,
+                        total: read.total,
+                        cached: read.cached,
+                        read: read.read,
+                        elapsed_ms: read.elapsed_ms,
+                        left_ms,
+                    }));
+                }
+                Seen::Producing => reconnecting = None,
+            },
+        )
+        .await
+    };
+    if let Ending::Failed(err) = &collected.ending
+        && let Some(overflow) = err.overflow()
+        && level.refits < MAX_REFITS
+    {
+        level.refits += 1;
+        turn.accounts.add_usage(&cairn_protocol::Usage {
+            llm_calls: 1,
+            ..Default::default()
+        });
+        turn.accounts.record_call(ModelCall {
             operation: level.scope.operation.to_owned(),
             model: level.scope.model.clone(),
             server: Some(level.scope.server.name.clone()),
-            depth,
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            estimated: usage.estimated,
+            depth: level.scope.depth,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            estimated: false,
             latency_ms: millis(collected.elapsed),
-            first_token_ms: collected.first_token.map(millis),
-            error,
+            first_token_ms: None,
+            error: Some(err.to_string()),
         });
-        let mut round = collected.round;
-        if depth == 0 {
-            level.reasoning.push_str(&round.reasoning);
-        }
-        if matches!(collected.ending, Ending::Complete) {
-            for (slot, call) in round.calls.iter_mut().enumerate() {
-                // A call shown while it was written keeps the id it was shown under.
-                call.id = match collected.pending.id_of(slot) {
-                    Some(id) => id.to_owned(),
-                    None => self.ids.claim_call(&call.id),
-                };
-            }
-            return Ok(round);
-        }
-        // Calls not yet complete are dropped: only whole calls enter history, so the
-        // partial answer never leaves a call without its result.
-        if !round.text.is_empty() || !round.reasoning.is_empty() {
-            level.push(assistant(round.text, round.reasoning, Vec::new()));
-        }
-        Err(server_failure.map_or(LevelFailure::Stopped, LevelFailure::Server))
+        refit_refused(turn, level, prompt_estimate, overflow).await;
+        return Ok(None);
     }
+    let usage = collected.usage(prompt_estimate);
+    let read = (!usage.estimated).then_some(usage.prompt_tokens);
+    let round = record_round(turn, level, collected, prompt_estimate)?;
+    if let Some(read) = read {
+        notice_cut(turn, level, prompt_estimate, read).await;
+    }
+    Ok(Some(round))
+}
+
+/// A request the server refused as longer than the model's window, though it was
+/// fitted to the window Cairn believed: the level learns what the server counted
+/// (its estimate ran short) and the window it said it has, and says so.
+async fn refit_refused(turn: &Turn, level: &mut Level, sent: u64, overflow: Overflow) {
+    let believed = level.scope.fit.window.as_ref().map(|window| window.tokens);
+    let counted = match overflow.counted {
+        Some(counted) => counted,
+        // A server that gives no count: take the estimate to have run short by half.
+        None => sent + sent / 2,
+    };
+    turn.accounts.learn_count(&level.scope.model, sent, counted);
+    let window = match (overflow.window, believed) {
+        (Some(said), Some(believed)) => said.min(believed),
+        (Some(said), None) => said,
+        (None, Some(believed)) => believed,
+        // Neither known: the server took less than it was sent.
+        (None, None) => u32::try_from(sent.min(counted)).unwrap_or(u32::MAX),
+    };
+    let source = "the model server, refusing a longer prompt";
+    fit_shown(turn, level, sent, counted, window, true, source).await;
+}
+
+/// A round the server answered after reading far less of its prompt than was
+/// sent: it cut the start (Ollama does, past its window, in silence). The answer
+/// stands, with a word that it was made from part of the prompt, and the level
+/// fits what the server read from then on.
+async fn notice_cut(turn: &Turn, level: &mut Level, sent: u64, read: u64) {
+    if !read_only_part(read, sent) {
+        return;
+    }
+    tracing::warn!(model = %level.scope.model, read, sent, "the server read only part of the prompt");
+    let window = u32::try_from(read).unwrap_or(u32::MAX);
+    let source = "what the model server read of a longer prompt";
+    fit_shown(turn, level, sent, read, window, false, source).await;
+}
+
+/// Fits the level to `window` (the server's, said by `source`) where it is smaller
+/// than the one believed, and says on the wire what the server did with the prompt.
+async fn fit_shown(
+    turn: &Turn,
+    level: &mut Level,
+    sent: u64,
+    read: u64,
+    window: u32,
+    refused: bool,
+    source: &str,
+) {
+    let believed = level.scope.fit.window.as_ref().map(|window| window.tokens);
+    if believed.is_none_or(|believed| window < believed) {
+        turn.placement
+            .refit(&mut level.scope, ContextWindow::new(window, source))
+            .await;
+    }
+    turn.emitter.emit(Event::PromptCut(PromptCut {
+        parent_id: level.scope.parent_id.clone(),
+        depth: level.scope.depth,
+        sent,
+        read,
+        window,
+        refused,
+    }));
+}
+
+/// Counts a collected round (usage, the call log), reports its failure, and keeps
+/// what a stopped round said.
+fn record_round(
+    turn: &Turn,
+    level: &mut Level,
+    collected: Collected,
+    prompt_estimate: u64,
+) -> Result<Round, LevelFailure> {
+    let usage = collected.usage(prompt_estimate);
+    let mut server_failure = None;
+    if !usage.estimated {
+        turn.accounts
+            .learn_count(&level.scope.model, prompt_estimate, usage.prompt_tokens);
+    }
+    turn.accounts.add_usage(&usage);
+    let depth = level.scope.depth;
+    let error = match &collected.ending {
+        Ending::Complete => None,
+        Ending::Stopped => Some("cancelled".to_owned()),
+        Ending::Failed(err) => {
+            // The `error` event tells the user; the log only adds detail.
+            tracing::debug!(error = %err, depth, "model call failed");
+            let server = &level.scope.server;
+            // A profile's own model is not the one the user picked: say whose it is.
+            let message = if !turn.placement.is_home(server) {
+                format!(
+                    "the agent `{}` runs on the server `{}`, which failed: {err}",
+                    level.scope.agent.id, server.name
+                )
+            } else if turn.placement.is_thread_model(&level.scope.model) {
+                err.to_string()
+            } else {
+                format!(
+                    "the agent `{}` asks for the model `{}`: {err}",
+                    level.scope.agent.id, level.scope.model
+                )
+            };
+            // A subtask on another machine fails alone: the rest of the turn does
+            // not depend on that machine.
+            if depth == 0 || turn.placement.is_home(server) {
+                turn.fail(ErrorEvent {
+                    message: message.clone(),
+                    kind: ErrorKind::Provider,
+                });
+            } else {
+                server_failure = Some(message.clone());
+            }
+            Some(message)
+        }
+    };
+    turn.accounts.record_call(ModelCall {
+        operation: level.scope.operation.to_owned(),
+        model: level.scope.model.clone(),
+        server: Some(level.scope.server.name.clone()),
+        depth,
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        estimated: usage.estimated,
+        latency_ms: millis(collected.elapsed),
+        first_token_ms: collected.first_token.map(millis),
+        error,
+    });
+    let mut round = collected.round;
+    if depth == 0 {
+        level.reasoning.push_str(&round.reasoning);
+    }
+    if matches!(collected.ending, Ending::Complete) {
+        for (slot, call) in round.calls.iter_mut().enumerate() {
+            // A call shown while it was written keeps the id it was shown under.
+            call.id = match collected.pending.id_of(slot) {
+                Some(id) => id.to_owned(),
+                None => turn.ids.claim_call(&call.id),
+            };
+        }
+        return Ok(round);
+    }
+    // Calls not yet complete are dropped: only whole calls enter history, so the
+    // partial answer never leaves a call without its result.
+    if !round.text.is_empty() || !round.reasoning.is_empty() {
+        level.push(assistant(round.text, round.reasoning, Vec::new()));
+    }
+    Err(server_failure.map_or(LevelFailure::Stopped, LevelFailure::Server))
 }
 
 /// How many times one level sends a round again after the server refused it as too

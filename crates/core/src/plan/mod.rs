@@ -16,6 +16,7 @@ use serde_json::json;
 
 pub use book::{MemoryPlans, PlanBook, StoredPlan};
 pub use cairn_protocol::CREATE_PLAN;
+pub(crate) use run::create_plan;
 
 /// The planning round's tool: its arguments are the plan's steps.
 pub const SUBMIT_PLAN: &str = "submit_plan";

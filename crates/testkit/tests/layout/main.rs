@@ -11,7 +11,7 @@ mod paths;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use paths::{Crate, ModulePath, circles};
+use paths::{Crate, ModulePath, circles, inherent_impls};
 
 /// The repository root, two folders above this crate.
 fn root() -> &'static Path {
@@ -337,6 +337,60 @@ fn no_crate_has_a_circle_of_modules() {
         }
     }
     assert_eq!(found, Vec::<String>::new(), "modules importing each other");
+}
+
+/// The engine's types each have one inherent `impl` block, so that a type's methods
+/// are read in one place and no file adds to another's type: `Turn` once had six, in
+/// six files that called each other around a loop no import showed. A type written
+/// once per platform (`unix.rs`, `windows.rs`) has one block per platform.
+#[test]
+fn each_engine_type_has_one_impl_block() {
+    let src = root().join("crates/core/src");
+    // type → platform ("" for every platform) → blocks.
+    let mut blocks: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for file in rust_files(&src) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or_default();
+        let stem = file.file_stem().unwrap().to_string_lossy();
+        let platform = match stem.as_ref() {
+            "unix" | "windows" | "linux" | "macos" => stem.into_owned(),
+            _ => String::new(),
+        };
+        for name in inherent_impls(code) {
+            *blocks
+                .entry(name)
+                .or_default()
+                .entry(platform.clone())
+                .or_default() += 1;
+        }
+    }
+    let mut split = Vec::new();
+    for (name, by_platform) in &blocks {
+        let everywhere = by_platform.get("").copied().unwrap_or(0);
+        let most = by_platform
+            .iter()
+            .map(|(platform, n)| {
+                if platform.is_empty() {
+                    *n
+                } else {
+                    n + everywhere
+                }
+            })
+            .max()
+            .unwrap_or(0);
+        if most > 1 {
+            split.push(format!("{name}: {most} blocks"));
+        }
+    }
+    assert!(!blocks.is_empty(), "the engine has types with methods");
+    assert_eq!(
+        split,
+        Vec::<String>::new(),
+        "types whose methods are spread"
+    );
 }
 
 /// The `Result`s in `code` whose error is a bare `String`, their tests left out.

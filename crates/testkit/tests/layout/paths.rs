@@ -17,7 +17,7 @@ enum Token {
     Comma,
     Star,
     Semi,
-    Other,
+    Other(char),
 }
 
 /// `code` as path tokens; comments and string literals left out (a path in a doc
@@ -79,6 +79,11 @@ fn tokens(code: &str) -> Vec<Token> {
                 }
                 i += 1;
             }
+            // An arrow is not the end of generics.
+            '-' if next == Some('>') => {
+                out.push(Token::Other('-'));
+                i += 2;
+            }
             ':' if next == Some(':') => {
                 out.push(Token::Sep);
                 i += 2;
@@ -105,8 +110,8 @@ fn tokens(code: &str) -> Vec<Token> {
             }
             c if c.is_alphabetic() || c == '_' => i = ident(&chars, i, &mut out),
             c if c.is_whitespace() => i += 1,
-            _ => {
-                out.push(Token::Other);
+            c => {
+                out.push(Token::Other(c));
                 i += 1;
             }
         }
@@ -398,7 +403,7 @@ fn reexports(code: &str) -> Vec<UsePath> {
         }
         let mut next = at + 1;
         // `pub(crate)`, `pub(super)`, `pub(in path)`: skip to `use`.
-        if tokens.get(next) == Some(&Token::Other) {
+        if tokens.get(next) == Some(&Token::Other('(')) {
             while next < tokens.len() && tokens[next] != Token::Ident("use".into()) {
                 if matches!(tokens[next], Token::Semi | Token::Open) {
                     break;
@@ -412,6 +417,47 @@ fn reexports(code: &str) -> Vec<UsePath> {
             at = end;
         } else {
             at = next;
+        }
+    }
+    found
+}
+
+/// The types `code` has an inherent `impl` block for, once per block (`impl<T>
+/// Name<T> where … {`; `impl Trait for Name` is not one).
+pub fn inherent_impls(code: &str) -> Vec<String> {
+    let tokens = tokens(code);
+    let mut found = Vec::new();
+    for (at, token) in tokens.iter().enumerate() {
+        if *token != Token::Ident("impl".into()) {
+            continue;
+        }
+        // `impl` in a type or an argument (`-> impl Future`) follows these.
+        if at > 0
+            && matches!(
+                tokens[at - 1],
+                Token::Other('-' | '&' | '(' | '<' | ',' | ':')
+            )
+        {
+            continue;
+        }
+        let (mut depth, mut name, mut trait_impl) = (0usize, None, false);
+        for token in &tokens[at + 1..] {
+            match token {
+                Token::Other('<') => depth += 1,
+                Token::Other('>') => depth = depth.saturating_sub(1),
+                Token::Ident(word) if depth == 0 && word == "for" => trait_impl = true,
+                Token::Ident(word) if depth == 0 && word == "where" => break,
+                Token::Ident(word) if depth == 0 && name.is_none() && word != "dyn" => {
+                    name = Some(word.clone());
+                }
+                // The last segment of a path names the type (`impl fmt::Debug for …`).
+                Token::Sep if depth == 0 => name = None,
+                Token::Open | Token::Semi => break,
+                _ => {}
+            }
+        }
+        if let (Some(name), false) = (name, trait_impl) {
+            found.push(name);
         }
     }
     found
@@ -572,6 +618,15 @@ mod tests {
         assert_eq!(krate.modules().count(), 2);
         assert_eq!(krate.imports(&path("b")), BTreeSet::new());
         assert_eq!(circles(&graph(&krate)), Vec::<Vec<ModulePath>>::new());
+    }
+
+    #[test]
+    fn only_inherent_impl_blocks_are_counted() {
+        let code = "impl Turn {}\nimpl<'a> Here<'a> where 'a: 'static {}\n\
+                    impl fmt::Debug for Turn {}\nimpl<T: Into<String>> From<T> for Name {}\n\
+                    fn f() -> impl Future<Output = ()> {}\nimpl dyn Journal {}\n\
+                    impl super::Turn {}";
+        assert_eq!(inherent_impls(code), ["Turn", "Here", "Journal", "Turn"]);
     }
 
     #[test]
