@@ -1,10 +1,8 @@
 //! Everyone can use the window: each main screen passes axe-core, and a turn with an
 //! approval can be walked from the composer to the answer by keyboard alone.
 
-use cairn_testkit::{Reply, sse};
 use serde_json::json;
 
-use crate::CHAT;
 use crate::a11y::assert_accessible;
 use crate::harness::{App, Home};
 use crate::model::Model;
@@ -15,7 +13,7 @@ async fn every_main_screen_passes_the_accessibility_checker() {
     let model = Model::start().await;
     let home = Home::new();
 
-    let app = App::launch_first_run(&home, &model.url()).await;
+    let app = model.launch_first_run(&home).await;
     app.click(".custom-server summary").await;
     app.wait_for(".custom-url").await;
     assert_accessible(&app, "the first-run screen").await;
@@ -25,24 +23,15 @@ async fn every_main_screen_passes_the_accessibility_checker() {
         // Every colour the highlighter paints: keyword, comment, number, string, type.
         "Here it is:\n\n```rust\n// greet\nfn main() {\n    let n: u8 = 42;\n    println!(\"hi {n}\");\n}\n```\n\nRun it with `cargo run`.",
     ]);
-    model.push(
-        CHAT,
-        Reply::sse(sse::say_and_call(
-            "One part at a time.",
-            &[(
-                "s1",
-                "run_subtask",
-                json!({"title": "Survey the files", "instructions": "List the files."}),
-            )],
-        )),
+    model.says_and_calls(
+        "One part at a time.",
+        &[(
+            "s1",
+            "run_subtask",
+            json!({"title": "Survey the files", "instructions": "List the files."}),
+        )],
     );
-    model.push(
-        CHAT,
-        Reply::sse(sse::say_and_call(
-            "Looking.",
-            &[("l1", "list_dir", json!({"path": "."}))],
-        )),
-    );
+    model.says_and_calls("Looking.", &[("l1", "list_dir", json!({"path": "."}))]);
     model
         .says(&["One file."])
         .says(&["The survey is done."])

@@ -120,13 +120,7 @@ async fn an_applied_write_keeps_its_diff_and_restore_puts_the_files_back_after_a
     // As the answer left it again: Restore shows what it will do, then does it.
     std::fs::write(&notes, "alpha\nBETA\n").unwrap();
     app.click(".restore-files").await;
-    app.wait_for_text(".restore-file", "new.md: removed (the answer created it)")
-        .await;
-    let shown = text_of(&app.wait_for_text(".restore-file", "notes.md").await).await;
-    assert!(
-        shown.contains("-BETA") && shown.contains("+beta"),
-        "{shown}"
-    );
+    restore_offers_both_files(&app).await;
     app.screenshot("restore-shown").await;
     crate::a11y::assert_accessible(&app, "a restore about to be done, the applied change open")
         .await;
@@ -238,13 +232,7 @@ async fn what_a_command_changed_is_offered_to_restore_at_once_and_put_back() {
     );
 
     app.click(".restore-files").await;
-    app.wait_for_text(".restore-file", "new.md: removed (the answer created it)")
-        .await;
-    let shown = text_of(&app.wait_for_text(".restore-file", "notes.md").await).await;
-    assert!(
-        shown.contains("-BETA") && shown.contains("+beta"),
-        "{shown}"
-    );
+    restore_offers_both_files(&app).await;
     app.screenshot("restore-a-command").await;
     app.click(".restore-confirm").await;
     app.wait_for_text(".toast", "Put back 2 files.").await;
@@ -254,4 +242,16 @@ async fn what_a_command_changed_is_offered_to_restore_at_once_and_put_back() {
         "the file it made is gone"
     );
     app.quit().await;
+}
+
+/// Restore, opened, says it will remove the file the answer made and put `notes.md`'s
+/// `beta` back where `BETA` is now.
+async fn restore_offers_both_files(app: &App) {
+    app.wait_for_text(".restore-file", "new.md: removed (the answer created it)")
+        .await;
+    let shown = text_of(&app.wait_for_text(".restore-file", "notes.md").await).await;
+    assert!(
+        shown.contains("-BETA") && shown.contains("+beta"),
+        "{shown}"
+    );
 }

@@ -29,6 +29,13 @@ impl Model {
         self
     }
 
+    /// A round in which the model says `text`, then makes `calls` (`(id, tool, args)`).
+    pub fn says_and_calls(&self, text: &str, calls: &[(&str, &str, Value)]) -> &Self {
+        self.server
+            .push(CHAT, Reply::sse(sse::say_and_call(text, calls)));
+        self
+    }
+
     /// A round in which the model answers in these pieces.
     pub fn says(&self, pieces: &[&str]) -> &Self {
         self.server.push(CHAT, Reply::sse(sse::text(pieces)));
@@ -38,6 +45,11 @@ impl Model {
     /// The app, launched in `home` with this model.
     pub async fn launch(&self, home: &Home) -> App {
         App::launch(home, &self.server.url()).await
+    }
+
+    /// The app's first launch in `home` (no model chosen yet), with this server.
+    pub async fn launch_first_run(&self, home: &Home) -> App {
+        App::launch_first_run(home, &self.server.url()).await
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use cairn_testkit::{FakeServer, Reply, sse};
+use cairn_testkit::{Reply, sse};
 use serde_json::json;
 
 use crate::{
@@ -12,17 +12,18 @@ use crate::{
     layout::{assert_placeholders_fit, assert_usable},
     llama_cpp_models,
     mcp::mcp_fixture,
+    model::Model,
     questions,
 };
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn the_model_picker_says_how_much_context_the_model_has_and_when_tools_wait() {
-    let server = FakeServer::start().await;
+    let server = Model::start().await;
     // llama.cpp's model list says the context the model was started with.
     server.fallback("GET /v1/models", llama_cpp_models(4096));
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = server.launch(&home).await;
     let hint = app.wait_for_text(".context-hint", "4k context").await;
     assert_eq!(text_of(&hint).await, "4k context");
     let title = hint.attr("title").await.unwrap().unwrap_or_default();
@@ -45,7 +46,7 @@ async fn the_model_picker_says_how_much_context_the_model_has_and_when_tools_wai
     runtime.allow_mcp_server("fixture", true).await.unwrap();
     drop(runtime);
     server.fallback("GET /v1/models", llama_cpp_models(1024));
-    let app = App::launch(&home, &server.url()).await;
+    let app = server.launch(&home).await;
     app.wait_for_text(".context-hint", "1k context · tools on demand")
         .await;
     // A long hint at 1120 px: Send stays on the controls' first line, not one of its own.
@@ -73,7 +74,7 @@ async fn the_model_picker_says_how_much_context_the_model_has_and_when_tools_wai
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_local_server_reads_the_prompt_while_the_question_is_written() {
-    let server = FakeServer::start().await;
+    let server = Model::start().await;
     server.fallback("GET /v1/models", llama_cpp_models(8192));
     server.respond(CHAT, |request: &cairn_testkit::Recorded| {
         Reply::sse(if cairn_testkit::wire::is_warm_up(&request.json()) {
@@ -84,7 +85,7 @@ async fn a_local_server_reads_the_prompt_while_the_question_is_written() {
     });
     let home = Home::new();
     let workspace = home.workspace();
-    let app = App::launch(&home, &server.url()).await;
+    let app = server.launch(&home).await;
     app.choose_workspace(&workspace).await;
     app.click(".composer-input").await;
     // Before a word is typed, the server has read what the question will follow.
@@ -185,7 +186,7 @@ fn next_page(content: &str) -> Option<(String, usize)> {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_4k_model_pages_a_long_file_back_and_answers_from_it() {
-    let server = FakeServer::start().await;
+    let server = Model::start().await;
     server.fallback("GET /v1/models", llama_cpp_models(4096));
     // A model that reads the file, follows each "read the rest" note to its end, and
     // answers from the last page.
@@ -214,7 +215,7 @@ async fn a_4k_model_pages_a_long_file_back_and_answers_from_it() {
         })
         .collect();
     std::fs::write(workspace.join("notes.md"), &notes).unwrap();
-    let app = App::launch(&home, &server.url()).await;
+    let app = server.launch(&home).await;
     app.choose_workspace(&workspace).await;
     // In a folder, the whole toolbelt crowds 4k: the picker says so, and what waits.
     let hint = app
@@ -271,7 +272,7 @@ async fn a_4k_model_pages_a_long_file_back_and_answers_from_it() {
     // After a restart the chat reads as it did.
     let live = app.outline().await;
     app.quit().await;
-    let app = App::launch(&home, &server.url()).await;
+    let app = server.launch(&home).await;
     app.open_chat("What does the last note in notes.md say?")
         .await;
     app.wait_for_text(".message.assistant .md", "the path ends at the gate")
@@ -283,7 +284,7 @@ async fn a_4k_model_pages_a_long_file_back_and_answers_from_it() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_long_result_is_cut_for_the_model_and_shown_whole_in_its_card() {
-    let server = FakeServer::start().await;
+    let server = Model::start().await;
     server.push(
         CHAT,
         Reply::sse(sse::tool_calls(&[(
@@ -300,7 +301,7 @@ async fn a_long_result_is_cut_for_the_model_and_shown_whole_in_its_card() {
         .map(|n| format!("line {n:04} of a file longer than a small model takes in\n"))
         .collect();
     std::fs::write(workspace.join("long.txt"), &lines).unwrap();
-    let app = App::launch(&home, &server.url()).await;
+    let app = server.launch(&home).await;
     app.choose_workspace(&workspace).await;
     app.send("Read the long file").await;
     app.wait_for_text(".message.assistant .md", "I read it.")
@@ -334,7 +335,7 @@ async fn a_long_result_is_cut_for_the_model_and_shown_whole_in_its_card() {
     app.quit().await;
 
     // After a restart the card offers the same, and shows every line the tool returned.
-    let app = App::launch(&home, &server.url()).await;
+    let app = server.launch(&home).await;
     app.open_chat("Read the long file").await;
     let card_head = ".card[data-card='r1'] > .card-head";
     app.wait_for(card_head).await;
@@ -361,16 +362,10 @@ async fn a_long_result_is_cut_for_the_model_and_shown_whole_in_its_card() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn the_server_settings_say_what_is_wrong_and_how_to_fix_it() {
-    let server = FakeServer::start().await;
-    server.fallback(
-        "GET /v1/models",
-        Reply::json(
-            200,
-            r#"{"object":"list","data":[{"id":"test-model","object":"model"}]}"#,
-        ),
-    );
+    let server = Model::start().await;
+    server.fallback("GET /v1/models", only_test_model());
     let home = Home::new();
-    let app = App::launch(&home, &server.url()).await;
+    let app = server.launch(&home).await;
     app.click(".chat-head [aria-label='Settings']").await;
     // The harness starts the app with CAIRN_BASE_URL: the window says so.
     app.wait_for_text(".env-overrides", "CAIRN_BASE_URL=").await;
@@ -434,16 +429,10 @@ async fn the_server_settings_say_what_is_wrong_and_how_to_fix_it() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn the_first_run_screen_offers_the_other_api_when_the_address_speaks_it() {
-    let server = FakeServer::start().await;
-    server.fallback(
-        "GET /v1/models",
-        Reply::json(
-            200,
-            r#"{"object":"list","data":[{"id":"test-model","object":"model"}]}"#,
-        ),
-    );
+    let server = Model::start().await;
+    server.fallback("GET /v1/models", only_test_model());
     let home = Home::new();
-    let app = App::launch_first_run(&home, &server.url()).await;
+    let app = server.launch_first_run(&home).await;
     app.click(".custom-server summary").await;
     app.choose_in(".custom-server select", "ollama").await;
     let address = app.wait_for(".custom-url").await;
@@ -472,4 +461,12 @@ async fn the_first_run_screen_offers_the_other_api_when_the_address_speaks_it() 
     app.click(".model-choice").await;
     app.wait_for(".composer-input").await;
     app.quit().await;
+}
+
+/// An OpenAI-compatible server's model list with one model, the harness's.
+fn only_test_model() -> Reply {
+    Reply::json(
+        200,
+        r#"{"object":"list","data":[{"id":"test-model","object":"model"}]}"#,
+    )
 }

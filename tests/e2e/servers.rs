@@ -32,23 +32,20 @@ async fn gpu_box() -> FakeServer {
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn subtask_cards_name_the_machine_they_run_on_and_wait_for_its_slot() {
     let model = Model::start().await;
-    model.push(
-        CHAT,
-        Reply::sse(sse::say_and_call(
-            "Two jobs for the GPU box.",
-            &[
-                (
-                    "s1",
-                    "run_subtask",
-                    json!({"title": "Count", "instructions": "count", "agent": "boxed"}),
-                ),
-                (
-                    "s2",
-                    "run_subtask",
-                    json!({"title": "Sort", "instructions": "sort", "agent": "boxed"}),
-                ),
-            ],
-        )),
+    model.says_and_calls(
+        "Two jobs for the GPU box.",
+        &[
+            (
+                "s1",
+                "run_subtask",
+                json!({"title": "Count", "instructions": "count", "agent": "boxed"}),
+            ),
+            (
+                "s2",
+                "run_subtask",
+                json!({"title": "Sort", "instructions": "sort", "agent": "boxed"}),
+            ),
+        ],
     );
     model.says(&["Both came back."]);
     let gpu = gpu_box().await;

@@ -1,7 +1,7 @@
 //! Subtasks, plans and hand-overs: nested cards, a plan's checklist, a draft that
 //! waits, the router, and `/llm`.
 
-use cairn_testkit::{Reply, sse};
+use cairn_testkit::sse;
 use serde_json::json;
 
 use crate::model::Model;
@@ -17,33 +17,24 @@ use crate::{
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn parallel_subtasks_nest_and_come_back_after_a_restart() {
     let model = Model::start().await;
-    model.push(
-        CHAT,
-        Reply::sse(sse::say_and_call(
-            "I will look in two parts.",
-            &[
-                (
-                    "s1",
-                    "run_subtask",
-                    json!({"title": "Survey the files", "instructions": "List the files."}),
-                ),
-                (
-                    "s2",
-                    "run_subtask",
-                    json!({"title": "Check the readme", "instructions": "List the files."}),
-                ),
-            ],
-        )),
+    model.says_and_calls(
+        "I will look in two parts.",
+        &[
+            (
+                "s1",
+                "run_subtask",
+                json!({"title": "Survey the files", "instructions": "List the files."}),
+            ),
+            (
+                "s2",
+                "run_subtask",
+                json!({"title": "Check the readme", "instructions": "List the files."}),
+            ),
+        ],
     );
     // Whichever subtask asks first gets the next reply: every order ends after four.
     for id in ["l1", "l2"] {
-        model.push(
-            CHAT,
-            Reply::sse(sse::say_and_call(
-                "Looking around.",
-                &[(id, "list_dir", json!({"path": "."}))],
-            )),
-        );
+        model.says_and_calls("Looking around.", &[(id, "list_dir", json!({"path": "."}))]);
     }
     model.says(&["Found the files."]);
     model.says(&["Found the files."]);
@@ -170,16 +161,13 @@ async fn assert_nested_cards_start_collapsed(app: &App) {
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
     let model = Model::start().await;
-    model.push(
-        CHAT,
-        Reply::sse(sse::say_and_call(
-            "This wants a review.",
-            &[(
-                "sw1",
-                "switch_agent",
-                json!({"agent": "reviewer", "reason": "a review", "follow_up": "Review the notes."}),
-            )],
-        )),
+    model.says_and_calls(
+        "This wants a review.",
+        &[(
+            "sw1",
+            "switch_agent",
+            json!({"agent": "reviewer", "reason": "a review", "follow_up": "Review the notes."}),
+        )],
     );
     model.says(&["Reviewed: the notes are fine."]);
     let home = Home::new();
@@ -318,20 +306,17 @@ async fn the_router_hands_the_chat_to_another_agent_and_the_thread_shows_it() {
 #[ignore = "needs Xvfb, a session bus and tauri-driver: run scripts/test"]
 async fn a_plan_runs_its_steps_and_its_checklist_ticks_them_off() {
     let model = Model::start().await;
-    model.push(
-        CHAT,
-        Reply::sse(sse::say_and_call(
-            "Two steps.",
-            &[(
-                "plan1",
-                "create_plan",
-                json!({"objective": "Tidy the notes", "steps": [
-                    {"id": "s1", "title": "Sort the notes", "instructions": "Sort them."},
-                    {"id": "s2", "title": "Write a summary", "instructions": "Summarise.",
-                     "depends_on": ["s1"]}
-                ]}),
-            )],
-        )),
+    model.says_and_calls(
+        "Two steps.",
+        &[(
+            "plan1",
+            "create_plan",
+            json!({"objective": "Tidy the notes", "steps": [
+                {"id": "s1", "title": "Sort the notes", "instructions": "Sort them."},
+                {"id": "s2", "title": "Write a summary", "instructions": "Summarise.",
+                 "depends_on": ["s1"]}
+            ]}),
+        )],
     );
     model.says(&["Sorted 4 notes."]);
     // The second step holds until the test has seen the first ticked.

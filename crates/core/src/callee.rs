@@ -43,9 +43,10 @@ pub(crate) enum Callee<'a> {
 impl<'a> Callee<'a> {
     /// The callee of `name` at this level, or the error the model is told when there
     /// is none here.
-    pub fn resolve(scope: &'a Scope, name: &str, max_depth: u32) -> Result<Self, NoCallee> {
+    pub fn resolve(scope: &'a Scope, name: &str) -> Result<Self, NoCallee> {
+        let place = scope.place();
         for tool in REGISTRY {
-            if let Some(found) = tool.resolve(scope.at(), name, max_depth) {
+            if let Some(found) = tool.resolve(&place, name) {
                 return Ok(found.map(|()| Self::Engine(*tool))?);
             }
         }

@@ -146,14 +146,6 @@ pub(crate) async fn run_child(
     // that cannot call them.
     .select(agent.offered(callable));
     let depth = scope.depth + 1;
-    let can_spawn = callable
-        && scope.can_spawn
-        && depth < turn.limits.max_depth
-        && agent.tools.allows(subtask::RUN_SUBTASK)
-        && child
-            .tools
-            .as_ref()
-            .is_none_or(|names| names.iter().any(|name| name == subtask::RUN_SUBTASK));
     if let Err(exceeded) = turn.budget.charge_subtask() {
         turn.trip(exceeded);
         return Err(CallFailure::Stopped);
@@ -178,8 +170,10 @@ pub(crate) async fn run_child(
             server,
             sampling,
             tools,
-            can_spawn,
-            switch: None,
+            named: child.tools,
+            can_call_tools: callable,
+            agents: turn.agents.clone(),
+            max_depth: turn.limits.max_depth,
             finish: Some(child.finish),
             operation: child.operation,
         },
@@ -189,11 +183,11 @@ pub(crate) async fn run_child(
                 mode: turn.permissions.mode(),
                 tools: &plan.tools,
                 workspace,
-                can_spawn: plan.can_spawn,
-                can_plan: crate::level::plans_here(&plan.agent, plan.can_spawn),
+                can_spawn: plan.offers(subtask::RUN_SUBTASK),
+                can_plan: plan.offers(crate::plan::CREATE_PLAN),
                 agent: &plan.agent,
                 agents: &turn.agents,
-                can_switch: false,
+                can_switch: plan.offers(crate::switch::SWITCH_AGENT),
                 compact,
             };
             prompt::subtask(&ctx, &title, depth, &ending)

@@ -97,7 +97,7 @@ pub(crate) async fn dispatch(
             continue;
         }
         let batch = calls[next..].iter().enumerate().position(|(offset, call)| {
-            verdicts.get(next + offset) != Some(&Verdict::Run) || !parallel_safe(turn, scope, call)
+            verdicts.get(next + offset) != Some(&Verdict::Run) || !parallel_safe(scope, call)
         });
         let len = match batch {
             Some(0) => 1,
@@ -130,10 +130,9 @@ pub(crate) async fn dispatch(
     }
 }
 
-fn parallel_safe(turn: &Turn, scope: &Scope, call: &ToolCall) -> bool {
+fn parallel_safe(scope: &Scope, call: &ToolCall) -> bool {
     // A call with no callee here only returns an error: it can run beside anything.
-    Callee::resolve(scope, &call.name, turn.limits.max_depth)
-        .map_or(true, |callee| callee.parallel_safe())
+    Callee::resolve(scope, &call.name).map_or(true, |callee| callee.parallel_safe())
 }
 
 /// One call, start to end (`refused`: with this error, without running), its
@@ -147,7 +146,7 @@ async fn run_call(
     refused: Option<String>,
 ) -> (ChatMessage, Signal) {
     // Resolved once: how the call reads, how its result is sized and what runs it.
-    let callee = Callee::resolve(scope, &call.name, turn.limits.max_depth);
+    let callee = Callee::resolve(scope, &call.name);
     let args = parse_arguments(&call.arguments).map(|args| match &callee {
         Ok(Callee::Tool(tool)) => without_copied_schema(args, &tool.parameters()),
         _ => args,
@@ -278,7 +277,7 @@ async fn execute(
         Callee::Tool(tool) => tool,
         Callee::Engine(tool) => {
             let call = EngineCall {
-                at: scope.at(),
+                place: scope.place(),
                 id: &call.id,
                 args,
                 room,

@@ -16,13 +16,16 @@ use serde_json::Value;
 use crate::context::ContextFit;
 use crate::disclosure::Disclosure;
 use crate::dispatch::Below;
-use crate::engine_tools::{CallFailure, Success};
+use crate::engine_tools::{CallFailure, Place, Success, registry};
 use crate::events::EventSink;
 use crate::level::{Level, LevelFailure, LevelPlan, Scope, first_request, run_level};
 use crate::limits::Limits;
 use crate::model::ModelClient;
+use crate::plan::CREATE_PLAN;
 use crate::prompt::{self, PromptContext};
 use crate::servers::{ModelServer, NoServers, ServerDirectory, ServerUnusable};
+use crate::subtask::RUN_SUBTASK;
+use crate::switch::SWITCH_AGENT;
 use crate::toolbelt::Toolbelt;
 use crate::workspace::Workspace;
 
@@ -217,8 +220,10 @@ impl Engine {
                 server,
                 sampling,
                 tools: root.tools.clone(),
-                can_spawn: root.can_spawn,
-                switch: root.switch.clone(),
+                named: None,
+                can_call_tools: root.can_call_tools,
+                agents: request.agents.clone(),
+                max_depth: self.limits.max_depth,
                 finish: None,
                 operation: if agent_is_router { "router" } else { "turn" },
             },
@@ -238,15 +243,14 @@ impl Engine {
     }
 }
 
-/// What the root level of a turn is shown: its profile's tools, whether it may
-/// spawn or hand over, and (from these) its system prompt. Front ends ask for it too,
-/// to say before a turn runs whether its tools will fit.
+/// What the root level of a turn is shown: its profile's tools, and (from these and
+/// what the engine's tools decide of the root) its system prompt. Front ends ask for
+/// it too, to say before a turn runs whether its tools will fit.
 #[derive(Debug)]
 pub struct RootView {
     pub tools: Toolbelt,
-    pub can_spawn: bool,
-    pub can_plan: bool,
-    pub(crate) switch: Option<cairn_protocol::ToolSpec>,
+    can_call_tools: bool,
+    max_depth: u32,
 }
 
 impl RootView {
@@ -254,18 +258,24 @@ impl RootView {
     /// (`can_call_tools` false) is offered none.
     pub fn new(request: &TurnRequest, limits: Limits, can_call_tools: bool) -> Self {
         let agent = &request.agents.current;
-        let can_spawn = can_call_tools
-            && limits.max_depth > 0
-            && agent.tools.allows(crate::subtask::RUN_SUBTASK);
         Self {
             tools: request.tools.select(agent.offered(can_call_tools)),
-            can_spawn,
-            can_plan: crate::level::plans_here(agent, can_spawn),
-            switch: request
-                .agents
-                .switches_left
-                .filter(|_| can_call_tools)
-                .map(|_| crate::switch::switch_agent_spec(&request.agents)),
+            can_call_tools,
+            max_depth: limits.max_depth,
+        }
+    }
+
+    /// The root as the engine's tools see it, to decide which of them it offers.
+    fn place<'a>(&self, request: &'a TurnRequest) -> Place<'a> {
+        Place {
+            depth: 0,
+            max_depth: self.max_depth,
+            agent: &request.agents.current,
+            agents: &request.agents,
+            can_call_tools: self.can_call_tools,
+            named: None,
+            finish: None,
+            disclosure: None,
         }
     }
 
@@ -283,30 +293,23 @@ impl RootView {
     }
 
     fn prompt_context<'a>(&'a self, request: &'a TurnRequest, compact: bool) -> PromptContext<'a> {
+        let place = self.place(request);
         PromptContext {
             compact,
             mode: request.mode,
             tools: &self.tools,
             workspace: request.workspace.as_deref().map(Workspace::root),
-            can_spawn: self.can_spawn,
-            can_plan: self.can_plan,
+            can_spawn: registry::offered(&place, RUN_SUBTASK),
+            can_plan: registry::offered(&place, CREATE_PLAN),
             agent: &request.agents.current,
             agents: &request.agents,
-            can_switch: self.switch.is_some(),
+            can_switch: registry::offered(&place, SWITCH_AGENT),
         }
     }
 
     /// How, fitted as `fit` says, the root shows its tools.
     pub fn tools_shown(&self, request: &TurnRequest, fit: &ContextFit) -> ToolsShown {
-        let offers = crate::level::level_offers(
-            &self.tools,
-            &crate::engine_tools::Site {
-                can_spawn: self.can_spawn,
-                can_plan: self.can_plan,
-                switch: self.switch.as_ref(),
-                finish: None,
-            },
-        );
+        let offers = crate::level::level_offers(&self.tools, &self.place(request));
         let layout = fit.lay_out(offers, fit.limits.max_visible_tools, |compact| {
             self.system_prompt(request, compact)
         });

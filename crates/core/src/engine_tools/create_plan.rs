@@ -5,11 +5,17 @@ use async_trait::async_trait;
 use cairn_protocol::describe::{CallAbout, quote, text_arg};
 use serde_json::Value;
 
-use super::{At, CallFailure, EngineCall, EngineTool, NotHere, Site, Success, TurnServices};
+use super::{CallFailure, EngineCall, EngineTool, NotHere, Place, Success, TurnServices};
 use crate::disclosure::{Offer, ToolGroup};
 use crate::plan::{CREATE_PLAN, PLAN_TOOLS, create_plan_spec};
 
 pub(crate) struct CreatePlan;
+
+/// Whether a level at `place` may make plans: its steps are subtasks, so only where
+/// `run_subtask` is, and where the profile allows it.
+fn plans_here(place: &Place<'_>) -> bool {
+    super::run_subtask::spawns_here(place) && place.agent.tools.allows(CREATE_PLAN)
+}
 
 #[async_trait]
 impl EngineTool for CreatePlan {
@@ -17,13 +23,12 @@ impl EngineTool for CreatePlan {
         &[CREATE_PLAN]
     }
 
-    fn offer(&self, site: &Site<'_>) -> Option<Offer> {
-        site.can_plan
-            .then(|| Offer::grouped(create_plan_spec(), ToolGroup::rare(PLAN_TOOLS)))
+    fn offer(&self, place: &Place<'_>) -> Option<Offer> {
+        plans_here(place).then(|| Offer::grouped(create_plan_spec(), ToolGroup::rare(PLAN_TOOLS)))
     }
 
-    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), NotHere>> {
-        (name == CREATE_PLAN && at.can_plan).then_some(Ok(()))
+    fn resolve(&self, place: &Place<'_>, name: &str) -> Option<Result<(), NotHere>> {
+        (name == CREATE_PLAN && plans_here(place)).then_some(Ok(()))
     }
 
     fn describe(&self, _name: &str, args: &Value) -> CallAbout {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use cairn_protocol::{ChatMessage, Event, PermissionMode, ToolCall};
 
-use super::{At, CallFailure, EngineCall, EngineTool, NotHere, Site, Success, TurnServices};
+use super::{CallFailure, EngineCall, EngineTool, NotHere, Place, Success, TurnServices};
 use crate::disclosure::Offer;
 use crate::model::{ChatRequest, FinishReason, ModelClient, ModelEvent, ModelStream, Sampling};
 use crate::{Engine, Limits, Toolbelt, TurnControl, TurnRequest};
@@ -23,11 +23,11 @@ impl EngineTool for Echo {
         &[ECHO]
     }
 
-    fn offer(&self, _site: &Site<'_>) -> Option<Offer> {
+    fn offer(&self, _place: &Place<'_>) -> Option<Offer> {
         None
     }
 
-    fn resolve(&self, _at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), NotHere>> {
+    fn resolve(&self, _place: &Place<'_>, name: &str) -> Option<Result<(), NotHere>> {
         (name == ECHO).then_some(Ok(()))
     }
 
@@ -43,7 +43,7 @@ impl EngineTool for Echo {
         let text = call.args["text"].as_str().unwrap_or_default();
         Ok(Success::text(format!(
             "echo at depth {}: {text}",
-            call.at.depth
+            call.place.depth
         )))
     }
 }

@@ -5,9 +5,7 @@ use async_trait::async_trait;
 use cairn_protocol::describe::CallAbout;
 use serde_json::Value;
 
-use super::{
-    At, CallFailure, EngineCall, EngineTool, NotHere, Signal, Site, Success, TurnServices,
-};
+use super::{CallFailure, EngineCall, EngineTool, NotHere, Place, Signal, Success, TurnServices};
 use crate::disclosure::Offer;
 use crate::plan::{SUBMIT_PLAN, SUBMIT_REVIEW};
 use crate::subtask::FINISH_SUBTASK;
@@ -20,12 +18,12 @@ impl EngineTool for FinishSubtask {
         &[FINISH_SUBTASK, SUBMIT_PLAN, SUBMIT_REVIEW]
     }
 
-    fn offer(&self, site: &Site<'_>) -> Option<Offer> {
-        site.finish.map(|finish| Offer::core(finish.spec()))
+    fn offer(&self, place: &Place<'_>) -> Option<Offer> {
+        place.finish.map(|finish| Offer::core(finish.spec()))
     }
 
-    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), NotHere>> {
-        if at.finish.is_some_and(|finish| finish.name() == name) {
+    fn resolve(&self, place: &Place<'_>, name: &str) -> Option<Result<(), NotHere>> {
+        if place.finish.is_some_and(|finish| finish.name() == name) {
             return Some(Ok(()));
         }
         (name == FINISH_SUBTASK).then(|| {
@@ -50,7 +48,7 @@ impl EngineTool for FinishSubtask {
         call: EngineCall<'_>,
     ) -> Result<Success, CallFailure> {
         // Resolved only where the level has a finish.
-        let Some(finish) = call.at.finish else {
+        let Some(finish) = call.place.finish else {
             return Err(format!("{FINISH_SUBTASK} only ends a subtask").into());
         };
         let result = finish.accept(call.args)?;

@@ -10,10 +10,10 @@
 
 use async_trait::async_trait;
 use cairn_protocol::describe::CallAbout;
-use cairn_protocol::{ApprovalPreview, Image, ToolCategory, ToolSpec};
+use cairn_protocol::{ApprovalPreview, Image, ToolCategory};
 use serde_json::Value;
 
-use crate::agent::{AgentSetup, AgentSwitch};
+use crate::agent::{Agent, AgentSetup, AgentSwitch};
 use crate::disclosure::{Disclosure, Offer};
 use crate::results::{ReadArgs, Unreadable};
 use crate::servers::ServerUnusable;
@@ -30,33 +30,32 @@ mod run_subtask;
 mod switch_agent;
 mod tool_groups;
 
-/// What a level is given that decides which engine tools it offers.
-pub(crate) struct Site<'a> {
-    /// `run_subtask` may be called here (the depth and the profile allow it).
-    pub can_spawn: bool,
-    /// `create_plan` may be called here.
-    pub can_plan: bool,
-    /// The hand-over's spec, at the root of a thread that routes.
-    pub switch: Option<&'a ToolSpec>,
+/// Where a level sits, as an engine tool reads it to decide whether it is offered
+/// there and answers calls made there. Facts of the level, not flags for any one
+/// tool: each tool's rule is its own (`run_subtask`'s depth and profile, the
+/// hand-over's root), written in its module.
+#[derive(Clone, Copy)]
+pub(crate) struct Place<'a> {
+    pub depth: u32,
+    /// How deep subtasks may nest.
+    pub max_depth: u32,
+    /// The profile the level runs as, whose rules say which tools it may have.
+    pub agent: &'a Agent,
+    /// The profiles the turn can reach, and whether the thread may be handed over.
+    pub agents: &'a AgentSetup,
+    /// Its model can call tools at all.
+    pub can_call_tools: bool,
+    /// The tools the level was limited to by name (a subtask given `tools`).
+    pub named: Option<&'a [String]>,
     /// How a subtask hands its result back; `None` at the root.
     pub finish: Option<&'a Finish>,
-}
-
-/// The level a call is made at, as an engine tool sees it.
-#[derive(Clone, Copy)]
-pub(crate) struct At<'a> {
-    pub depth: u32,
-    pub can_spawn: bool,
-    pub can_plan: bool,
-    pub can_switch: bool,
-    pub finish: Option<&'a Finish>,
-    /// The tool groups, where some tools wait in them.
+    /// The tool groups, where some tools wait in them (known once it is laid out).
     pub disclosure: Option<&'a Disclosure>,
 }
 
 /// One call to an engine tool.
 pub(crate) struct EngineCall<'a> {
-    pub at: At<'a>,
+    pub place: Place<'a>,
     /// The call's `tool_call_id`.
     pub id: &'a str,
     pub args: Value,
@@ -109,14 +108,14 @@ pub(crate) trait EngineTool: Send + Sync {
     /// Every name it may answer to; no toolbelt tool may take one.
     fn names(&self) -> &'static [&'static str];
 
-    /// What a level at `site` offers of it, with its group; `None`: not offered there
-    /// (a tool the layout shows itself, or one only called by name).
-    fn offer(&self, site: &Site<'_>) -> Option<Offer>;
+    /// What a level at `place` offers of it, with its group; `None`: not offered
+    /// there (a tool the layout shows itself, or one only called by name).
+    fn offer(&self, place: &Place<'_>) -> Option<Offer>;
 
-    /// Whether a call to `name` at `at` is this tool's: `None` when it is not,
+    /// Whether a call to `name` at `place` is this tool's: `None` when it is not,
     /// `Some(Err(why))` when it is but cannot be answered there (the model is told
     /// why).
-    fn resolve(&self, at: At<'_>, name: &str, max_depth: u32) -> Option<Result<(), NotHere>>;
+    fn resolve(&self, place: &Place<'_>, name: &str) -> Option<Result<(), NotHere>>;
 
     /// Whether its calls may run at the same time as their neighbours in a round.
     fn parallel_safe(&self) -> bool;

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use super::{At, CallFailure, EngineCall, EngineTool, NotHere, Site, Success, TurnServices};
+use super::{CallFailure, EngineCall, EngineTool, NotHere, Place, Success, TurnServices};
 use crate::disclosure::Offer;
 use crate::results::{READ_TOOL_RESULT, ReadArgs};
 use crate::tool::parse_args;
@@ -17,11 +17,11 @@ impl EngineTool for ReadToolResult {
     }
 
     /// The layout shows it beside the visible tools once a result was cut.
-    fn offer(&self, _site: &Site<'_>) -> Option<Offer> {
+    fn offer(&self, _place: &Place<'_>) -> Option<Offer> {
         None
     }
 
-    fn resolve(&self, _at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), NotHere>> {
+    fn resolve(&self, _place: &Place<'_>, name: &str) -> Option<Result<(), NotHere>> {
         (name == READ_TOOL_RESULT).then_some(Ok(()))
     }
 

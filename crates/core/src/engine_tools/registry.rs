@@ -6,7 +6,7 @@ use super::read_tool_result::ReadToolResult;
 use super::run_subtask::RunSubtask;
 use super::switch_agent::SwitchAgent;
 use super::tool_groups::ToolGroups;
-use super::{EngineTool, Site};
+use super::{EngineTool, Place};
 use crate::disclosure::Offer;
 
 pub(crate) static REGISTRY: &[&dyn EngineTool] = &[
@@ -26,9 +26,15 @@ pub(crate) fn is_engine_tool(name: &str) -> bool {
     REGISTRY.iter().any(|tool| tool.names().contains(&name))
 }
 
-/// The engine tools a level at `site` offers, in order.
-pub(crate) fn offers<'a>(site: &'a Site<'a>) -> impl Iterator<Item = Offer> + 'a {
-    REGISTRY.iter().filter_map(move |tool| tool.offer(site))
+/// The engine tools a level at `place` offers, in order.
+pub(crate) fn offers<'a>(place: &'a Place<'a>) -> impl Iterator<Item = Offer> + 'a {
+    REGISTRY.iter().filter_map(move |tool| tool.offer(place))
+}
+
+/// Whether a level at `place` offers the engine tool `name`: what its prompt says
+/// of subtasks, plans and the hand-over follows what the tools decided.
+pub(crate) fn offered(place: &Place<'_>, name: &str) -> bool {
+    offers(place).any(|offer| offer.spec.name == name)
 }
 
 #[cfg(test)]
@@ -41,5 +47,84 @@ mod tests {
         assert!(is_engine_tool(crate::subtask::RUN_SUBTASK));
         assert!(is_engine_tool(crate::plan::SUBMIT_REVIEW));
         assert!(!is_engine_tool("read_file"));
+    }
+
+    /// What a level offers of subtasks, plans and the hand-over is each tool's own
+    /// rule over the level's facts.
+    #[test]
+    fn each_engine_tool_decides_where_it_is_offered() {
+        use std::sync::Arc;
+
+        use crate::agent::{Agent, AgentSetup, NamedTools};
+        use crate::plan::CREATE_PLAN;
+        use crate::subtask::RUN_SUBTASK;
+        use crate::switch::SWITCH_AGENT;
+
+        let agents = AgentSetup::default();
+        let routing = AgentSetup {
+            switches_left: Some(2),
+            ..AgentSetup::default()
+        };
+        let no_plans = Agent {
+            tools: Arc::new(NamedTools(vec![RUN_SUBTASK.to_owned()])),
+            ..Agent::plain("worker")
+        };
+        let root = Place {
+            depth: 0,
+            max_depth: 2,
+            agent: &agents.current,
+            agents: &agents,
+            can_call_tools: true,
+            named: None,
+            finish: None,
+            disclosure: None,
+        };
+        let offered_at = |place: &Place<'_>| -> Vec<&str> {
+            [RUN_SUBTASK, CREATE_PLAN, SWITCH_AGENT]
+                .into_iter()
+                .filter(|name| offered(place, name))
+                .collect()
+        };
+        assert_eq!(offered_at(&root), [RUN_SUBTASK, CREATE_PLAN]);
+        // The root of a thread that routes may hand it over; a child never.
+        let router = Place {
+            agents: &routing,
+            ..root
+        };
+        assert_eq!(
+            offered_at(&router),
+            [RUN_SUBTASK, CREATE_PLAN, SWITCH_AGENT]
+        );
+        assert_eq!(
+            offered_at(&Place { depth: 1, ..router }),
+            [RUN_SUBTASK, CREATE_PLAN]
+        );
+        // No depth left, a model that cannot call tools: nothing.
+        assert!(offered_at(&Place { depth: 2, ..root }).is_empty());
+        assert!(
+            offered_at(&Place {
+                can_call_tools: false,
+                ..router
+            })
+            .is_empty()
+        );
+        // A profile without `create_plan` still spawns; a subtask limited to tools
+        // that do not name `run_subtask` does neither.
+        assert_eq!(
+            offered_at(&Place {
+                agent: &no_plans,
+                ..root
+            }),
+            [RUN_SUBTASK]
+        );
+        let named = ["read_file".to_owned()];
+        assert!(
+            offered_at(&Place {
+                named: Some(&named),
+                depth: 1,
+                ..root
+            })
+            .is_empty()
+        );
     }
 }

@@ -4,11 +4,24 @@ use async_trait::async_trait;
 use cairn_protocol::describe::{CallAbout, quote, text_arg};
 use serde_json::Value;
 
-use super::{At, CallFailure, EngineCall, EngineTool, NotHere, Site, Success, TurnServices};
+use super::{CallFailure, EngineCall, EngineTool, NotHere, Place, Success, TurnServices};
 use crate::disclosure::{Offer, ToolGroup};
 use crate::subtask::{RUN_SUBTASK, run_subtask_spec};
 
 pub(crate) struct RunSubtask;
+
+/// Whether a level at `place` may start subtasks: its model calls tools, there is
+/// depth left, its profile allows it, and a subtask limited to named tools was given
+/// this one. (A child exists only where its parent could start one: a subtask, or a
+/// plan's step, which needs the same.)
+pub(crate) fn spawns_here(place: &Place<'_>) -> bool {
+    place.can_call_tools
+        && place.depth < place.max_depth
+        && place.agent.tools.allows(RUN_SUBTASK)
+        && place
+            .named
+            .is_none_or(|names| names.iter().any(|name| name == RUN_SUBTASK))
+}
 
 #[async_trait]
 impl EngineTool for RunSubtask {
@@ -16,24 +29,23 @@ impl EngineTool for RunSubtask {
         &[RUN_SUBTASK]
     }
 
-    fn offer(&self, site: &Site<'_>) -> Option<Offer> {
-        site.can_spawn
-            .then(|| Offer::grouped(run_subtask_spec(), ToolGroup::shown("subtasks")))
+    fn offer(&self, place: &Place<'_>) -> Option<Offer> {
+        spawns_here(place).then(|| Offer::grouped(run_subtask_spec(), ToolGroup::shown("subtasks")))
     }
 
-    fn resolve(&self, at: At<'_>, name: &str, max_depth: u32) -> Option<Result<(), NotHere>> {
+    fn resolve(&self, place: &Place<'_>, name: &str) -> Option<Result<(), NotHere>> {
         if name != RUN_SUBTASK {
             return None;
         }
-        if at.depth >= max_depth {
+        if place.depth >= place.max_depth {
             return Some(Err(NotHere::because(format!(
-                "depth limit reached: subtasks nest at most {max_depth} levels and this one \
-                 is at depth {}. Do this part yourself.",
-                at.depth
+                "depth limit reached: subtasks nest at most {} levels and this one is at \
+                 depth {}. Do this part yourself.",
+                place.max_depth, place.depth
             ))));
         }
         // Where it is not offered, it is a tool like any other that is not there.
-        at.can_spawn.then_some(Ok(()))
+        spawns_here(place).then_some(Ok(()))
     }
 
     fn describe(&self, _name: &str, args: &Value) -> CallAbout {

@@ -5,14 +5,18 @@ use async_trait::async_trait;
 use cairn_protocol::describe::{CallAbout, text_arg};
 use serde_json::Value;
 
-use super::{
-    At, CallFailure, EngineCall, EngineTool, NotHere, Signal, Site, Success, TurnServices,
-};
+use super::{CallFailure, EngineCall, EngineTool, NotHere, Place, Signal, Success, TurnServices};
 use crate::disclosure::Offer;
-use crate::switch::{SWITCH_AGENT, SwitchArgs, check};
+use crate::switch::{SWITCH_AGENT, SwitchArgs, check, switch_agent_spec};
 use crate::tool::parse_args;
 
 pub(crate) struct SwitchAgent;
+
+/// Whether a level at `place` may hand the thread over: the root of a thread that
+/// routes, on a model that calls tools.
+fn hands_over_here(place: &Place<'_>) -> bool {
+    place.depth == 0 && place.can_call_tools && place.agents.switches_left.is_some()
+}
 
 #[async_trait]
 impl EngineTool for SwitchAgent {
@@ -21,13 +25,13 @@ impl EngineTool for SwitchAgent {
     }
 
     /// The router is there to hand over: its tool is never folded away.
-    fn offer(&self, site: &Site<'_>) -> Option<Offer> {
-        site.switch.cloned().map(Offer::core)
+    fn offer(&self, place: &Place<'_>) -> Option<Offer> {
+        hands_over_here(place).then(|| Offer::core(switch_agent_spec(place.agents)))
     }
 
-    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), NotHere>> {
+    fn resolve(&self, place: &Place<'_>, name: &str) -> Option<Result<(), NotHere>> {
         (name == SWITCH_AGENT).then(|| {
-            if at.can_switch {
+            if hands_over_here(place) {
                 Ok(())
             } else {
                 Err(NotHere::because(format!(

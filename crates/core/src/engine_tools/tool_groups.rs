@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 
-use super::{At, CallFailure, EngineCall, EngineTool, NotHere, Site, Success, TurnServices};
+use super::{CallFailure, EngineCall, EngineTool, NotHere, Place, Success, TurnServices};
 use crate::disclosure::{LIST_TOOL_GROUPS, LOAD_TOOLS, LoadToolsArgs, Offer};
 use crate::tool::parse_args;
 
@@ -37,12 +37,12 @@ impl EngineTool for ToolGroups {
         }
     }
 
-    fn offer(&self, _site: &Site<'_>) -> Option<Offer> {
+    fn offer(&self, _place: &Place<'_>) -> Option<Offer> {
         None
     }
 
-    fn resolve(&self, at: At<'_>, name: &str, _max_depth: u32) -> Option<Result<(), NotHere>> {
-        (name == self.name() && at.disclosure.is_some()).then_some(Ok(()))
+    fn resolve(&self, place: &Place<'_>, name: &str) -> Option<Result<(), NotHere>> {
+        (name == self.name() && place.disclosure.is_some()).then_some(Ok(()))
     }
 
     fn parallel_safe(&self) -> bool {
@@ -56,7 +56,7 @@ impl EngineTool for ToolGroups {
     ) -> Result<Success, CallFailure> {
         // Resolved only where the level has groups.
         let disclosure = call
-            .at
+            .place
             .disclosure
             .ok_or_else(|| CallFailure::RespondToModel("tool groups are not in use here".into()))?;
         if !self.load {

@@ -3,14 +3,14 @@
 
 use std::sync::Arc;
 
-use crate::agent::Agent;
+use crate::agent::{Agent, AgentSetup};
 use crate::model::{RequestOrigin, Sampling};
 use cairn_protocol::{ChatMessage, Cut, ToolSpec};
 use serde_json::Value;
 
 use crate::context::ContextFit;
 use crate::disclosure::{Disclosure, Offer, Offered};
-use crate::engine_tools::{At, Site, registry};
+use crate::engine_tools::{Place, registry};
 use crate::events::Journal;
 use crate::repeats::Repeats;
 use crate::servers::ModelServer;
@@ -35,14 +35,40 @@ pub(crate) struct LevelPlan {
     pub sampling: Sampling,
     /// Its tools, the profile's rules already applied.
     pub tools: Toolbelt,
-    /// Whether `run_subtask` is offered here.
-    pub can_spawn: bool,
-    /// The `switch_agent` spec, at the root of a thread that routes.
-    pub switch: Option<ToolSpec>,
+    /// The tools a subtask was limited to by name, if it was.
+    pub named: Option<Vec<String>>,
+    /// Its model can call tools at all.
+    pub can_call_tools: bool,
+    /// The profiles the turn can reach.
+    pub agents: AgentSetup,
+    /// How deep subtasks may nest.
+    pub max_depth: u32,
     /// How a child hands its result back; `None` at the root.
     pub finish: Option<Finish>,
     /// What its model calls are for, in the usage log (`turn`, `subtask`, `plan`, …).
     pub operation: &'static str,
+}
+
+impl LevelPlan {
+    /// The level as the engine tools see it before it is laid out (no tool groups
+    /// yet): what decides which of them it offers, and so what its prompt says.
+    pub fn place(&self) -> Place<'_> {
+        Place {
+            depth: self.depth,
+            max_depth: self.max_depth,
+            agent: &self.agent,
+            agents: &self.agents,
+            can_call_tools: self.can_call_tools,
+            named: self.named.as_deref(),
+            finish: self.finish.as_ref(),
+            disclosure: None,
+        }
+    }
+
+    /// Whether the level offers the engine tool `name` (`run_subtask`, …).
+    pub fn offers(&self, name: &str) -> bool {
+        registry::offered(&self.place(), name)
+    }
 }
 
 /// What a level is: where it sits in the tree and what it may call. Fixed for the
@@ -58,12 +84,11 @@ pub(crate) struct Scope {
     pub server: Arc<ModelServer>,
     pub sampling: Sampling,
     pub tools: Toolbelt,
-    /// Whether `run_subtask` is offered here.
-    pub can_spawn: bool,
-    /// Whether `create_plan` is offered here.
-    pub can_plan: bool,
-    /// Whether `switch_agent` is offered here.
-    pub can_switch: bool,
+    /// The tools a subtask was limited to by name, if it was.
+    pub named: Option<Vec<String>>,
+    pub can_call_tools: bool,
+    pub agents: AgentSetup,
+    pub max_depth: u32,
     /// How a child hands its result back; `None` at the root.
     pub finish: Option<Finish>,
     pub operation: &'static str,
@@ -85,16 +110,7 @@ impl Scope {
         fit: &ContextFit,
         prompt: impl Fn(&LevelPlan, bool) -> String,
     ) -> (Self, String) {
-        let can_plan = plans_here(&plan.agent, plan.can_spawn);
-        let offers = level_offers(
-            &plan.tools,
-            &Site {
-                can_spawn: plan.can_spawn,
-                can_plan,
-                switch: plan.switch.as_ref(),
-                finish: plan.finish.as_ref(),
-            },
-        );
+        let offers = level_offers(&plan.tools, &plan.place());
         let offered_count = offers.len();
         let layout = fit.lay_out(offers, fit.limits.max_visible_tools, |compact| {
             prompt(&plan, compact)
@@ -108,12 +124,13 @@ impl Scope {
             server,
             sampling,
             tools,
-            can_spawn,
-            switch,
+            named,
+            can_call_tools,
+            agents,
+            max_depth,
             finish,
             operation,
         } = plan;
-        let can_switch = switch.is_some();
         if layout.on_demand {
             tracing::info!(
                 depth,
@@ -131,9 +148,10 @@ impl Scope {
             server,
             sampling,
             tools,
-            can_spawn,
-            can_plan,
-            can_switch,
+            named,
+            can_call_tools,
+            agents,
+            max_depth,
             finish,
             operation,
             fit: fit.clone(),
@@ -154,12 +172,14 @@ impl Scope {
     }
 
     /// The level as an engine tool called at it sees it.
-    pub fn at(&self) -> At<'_> {
-        At {
+    pub fn place(&self) -> Place<'_> {
+        Place {
             depth: self.depth,
-            can_spawn: self.can_spawn,
-            can_plan: self.can_plan,
-            can_switch: self.can_switch,
+            max_depth: self.max_depth,
+            agent: &self.agent,
+            agents: &self.agents,
+            can_call_tools: self.can_call_tools,
+            named: self.named.as_deref(),
             finish: self.finish.as_ref(),
             disclosure: self.disclosure(),
         }
@@ -175,15 +195,9 @@ impl Scope {
     }
 }
 
-/// The tools' offers, then the engine's own a level at `site` offers beside them.
-pub(crate) fn level_offers(tools: &Toolbelt, site: &Site<'_>) -> Vec<Offer> {
-    tools.offers().chain(registry::offers(site)).collect()
-}
-
-/// Whether a level running as `agent` is offered `create_plan`: its steps are
-/// subtasks, so only where `run_subtask` is, and where the profile allows it.
-pub(crate) fn plans_here(agent: &Agent, can_spawn: bool) -> bool {
-    can_spawn && agent.tools.allows(crate::plan::CREATE_PLAN)
+/// The tools' offers, then the engine's own a level at `place` offers beside them.
+pub(crate) fn level_offers(tools: &Toolbelt, place: &Place<'_>) -> Vec<Offer> {
+    tools.offers().chain(registry::offers(place)).collect()
 }
 
 /// A level's mutable state: its conversation and what it has said.

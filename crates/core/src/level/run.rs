@@ -174,8 +174,7 @@ fn guard<T>(
 fn invented_again(turn: &Turn, level: &mut Level, mut round: Round) -> Round {
     let invented = !round.calls.is_empty()
         && round.calls.iter().all(|call| {
-            call.written.is_some()
-                && Callee::resolve(&level.scope, &call.name, turn.limits.max_depth).is_err()
+            call.written.is_some() && Callee::resolve(&level.scope, &call.name).is_err()
         });
     if !invented {
         return round;
@@ -208,7 +207,7 @@ fn change_made_again(turn: &Turn, level: &mut Level, round: &Round) -> Option<Le
         return None;
     }
     let category = |name: &str| {
-        Callee::resolve(&level.scope, name, turn.limits.max_depth)
+        Callee::resolve(&level.scope, name)
             .ok()
             .map(|callee| callee.category())
     };
@@ -232,7 +231,7 @@ fn change_made_again(turn: &Turn, level: &mut Level, round: &Round) -> Option<Le
         else {
             return None;
         };
-        let callee = Callee::resolve(&level.scope, &call.name, turn.limits.max_depth).ok()?;
+        let callee = Callee::resolve(&level.scope, &call.name).ok()?;
         if callee.category() != ToolCategory::Write {
             return None;
         }
