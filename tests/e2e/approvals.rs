@@ -203,8 +203,15 @@ async fn a_call_shows_while_the_model_writes_it_then_runs_in_the_same_card() {
     app.send("Write four lines").await;
 
     let card = ".card[data-card='w1']";
-    app.wait_for_text(&format!("{card} .card-pending"), "Line two")
+    let pending = app
+        .wait_for_text(&format!("{card} .card-pending"), "Line two")
         .await;
+    // The content its tool says grows, not the arguments' JSON around it.
+    let shown = text_of(&pending).await;
+    assert!(
+        shown.starts_with("Line one\nLine two") && !shown.contains("\"content\""),
+        "{shown:?}"
+    );
     app.wait_for_text(&format!("{card} .card-subject"), "notes.md")
         .await;
     let read = pixels::readable_text(&app, card, "call-being-written").await;

@@ -73,16 +73,13 @@ pub fn partial_args(text: &str) -> Value {
     Value::Object(fields)
 }
 
-/// What a call being written shows of itself: the content a write is writing, the
-/// command a command is, else its arguments so far; the last lines when long.
-pub fn pending_preview(name: &str, text: &str) -> String {
-    let key = match name {
-        "write_file" => "content",
-        "edit_file" => "new_text",
-        "run_command" => "command",
-        _ => "",
-    };
-    let shown = partial_field(text, key).unwrap_or_else(|| text.to_owned());
+/// What a call being written shows of itself: the argument its tool `streams` (the
+/// content a write is writing, the command a command is), else its arguments so far;
+/// the last lines when long.
+pub fn pending_preview(streams: Option<&str>, text: &str) -> String {
+    let shown = streams
+        .and_then(|key| partial_field(text, key))
+        .unwrap_or_else(|| text.to_owned());
     let lines: Vec<&str> = shown.lines().collect();
     match lines.len().checked_sub(PENDING_LINES) {
         Some(skip) if skip > 0 => format!("…\n{}", lines[skip..].join("\n")),
@@ -407,12 +404,12 @@ mod tests {
         assert_eq!(partial_field(r#"{"content":"#, "content"), None);
         assert_eq!(partial_args(text), json!({"path": "notes.md"}));
         assert_eq!(
-            pending_preview("write_file", text),
+            pending_preview(Some("content"), text),
             "Line one\nLine \"two\" ét"
         );
-        assert_eq!(pending_preview("mystery", "{\"a\": 1"), "{\"a\": 1");
+        assert_eq!(pending_preview(None, "{\"a\": 1"), "{\"a\": 1");
         let long: String = (1..=40).map(|n| format!("line {n}\\n")).collect();
-        let preview = pending_preview("write_file", &format!(r#"{{"content": "{long}"#));
+        let preview = pending_preview(Some("content"), &format!(r#"{{"content": "{long}"#));
         assert!(preview.starts_with("…\nline 11\n"), "{preview}");
         assert!(preview.ends_with("line 40"));
     }

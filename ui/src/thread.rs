@@ -128,6 +128,7 @@ mod tests {
             id: id.into(),
             parent_id: parent.map(Into::into),
             name: name.into(),
+            kind: (name == "run_subtask").then_some(cairn_protocol::CallKind::Subtask),
             title: (name == "run_subtask").then(|| format!("task {id}")),
             args_preview: Some("{}".into()),
             result_preview: Some("ok".into()),

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_protocol::{
-    AgentStateKind, ApprovalPreview, BudgetExceeded, Cut, ErrorEvent, Event, ExecutionMode,
-    ExecutionTree, Image, MessageStatus, Piece, PlanStep, PromptCut, PromptProgress,
+    AgentStateKind, ApprovalPreview, BudgetExceeded, CallKind, Cut, ErrorEvent, Event,
+    ExecutionMode, ExecutionTree, Image, MessageStatus, Piece, PlanStep, PromptCut, PromptProgress,
     ToolApprovalRequest, ToolCallStatus, ToolCallUpdate, TreePlan, TurnStatus, pieces,
     tree::preview,
 };
@@ -50,6 +50,11 @@ pub struct Card {
     pub parent_id: Option<String>,
     pub depth: u32,
     pub name: String,
+    /// What kind of call it is, as its tool said (a subtask, a plan, …); `None` for a
+    /// plain call.
+    pub kind: Option<CallKind>,
+    /// While the call is written: the argument its tool shows as it grows.
+    pub streams: Option<String>,
     /// A subtask's title.
     pub title: Option<String>,
     /// What the call acts on, as its tool said (none while it is written, nor for an
@@ -86,10 +91,6 @@ pub struct Card {
     pub waiting_for_slot: bool,
 }
 
-/// The tools a child level ends with: their arguments are what its card (a subtask's,
-/// a plan's) already shows as its result or checklist.
-const FINISHING_TOOLS: [&str; 3] = ["finish_subtask", "submit_plan", "submit_review"];
-
 impl Card {
     /// The card of a call as its first event tells it.
     fn started(update: &ToolCallUpdate, now_ms: f64) -> Self {
@@ -98,6 +99,8 @@ impl Card {
             parent_id: update.parent_id.clone(),
             depth: update.depth,
             name: update.name.clone(),
+            kind: update.kind,
+            streams: update.streams.clone(),
             title: update.subtask_title(),
             subject: update.subject.clone(),
             args: update.args.clone(),
@@ -108,7 +111,7 @@ impl Card {
             started_at_ms: Some(now_ms),
             children: Vec::new(),
             approval: None,
-            expanded: starts_open(&update.name, update.depth),
+            expanded: starts_open(update.kind, update.depth),
             pending: false,
             images: Arc::from([]),
             change: None,
@@ -125,9 +128,10 @@ impl Card {
     }
 
     /// Plumbing folded into the card above it: a child level's finishing call that
-    /// worked (one that failed stays in sight, as the reason the level went on).
+    /// worked (its arguments are what the card above already shows as its result or
+    /// checklist; one that failed stays in sight, as the reason the level went on).
     pub fn folded(&self) -> bool {
-        FINISHING_TOOLS.contains(&self.name.as_str()) && self.state != CardState::Failed
+        self.kind == Some(CallKind::Finish) && self.state != CardState::Failed
     }
 
     /// Whether the result only repeats the text the card's level ended with, shown just
@@ -260,6 +264,8 @@ impl TurnView {
                             parent_id: node.parent_id.clone(),
                             depth,
                             name: node.name.clone(),
+                            kind: node.kind,
+                            streams: None,
                             title: node.title.clone(),
                             subject: node.subject.clone(),
                             args: node.args_preview.as_deref().map(preview_value),
@@ -273,7 +279,7 @@ impl TurnView {
                             started_at_ms: None,
                             children,
                             approval: None,
-                            expanded: starts_open(&node.name, depth),
+                            expanded: starts_open(node.kind, depth),
                             pending: false,
                             images: Arc::from(node.images.as_slice()),
                             change: node.change.clone().map(Arc::new),
@@ -438,7 +444,7 @@ impl TurnView {
             .cards
             .values()
             .filter(|card| {
-                card.parent_id.as_deref() == Some(plan_call) && card.name == "run_subtask"
+                card.parent_id.as_deref() == Some(plan_call) && card.kind == Some(CallKind::Subtask)
             })
             .collect();
         plan.created
@@ -586,8 +592,8 @@ fn preview_value(preview: &str) -> Value {
 
 /// Whether a card starts open: the answer's own calls do, the calls inside a
 /// subtask do not, and a hand-over says all it has to in the divider under it.
-fn starts_open(name: &str, depth: u32) -> bool {
-    depth == 0 && name != "switch_agent"
+fn starts_open(kind: Option<CallKind>, depth: u32) -> bool {
+    depth == 0 && kind != Some(CallKind::HandOver)
 }
 
 #[cfg(test)]

@@ -113,7 +113,7 @@ impl Transcript {
                     .map(|ms| format!(" · {}", call_time(ms, update.waited_ms.unwrap_or(0))))
                     .unwrap_or_default();
                 // An end carries no arguments: a subtask's title is what its tool said.
-                let title = (update.name == cairn_protocol::RUN_SUBTASK)
+                let title = (update.kind == Some(cairn_protocol::CallKind::Subtask))
                     .then(|| update.subject.clone())
                     .flatten();
                 let label = call_label(

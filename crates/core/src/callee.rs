@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use cairn_protocol::ToolCategory;
 use cairn_protocol::describe::CallAbout;
+use cairn_protocol::{CallKind, ToolCategory};
 use serde_json::Value;
 
 use crate::engine_tools::registry::REGISTRY;
@@ -82,6 +82,22 @@ impl<'a> Callee<'a> {
         match self {
             Self::Tool(tool) => tool.describe(args),
             Self::Engine(tool) => tool.describe(name, args),
+        }
+    }
+
+    /// What kind of call it is, for front ends (see [`EngineTool::kind`]).
+    pub fn kind(&self) -> Option<CallKind> {
+        match self {
+            Self::Tool(_) => None,
+            Self::Engine(tool) => tool.kind(),
+        }
+    }
+
+    /// The argument a call being written shows as it grows (see `Tool::streams`).
+    pub fn streams(&self) -> Option<&'static str> {
+        match self {
+            Self::Tool(tool) => tool.streams(),
+            Self::Engine(_) => None,
         }
     }
 

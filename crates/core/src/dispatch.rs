@@ -167,8 +167,10 @@ async fn run_call(
     let started = Instant::now();
     // The time the call spends on the user's approval, in milliseconds.
     let waited = AtomicU64::new(0);
-    let update = |status| {
-        ToolCallUpdate::new(
+    let kind = callee.as_ref().ok().and_then(Callee::kind);
+    let update = |status| ToolCallUpdate {
+        kind,
+        ..ToolCallUpdate::new(
             &call.id,
             &call.name,
             scope.parent_id.clone(),

@@ -102,6 +102,7 @@ impl TreeBuilder {
                     args_preview: update.args.as_ref().map(|args| preview(&value_text(args))),
                     result_preview: None,
                     subject: update.subject.clone(),
+                    kind: update.kind,
                     ..ExecutionTreeNode::default()
                 });
             }

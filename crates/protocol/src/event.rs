@@ -144,6 +144,33 @@ pub struct ToolCallUpdate {
     /// at once, as a reload does. (An extension of the wire in docs/design.md.)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changed: Vec<String>,
+    /// On `pending`, `start` and `end`: what kind of call this is, as its tool says,
+    /// where it is more than a call with a result (a subtask, a plan, the end of a
+    /// child level, the hand-over), so a front end shows it by what it is, not by
+    /// its name. (An extension of the wire in docs/design.md, absent for plain calls
+    /// and from older writers.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<CallKind>,
+    /// On `pending`: the argument whose text a call being written shows as it grows
+    /// (`content` for a file being written), as its tool says; absent, the arguments
+    /// so far are shown as they are. (An extension of the wire in docs/design.md.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<String>,
+}
+
+/// What a call is, beyond a call with a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallKind {
+    /// Starts a child level (`run_subtask`): the calls of its subtask nest in it.
+    Subtask,
+    /// Makes a plan whose steps run as subtasks under it (`create_plan`).
+    Plan,
+    /// Ends a child level with its result (`finish_subtask`, a plan's `submit_plan`
+    /// and `submit_review`): what its parent's card already shows.
+    Finish,
+    /// Hands the thread to another profile once the turn ends (`switch_agent`).
+    HandOver,
 }
 
 /// The engine's tool that starts a subtask; its calls carry `{title, instructions, …}`.
@@ -175,13 +202,15 @@ impl ToolCallUpdate {
             subject: None,
             change: None,
             changed: Vec::new(),
+            kind: None,
+            streams: None,
         }
     }
 
     /// The title a `run_subtask` call gave its subtask, if this is one and it has one:
     /// what the execution tree and every front end label the call with.
     pub fn subtask_title(&self) -> Option<String> {
-        if self.name != RUN_SUBTASK {
+        if self.kind != Some(CallKind::Subtask) {
             return None;
         }
         let title = self.args.as_ref()?.get("title")?.as_str()?;

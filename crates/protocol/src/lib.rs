@@ -31,7 +31,7 @@ pub use client::{ApprovalResponse, ClientMessage};
 pub use dialect::{Dialect, UnknownDialect};
 pub use event::{
     AgentState, AgentStateKind, AgentSwitched, ApprovalPreview, BudgetExceeded, BudgetReason,
-    Chunk, Cut, Done, ErrorEvent, ErrorKind, Event, PlanReady, PromptCut, PromptProgress,
+    CallKind, Chunk, Cut, Done, ErrorEvent, ErrorKind, Event, PlanReady, PromptCut, PromptProgress,
     RUN_SUBTASK, Reasoning, ServerState, ToolApprovalRequest, ToolCallStatus, ToolCallUpdate,
     TurnStatus, Usage, thousands,
 };

@@ -242,6 +242,10 @@ pub struct ExecutionTreeNode {
     /// or it waited for one of that server's slots.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
+    /// What kind of call it was (see `ToolCallUpdate::kind`); absent for plain calls.
+    /// Trees stored before it was kept have it filled in by the store's migration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<crate::CallKind>,
 }
 
 fn is_zero(n: &u64) -> bool {

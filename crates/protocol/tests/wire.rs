@@ -37,6 +37,8 @@ fn chunk_and_reasoning_carry_parent_and_depth_even_at_the_root() {
 fn tool_call_update_start_and_end() {
     round_trip(
         Event::ToolCallUpdate(ToolCallUpdate {
+            kind: None,
+            streams: None,
             subject: None,
             change: None,
             changed: Vec::new(),
@@ -58,6 +60,8 @@ fn tool_call_update_start_and_end() {
     );
     round_trip(
         Event::ToolCallUpdate(ToolCallUpdate {
+            kind: None,
+            streams: None,
             subject: None,
             change: None,
             changed: Vec::new(),
@@ -81,6 +85,8 @@ fn tool_call_update_start_and_end() {
     // A call the user denied after 6 s: both extensions on the wire.
     round_trip(
         Event::ToolCallUpdate(ToolCallUpdate {
+            kind: None,
+            streams: None,
             subject: None,
             change: None,
             changed: Vec::new(),
@@ -102,6 +108,36 @@ fn tool_call_update_start_and_end() {
                "parent_id": null, "depth": 0, "status": "end", "duration_ms": 6012,
                "waited_ms": 6000, "denied": true}),
     );
+    // A write being written: the argument its tool shows as it grows.
+    round_trip(
+        Event::ToolCallUpdate(ToolCallUpdate {
+            args: Some(json!("{\"path\": \"a.txt\", \"content\": \"Hel")),
+            streams: Some("content".into()),
+            ..ToolCallUpdate::new("call_5", "write_file", None, 0, ToolCallStatus::Pending)
+        }),
+        json!({"type": "tool_call_update", "tool_call_id": "call_5", "name": "write_file",
+               "args": "{\"path\": \"a.txt\", \"content\": \"Hel", "parent_id": null,
+               "depth": 0, "status": "pending", "streams": "content"}),
+    );
+    // A subtask, as its tool says: what a card nests and is titled by.
+    round_trip(
+        Event::ToolCallUpdate(ToolCallUpdate {
+            args: Some(json!({"title": "Survey", "instructions": "List the files."})),
+            kind: Some(CallKind::Subtask),
+            ..ToolCallUpdate::new("call_6", "run_subtask", None, 0, ToolCallStatus::Start)
+        }),
+        json!({"type": "tool_call_update", "tool_call_id": "call_6", "name": "run_subtask",
+               "args": {"title": "Survey", "instructions": "List the files."},
+               "parent_id": null, "depth": 0, "status": "start", "kind": "subtask"}),
+    );
+    for (kind, word) in [
+        (CallKind::Subtask, "subtask"),
+        (CallKind::Plan, "plan"),
+        (CallKind::Finish, "finish"),
+        (CallKind::HandOver, "hand_over"),
+    ] {
+        assert_eq!(serde_json::to_value(kind).unwrap(), json!(word));
+    }
     // A write that ran: the change it made, for its card.
     round_trip(
         Event::ToolCallUpdate(ToolCallUpdate {
@@ -368,6 +404,7 @@ fn execution_tree_version_one_round_trips() {
             id: "call_1".into(),
             parent_id: None,
             name: "run_subtask".into(),
+            kind: Some(CallKind::Subtask),
             title: Some("Survey".into()),
             args_preview: Some("{\"title\":\"Survey\"}".into()),
             result_preview: Some("done".into()),
@@ -385,6 +422,7 @@ fn execution_tree_version_one_round_trips() {
             id: "call_2".into(),
             parent_id: Some("call_1".into()),
             name: "read_file".into(),
+            kind: None,
             title: None,
             args_preview: None,
             result_preview: None,
@@ -398,6 +436,7 @@ fn execution_tree_version_one_round_trips() {
     let encoded = serde_json::to_value(&tree).unwrap();
     assert_eq!(encoded["version"], 1);
     assert_eq!(encoded["nodes"][0]["server"], "gpu");
+    assert_eq!(encoded["nodes"][0]["kind"], "subtask");
     assert_eq!(
         encoded["nodes"][1],
         json!({"id": "call_2", "parent_id": "call_1", "name": "read_file", "duration_ms": 3})
@@ -470,8 +509,11 @@ fn modes_parse_and_reject_unknown_names() {
 }
 
 #[test]
-fn only_a_run_subtask_start_has_a_subtask_title() {
+fn only_a_subtask_call_has_a_subtask_title() {
+    // What the engine's tools say of their calls.
     let call = |name: &str, args| ToolCallUpdate {
+        kind: (name == RUN_SUBTASK).then_some(CallKind::Subtask),
+        streams: None,
         subject: None,
         change: None,
         changed: Vec::new(),
@@ -502,6 +544,12 @@ fn only_a_run_subtask_start_has_a_subtask_title() {
         call("read_file", Some(json!({"title": "x"}))).subtask_title(),
         None
     );
+    // By what its tool says, not its name.
+    let unsaid = ToolCallUpdate {
+        kind: None,
+        ..call(RUN_SUBTASK, Some(json!({"title": "Survey"})))
+    };
+    assert_eq!(unsaid.subtask_title(), None);
 }
 
 #[test]

@@ -16,6 +16,7 @@ mod checkpoints;
 mod error;
 mod export;
 mod habits;
+mod kinds;
 mod liveness;
 mod messages;
 mod open;

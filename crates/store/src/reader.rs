@@ -91,7 +91,11 @@ impl Reader {
                 };
                 let tree: Option<ExecutionTree> = text(4)?
                     .map(|json| decode("execution tree", json))
-                    .transpose()?;
+                    .transpose()?
+                    .map(|mut tree| {
+                        crate::kinds::fill_in(&mut tree);
+                        tree
+                    });
                 let usage: Option<Usage> =
                     text(5)?.map(|json| decode("usage", json)).transpose()?;
                 let handover: Option<Handover> = text(11)?

@@ -941,3 +941,25 @@ async fn a_written_file_that_does_not_parse_is_kept_and_the_call_fails_saying_wh
         )
     );
 }
+
+#[test]
+fn a_call_being_written_shows_the_argument_that_grows() {
+    assert_eq!(WriteFile.streams(), Some("content"));
+    assert_eq!(EditFile.streams(), Some("new_text"));
+    assert_eq!(RunCommand.streams(), Some("command"));
+    // The rest show their arguments as they come.
+    assert_eq!(ListDir.streams(), None);
+    assert_eq!(SearchFiles.streams(), None);
+    // Each names an argument the tool has.
+    for (tool, argument) in [
+        (&WriteFile as &dyn Tool, "content"),
+        (&EditFile, "new_text"),
+        (&RunCommand, "command"),
+    ] {
+        assert!(
+            tool.parameters()["properties"].get(argument).is_some(),
+            "{}: {argument}",
+            tool.name()
+        );
+    }
+}

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use cairn_protocol::describe::Headline;
 use cairn_protocol::desktop::commands::LoadToolResult;
 use cairn_protocol::{
-    ApprovalDecision, ApprovalPreview, Cut, Image, PermissionMode, PromptCut, ToolApprovalRequest,
-    TurnStatus, Verdict,
+    ApprovalDecision, ApprovalPreview, CallKind, Cut, Image, PermissionMode, PromptCut,
+    ToolApprovalRequest, TurnStatus, Verdict,
 };
 use leptos::prelude::*;
 use serde_json::Value;
@@ -312,10 +312,10 @@ impl Head {
     fn of(card: &Card) -> Self {
         let (label, subject, server) = match &card.title {
             Some(title) => {
-                let kind = match card.name.as_str() {
-                    "run_subtask" => "subtask",
-                    "create_plan" => "plan",
-                    other => other,
+                let kind = match card.kind {
+                    Some(CallKind::Subtask) => "subtask",
+                    Some(CallKind::Plan) => "plan",
+                    _ => card.name.as_str(),
                 };
                 (title.clone(), Some(kind.to_owned()), None)
             }
@@ -390,7 +390,7 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
     let pending = pick(|card| {
         let text = card.args.as_ref()?.as_str()?;
         card.pending
-            .then(|| format::pending_preview(&card.name, text))
+            .then(|| format::pending_preview(card.streams.as_deref(), text))
     });
     // The arguments once: in the question while one is open, else behind a disclosure.
     let args = pick(|card| {

@@ -10,8 +10,21 @@ fn chunk(text: &str, parent: Option<&str>, depth: u32) -> Event {
     })
 }
 
+/// The kind the engine's tool of that name says its calls are.
+fn engine_kind(name: &str) -> Option<CallKind> {
+    match name {
+        "run_subtask" => Some(CallKind::Subtask),
+        "create_plan" => Some(CallKind::Plan),
+        "finish_subtask" | "submit_plan" | "submit_review" => Some(CallKind::Finish),
+        "switch_agent" => Some(CallKind::HandOver),
+        _ => None,
+    }
+}
+
 fn start(id: &str, name: &str, args: Value, parent: Option<&str>, depth: u32) -> Event {
     Event::ToolCallUpdate(ToolCallUpdate {
+        kind: engine_kind(name),
+        streams: None,
         subject: None,
         change: None,
         changed: Vec::new(),
@@ -32,6 +45,8 @@ fn start(id: &str, name: &str, args: Value, parent: Option<&str>, depth: u32) ->
 
 fn end(id: &str, result: &str, error: bool, parent: Option<&str>, depth: u32) -> Event {
     Event::ToolCallUpdate(ToolCallUpdate {
+        kind: None,
+        streams: None,
         subject: None,
         change: None,
         changed: Vec::new(),
@@ -238,6 +253,7 @@ fn a_denial_a_wait_and_a_finishing_call_read_the_same_live_and_stored() {
                     id: card.id.clone(),
                     parent_id: card.parent_id.clone(),
                     name: card.name.clone(),
+                    kind: card.kind,
                     title: card.title.clone(),
                     is_error: Some(matches!(card.state, CardState::Failed | CardState::Denied)),
                     duration_ms: card.duration_ms.unwrap_or(0),
@@ -556,6 +572,7 @@ fn a_stored_tree_brings_the_nested_cards_back() {
             id: "s1".into(),
             parent_id: None,
             name: "run_subtask".into(),
+            kind: Some(CallKind::Subtask),
             title: Some("Survey".into()),
             args_preview: None,
             result_preview: Some("ok".into()),
@@ -573,6 +590,7 @@ fn a_stored_tree_brings_the_nested_cards_back() {
             id: "r1".into(),
             parent_id: Some("s1".into()),
             name: "read_file".into(),
+            kind: None,
             title: None,
             args_preview: Some("{\"path\":\"a\"}".into()),
             result_preview: None,
@@ -641,6 +659,7 @@ fn nodes_of(events: &[Event]) -> Vec<ExecutionTreeNode> {
                     id: update.tool_call_id.clone(),
                     parent_id: update.parent_id.clone(),
                     name: update.name.clone(),
+                    kind: update.kind,
                     title: update.subtask_title(),
                     args_preview: None,
                     result_preview: None,
@@ -730,6 +749,8 @@ fn a_plan_ticks_its_steps_live_and_reads_the_same_when_stored() {
                   result: Option<&str>,
                   failed| {
         Event::ToolCallUpdate(ToolCallUpdate {
+            kind: engine_kind(name),
+            streams: None,
             subject: None,
             change: None,
             changed: Vec::new(),
@@ -867,6 +888,7 @@ fn a_plan_ticks_its_steps_live_and_reads_the_same_when_stored() {
                     id: u.tool_call_id.clone(),
                     parent_id: u.parent_id.clone(),
                     name: u.name.clone(),
+                    kind: u.kind,
                     title: u.subtask_title(),
                     args_preview: u.args.as_ref().map(|a| a.to_string()),
                     result_preview: None,

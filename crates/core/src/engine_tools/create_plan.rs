@@ -2,6 +2,7 @@
 //! the profile allows it.
 
 use async_trait::async_trait;
+use cairn_protocol::CallKind;
 use cairn_protocol::describe::{CallAbout, quote, text_arg};
 use serde_json::Value;
 
@@ -44,6 +45,10 @@ impl EngineTool for CreatePlan {
     /// Its steps are subtasks, each its own level.
     fn parallel_safe(&self) -> bool {
         true
+    }
+
+    fn kind(&self) -> Option<CallKind> {
+        Some(CallKind::Plan)
     }
 
     async fn run(

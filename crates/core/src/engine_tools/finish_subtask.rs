@@ -2,6 +2,7 @@
 //! `submit_review`): accepted when it matches the level's schema, if any.
 
 use async_trait::async_trait;
+use cairn_protocol::CallKind;
 use cairn_protocol::describe::CallAbout;
 use serde_json::Value;
 
@@ -40,6 +41,10 @@ impl EngineTool for FinishSubtask {
     /// It ends the level: it must see every call before it finished.
     fn parallel_safe(&self) -> bool {
         false
+    }
+
+    fn kind(&self) -> Option<CallKind> {
+        Some(CallKind::Finish)
     }
 
     async fn run(

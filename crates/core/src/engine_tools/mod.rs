@@ -10,7 +10,7 @@
 
 use async_trait::async_trait;
 use cairn_protocol::describe::CallAbout;
-use cairn_protocol::{ApprovalPreview, Image, ToolCategory};
+use cairn_protocol::{ApprovalPreview, CallKind, Image, ToolCategory};
 use serde_json::Value;
 
 use crate::agent::{Agent, AgentSetup, AgentSwitch};
@@ -119,6 +119,11 @@ pub(crate) trait EngineTool: Send + Sync {
 
     /// Whether its calls may run at the same time as their neighbours in a round.
     fn parallel_safe(&self) -> bool;
+
+    /// What kind of call it makes, for front ends: `None`, a call with a result.
+    fn kind(&self) -> Option<CallKind> {
+        None
+    }
 
     /// How the gate sees it: the engine's tools only read, and a subtask's own calls
     /// are gated on their own.

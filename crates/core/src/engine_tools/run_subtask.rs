@@ -1,6 +1,7 @@
 //! `run_subtask`: a child level, one deeper, on the turn's budgets.
 
 use async_trait::async_trait;
+use cairn_protocol::CallKind;
 use cairn_protocol::describe::{CallAbout, quote, text_arg};
 use serde_json::Value;
 
@@ -59,6 +60,10 @@ impl EngineTool for RunSubtask {
     /// Each subtask is its own level.
     fn parallel_safe(&self) -> bool {
         true
+    }
+
+    fn kind(&self) -> Option<CallKind> {
+        Some(CallKind::Subtask)
     }
 
     async fn run(

@@ -2,6 +2,7 @@
 //! the thread's next turn as the profile named.
 
 use async_trait::async_trait;
+use cairn_protocol::CallKind;
 use cairn_protocol::describe::{CallAbout, text_arg};
 use serde_json::Value;
 
@@ -50,6 +51,10 @@ impl EngineTool for SwitchAgent {
     /// It ends the turn: it must see every call before it finished.
     fn parallel_safe(&self) -> bool {
         false
+    }
+
+    fn kind(&self) -> Option<CallKind> {
+        Some(CallKind::HandOver)
     }
 
     async fn run(

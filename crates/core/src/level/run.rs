@@ -379,8 +379,12 @@ async fn model_round(
                     reconnecting = Some(turn.emitter.activity(Activity::Reconnecting));
                 }
                 Seen::CallPending(shown) => {
+                    // Its tool says what the call is, and which argument to show.
+                    let callee = Callee::resolve(&level.scope, &shown.name).ok();
                     turn.emitter.emit(Event::ToolCallUpdate(ToolCallUpdate {
                         args: Some(Value::String(shown.arguments.clone())),
+                        kind: callee.as_ref().and_then(Callee::kind),
+                        streams: callee.as_ref().and_then(Callee::streams).map(str::to_owned),
                         ..ToolCallUpdate::new(
                             &shown.id,
                             &shown.name,

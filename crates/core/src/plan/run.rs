@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use cairn_protocol::{
-    Event, ExecutionMode, PermissionMode, PlanCreated, PlanStep, RUN_SUBTASK, ToolCallStatus,
-    ToolCallUpdate, Verdict,
+    CallKind, Event, ExecutionMode, PermissionMode, PlanCreated, PlanStep, RUN_SUBTASK,
+    ToolCallStatus, ToolCallUpdate, Verdict,
 };
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
@@ -309,13 +309,16 @@ fn step_update(
     card_id: &str,
     status: ToolCallStatus,
 ) -> ToolCallUpdate {
-    ToolCallUpdate::new(
-        card_id,
-        RUN_SUBTASK,
-        Some(call_id.to_owned()),
-        scope.depth + 1,
-        status,
-    )
+    ToolCallUpdate {
+        kind: Some(CallKind::Subtask),
+        ..ToolCallUpdate::new(
+            card_id,
+            RUN_SUBTASK,
+            Some(call_id.to_owned()),
+            scope.depth + 1,
+            status,
+        )
+    }
 }
 
 fn step_title(step: &PlanStep) -> String {

@@ -42,6 +42,12 @@ pub trait Tool: Send + Sync + 'static {
         true
     }
 
+    /// The argument whose text a call being written shows as it grows (`content` for
+    /// a file being written); `None`: its arguments as they come.
+    fn streams(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The group the tool waits in when tools are shown on demand (see
     /// `disclosure`); `None` for a core tool, always shown. By default the group its
     /// name gives (`mcp__github` for `mcp__github__create_issue`).

@@ -269,7 +269,7 @@ async fn a_call_is_shown_while_the_model_writes_it_under_the_id_it_then_runs_as(
         ScriptedTurn::text("done"),
     ]);
     let run = Harness::new(&model)
-        .tool(Probe::new("echo").category(ToolCategory::Read))
+        .tool(Probe::new("echo").category(ToolCategory::Read).streams("n"))
         .run("echo one")
         .await;
     assert_eq!(run.outcome.status, TurnStatus::Completed);
@@ -281,6 +281,18 @@ async fn a_call_is_shown_while_the_model_writes_it_under_the_id_it_then_runs_as(
             _ => None,
         })
         .collect();
+    // While it is written, the argument its tool shows as it grows goes with it.
+    let streams: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolCallUpdate(u) if u.status == ToolCallStatus::Pending => {
+                Some(u.streams.as_deref())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streams, [Some("n"), Some("n")]);
     let id = updates[0].1.clone();
     assert!(!id.is_empty());
     assert_eq!(

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cairn_protocol::{ChatMessage, ErrorKind, Event, ToolCallStatus, TurnStatus};
+use cairn_protocol::{CallKind, ChatMessage, ErrorKind, Event, ToolCallStatus, TurnStatus};
 use cairn_testkit::{Lane, ScriptedModel, ScriptedTurn};
 
 use serde_json::{Value, json};
@@ -63,6 +63,8 @@ async fn parallel_subtasks_run_concurrently_and_report_back_in_call_order() {
     assert_eq!(roots.len(), 3);
     for (root, title) in roots.iter().zip(titles) {
         assert_eq!(root.name, "run_subtask");
+        // What a front end shows it as, kept as its tool said it.
+        assert_eq!(root.kind, Some(CallKind::Subtask));
         assert_eq!(root.title.as_deref(), Some(title));
         assert_eq!(
             root.result_preview.as_deref(),
@@ -71,14 +73,19 @@ async fn parallel_subtasks_run_concurrently_and_report_back_in_call_order() {
         let children: Vec<_> = tree.children(Some(&root.id)).collect();
         assert_eq!(children.len(), 1);
         assert_eq!(children[0].name, "probe");
+        assert_eq!(children[0].kind, None);
     }
-    // Child events carry their parent and depth.
+    // Child events carry their parent and depth; every update of a subtask call says
+    // what it is.
     for event in &run.events {
-        if let Event::ToolCallUpdate(u) = event
-            && u.name == "probe"
-        {
-            assert_eq!(u.depth, 1);
-            assert!(roots.iter().any(|r| Some(&r.id) == u.parent_id.as_ref()));
+        if let Event::ToolCallUpdate(u) = event {
+            if u.name == "probe" {
+                assert_eq!(u.depth, 1);
+                assert!(roots.iter().any(|r| Some(&r.id) == u.parent_id.as_ref()));
+                assert_eq!(u.kind, None);
+            } else {
+                assert_eq!(u.kind, Some(CallKind::Subtask), "{u:?}");
+            }
         }
     }
     // A child starts from its own history: its prompt and its instructions only.

@@ -291,6 +291,8 @@ pub struct Probe {
     pub calls: Arc<AtomicUsize>,
     pub cancelled: Arc<AtomicUsize>,
     pub output: Option<String>,
+    /// The argument a call being written shows as it grows.
+    pub streams: Option<&'static str>,
 }
 
 impl Probe {
@@ -307,7 +309,13 @@ impl Probe {
             calls: Arc::default(),
             cancelled: Arc::default(),
             output: None,
+            streams: None,
         }
+    }
+
+    pub fn streams(mut self, argument: &'static str) -> Self {
+        self.streams = Some(argument);
+        self
     }
 
     pub fn category(mut self, category: ToolCategory) -> Self {
@@ -383,6 +391,10 @@ impl Tool for Probe {
 
     fn parallel_safe(&self) -> bool {
         self.parallel_safe
+    }
+
+    fn streams(&self) -> Option<&'static str> {
+        self.streams
     }
 
     fn exclusive_lock(&self) -> Option<&'static str> {

@@ -216,6 +216,10 @@ impl Tool for WriteFile {
         "write_file"
     }
 
+    fn streams(&self) -> Option<&'static str> {
+        Some("content")
+    }
+
     fn describe(&self, args: &Value) -> CallAbout {
         let path = text_arg(args, "path").unwrap_or_default();
         let action = match text_arg(args, "content") {
@@ -521,6 +525,10 @@ struct EditFileArgs {
 impl Tool for EditFile {
     fn name(&self) -> &str {
         "edit_file"
+    }
+
+    fn streams(&self) -> Option<&'static str> {
+        Some("new_text")
     }
 
     fn describe(&self, args: &Value) -> CallAbout {

@@ -78,6 +78,10 @@ impl Tool for RunCommand {
         "run_command"
     }
 
+    fn streams(&self) -> Option<&'static str> {
+        Some("command")
+    }
+
     fn describe(&self, args: &Value) -> CallAbout {
         let command = text_arg(args, "command").unwrap_or_default();
         let how = match leave(args) {
