@@ -370,10 +370,6 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
         let id = id.clone();
         move |_| turn.with(|view| view.cards.get(&id).cloned())
     });
-    let pick = |f: fn(&Card) -> Option<String>| {
-        let data = data.clone();
-        ArcMemo::new(move |_| data.with(|card| card.as_ref().and_then(f)))
-    };
     let head = ArcMemo::new({
         let data = data.clone();
         move |_| data.with(|card| card.as_ref().map(Head::of))
@@ -382,6 +378,89 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
         let data = data.clone();
         move |_| data.with(|card| card.as_ref().is_some_and(|card| card.expanded))
     });
+    let toggle = {
+        let turn = turn.clone();
+        let id = id.clone();
+        move |_| turn.update(|view| view.toggle(&id))
+    };
+    let state_class = {
+        let head = head.clone();
+        move || match head.with(|h| h.as_ref().map(|h| h.state)) {
+            Some(CardState::Running) => "card running",
+            Some(CardState::Failed) => "card failed",
+            Some(CardState::Denied) => "card denied",
+            _ => "card done",
+        }
+    };
+    let head_view = card_head(head, expanded.clone());
+    let body = card_body(turn, id.clone(), data.clone(), expanded);
+    let card_id = id;
+    view! {
+        <div class=state_class data-card=card_id>
+            <button class="card-head" on:click=toggle aria-expanded=move || expanded_attr(&data)>
+                {head_view}
+            </button>
+            {body}
+        </div>
+    }
+}
+
+/// A card's header: how the call went, what it is and acts on, where it runs and how
+/// long it took; the chevron says whether its body is open.
+fn card_head(head: ArcMemo<Option<Head>>, expanded: ArcMemo<bool>) -> impl IntoView {
+    move || {
+        head.get().map(|head| {
+            let icon = match head.state {
+                CardState::Running => view! { <span class="spinner" aria-label="running"></span> }.into_any(),
+                CardState::Done => view! { <span class="icon ok" aria-label="done">"✓"</span> }.into_any(),
+                CardState::Failed => view! { <span class="icon err" aria-label="failed">"✕"</span> }.into_any(),
+                CardState::Denied => view! { <span class="icon err" aria-label="denied">"⊘"</span> }.into_any(),
+            };
+            view! {
+                <span class="chevron">{if expanded.get() { "▾" } else { "▸" }}</span>
+                {icon}
+                <span class="card-label">{head.label}</span>
+                {head.subject.map(|subject| view! { <span class="card-subject">{subject}</span> })}
+                {head.server.map(|server| view! { <span class="card-tool" title="MCP server">{server}</span> })}
+                {head.machine.map(|machine| if head.slot_wait {
+                    view! { <span class="card-machine waiting">{format!("waiting for a free slot on {machine}")}</span> }.into_any()
+                } else {
+                    view! { <span class="card-machine" title="The model server it runs on">{format!("on {machine}")}</span> }.into_any()
+                })}
+                <span class="card-depth" data-depth=head.depth></span>
+                {(head.waited > 0).then(|| view! {
+                    <span class="card-waited" title="Waiting for your answer">{format!("waited {}", format::duration(head.waited))}</span>
+                })}
+                {head.time.map(|ms| view! { <span class="card-time">{format::duration(ms)}</span> })}
+            }
+        })
+    }
+}
+
+/// What the model has written of a call so far; the arriving lines are the news, so
+/// the box shows its end.
+fn pending_box(text: String) -> impl IntoView {
+    let node: NodeRef<leptos::html::Pre> = NodeRef::new();
+    Effect::new(move |_| {
+        if let Some(pre) = node.get() {
+            pre.set_scroll_top(pre.scroll_height());
+        }
+    });
+    view! { <pre class="card-pending" aria-live="polite" node_ref=node>{text}</pre> }
+}
+
+/// A card's body, while it is open: the call being written, a plan's checklist, the
+/// arguments, the question, the change, a subtask's own text and calls, the result.
+fn card_body(
+    turn: ArcRwSignal<TurnView>,
+    id: String,
+    data: ArcMemo<Option<Card>>,
+    expanded: ArcMemo<bool>,
+) -> impl IntoView {
+    let pick = |f: fn(&Card) -> Option<String>| {
+        let data = data.clone();
+        ArcMemo::new(move |_| data.with(|card| card.as_ref().and_then(f)))
+    };
     let approval = ArcMemo::new({
         let data = data.clone();
         move |_| data.with(|card| card.as_ref().and_then(|card| card.approval.clone()))
@@ -425,48 +504,7 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
     // A long result shows its start; "Show all" shows every byte the tool returned
     // (the model may have read only a cut of it).
     let show_all = RwSignal::new(false);
-    // A plan's card shows its checklist; its result is the model's instructions.
-    let is_plan = ArcMemo::new({
-        let turn = turn.clone();
-        let id = id.clone();
-        move |_| turn.with(|view| view.plans.contains_key(&id))
-    });
-    let result = ArcMemo::new({
-        let data = data.clone();
-        move |_| {
-            if is_plan.get() {
-                return None;
-            }
-            let max = if show_all.get() {
-                usize::MAX
-            } else {
-                PREVIEW_CHARS
-            };
-            data.with(|card| {
-                let card = card.as_ref()?;
-                if card.result_repeats_text() {
-                    return None;
-                }
-                Some(format::preview(card.result.as_ref()?, max))
-            })
-        }
-    });
-    let hidden = pick(|card| {
-        let result = card
-            .result
-            .as_ref()
-            .filter(|_| !card.result_repeats_text())?;
-        // A stored card holds the start; the store has the whole.
-        if let Some(size) = card.result_bytes {
-            return Some(format::bytes(size));
-        }
-        let size = match &**result {
-            Value::String(text) => text.len(),
-            other => other.to_string().len(),
-        };
-        (format::preview(result, PREVIEW_CHARS + 1).chars().count() > PREVIEW_CHARS)
-            .then(|| format::bytes(u64::try_from(size).unwrap_or(u64::MAX)))
-    });
+    let (result, hidden) = card_result(&turn, &id, &data, show_all);
     let images = ArcMemo::new({
         let data = data.clone();
         move |_| {
@@ -476,53 +514,7 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             })
         }
     });
-    let toggle = {
-        let turn = turn.clone();
-        let id = id.clone();
-        move |_| turn.update(|view| view.toggle(&id))
-    };
-    let state_class = {
-        let head = head.clone();
-        move || match head.with(|h| h.as_ref().map(|h| h.state)) {
-            Some(CardState::Running) => "card running",
-            Some(CardState::Failed) => "card failed",
-            Some(CardState::Denied) => "card denied",
-            _ => "card done",
-        }
-    };
-    let head_view = {
-        let head = head.clone();
-        let expanded = expanded.clone();
-        move || {
-            head.get().map(|head| {
-                let icon = match head.state {
-                    CardState::Running => view! { <span class="spinner" aria-label="running"></span> }.into_any(),
-                    CardState::Done => view! { <span class="icon ok" aria-label="done">"✓"</span> }.into_any(),
-                    CardState::Failed => view! { <span class="icon err" aria-label="failed">"✕"</span> }.into_any(),
-                    CardState::Denied => view! { <span class="icon err" aria-label="denied">"⊘"</span> }.into_any(),
-                };
-                view! {
-                    <span class="chevron">{if expanded.get() { "▾" } else { "▸" }}</span>
-                    {icon}
-                    <span class="card-label">{head.label}</span>
-                    {head.subject.map(|subject| view! { <span class="card-subject">{subject}</span> })}
-                    {head.server.map(|server| view! { <span class="card-tool" title="MCP server">{server}</span> })}
-                    {head.machine.map(|machine| if head.slot_wait {
-                        view! { <span class="card-machine waiting">{format!("waiting for a free slot on {machine}")}</span> }.into_any()
-                    } else {
-                        view! { <span class="card-machine" title="The model server it runs on">{format!("on {machine}")}</span> }.into_any()
-                    })}
-                    <span class="card-depth" data-depth=head.depth></span>
-                    {(head.waited > 0).then(|| view! {
-                        <span class="card-waited" title="Waiting for your answer">{format!("waited {}", format::duration(head.waited))}</span>
-                    })}
-                    {head.time.map(|ms| view! { <span class="card-time">{format::duration(ms)}</span> })}
-                }
-            })
-        }
-    };
-    let card_id = id.clone();
-    let body = move || {
+    move || {
         expanded.get().then(|| {
             let args = args.clone();
             let result = result.clone();
@@ -537,16 +529,7 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             let id_for_result = id.clone();
             view! {
                 <div class="card-body">
-                    {move || pending.get().map(|text| {
-                        // The arriving lines are the news: the box shows its end.
-                        let node: NodeRef<leptos::html::Pre> = NodeRef::new();
-                        Effect::new(move |_| {
-                            if let Some(pre) = node.get() {
-                                pre.set_scroll_top(pre.scroll_height());
-                            }
-                        });
-                        view! { <pre class="card-pending" aria-live="polite" node_ref=node>{text}</pre> }
-                    })}
+                    {move || pending.get().map(pending_box)}
                     {plan_checklist(turn.clone(), id.clone())}
                     {move || args.get().map(|args| view! {
                         <details class="card-args"><summary>"Arguments"</summary><pre>{args}</pre></details>
@@ -575,15 +558,67 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
                 </div>
             }
         })
-    };
-    view! {
-        <div class=state_class data-card=card_id>
-            <button class="card-head" on:click=toggle aria-expanded=move || expanded_attr(&data)>
-                {head_view}
-            </button>
-            {body}
-        </div>
     }
+}
+
+/// What a card shows of its result (its start, or all of it once asked; nothing for a
+/// plan, whose checklist stands for it, or where it repeats the text above), and the
+/// size "Show all" offers when the start is not all.
+fn card_result(
+    turn: &ArcRwSignal<TurnView>,
+    id: &str,
+    data: &ArcMemo<Option<Card>>,
+    show_all: RwSignal<bool>,
+) -> (ArcMemo<Option<String>>, ArcMemo<Option<String>>) {
+    // A plan's card shows its checklist; its result is the model's instructions.
+    let is_plan = ArcMemo::new({
+        let turn = turn.clone();
+        let id = id.to_owned();
+        move |_| turn.with(|view| view.plans.contains_key(&id))
+    });
+    let result = ArcMemo::new({
+        let data = data.clone();
+        move |_| {
+            if is_plan.get() {
+                return None;
+            }
+            let max = if show_all.get() {
+                usize::MAX
+            } else {
+                PREVIEW_CHARS
+            };
+            data.with(|card| {
+                let card = card.as_ref()?;
+                if card.result_repeats_text() {
+                    return None;
+                }
+                Some(format::preview(card.result.as_ref()?, max))
+            })
+        }
+    });
+    let hidden = ArcMemo::new({
+        let data = data.clone();
+        move |_| data.with(|card| card.as_ref().and_then(hidden_size))
+    });
+    (result, hidden)
+}
+
+/// The size of a result whose card shows only its start.
+fn hidden_size(card: &Card) -> Option<String> {
+    let result = card
+        .result
+        .as_ref()
+        .filter(|_| !card.result_repeats_text())?;
+    // A stored card holds the start; the store has the whole.
+    if let Some(size) = card.result_bytes {
+        return Some(format::bytes(size));
+    }
+    let size = match &**result {
+        Value::String(text) => text.len(),
+        other => other.to_string().len(),
+    };
+    (format::preview(result, PREVIEW_CHARS + 1).chars().count() > PREVIEW_CHARS)
+        .then(|| format::bytes(u64::try_from(size).unwrap_or(u64::MAX)))
 }
 
 /// A plan's steps as a checklist ticking as they finish, with a reviewer's verdict;
