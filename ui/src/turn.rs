@@ -310,55 +310,7 @@ impl TurnView {
                 self.reasoning.push_str(&reasoning.content);
             }
             Event::Reasoning(_) => {}
-            Event::ToolCallUpdate(update) => match update.status {
-                ToolCallStatus::Pending => match self.cards.get_mut(&update.tool_call_id) {
-                    Some(card) if card.pending => card.args.clone_from(&update.args),
-                    Some(_) => {}
-                    None => self.place(Card {
-                        pending: true,
-                        ..Card::started(update, now_ms)
-                    }),
-                },
-                ToolCallStatus::Start => match self.cards.get_mut(&update.tool_call_id) {
-                    // The card shown while the model wrote the call becomes the call.
-                    Some(card) if card.pending => {
-                        *card = Card {
-                            children: std::mem::take(&mut card.children),
-                            ..Card::started(update, now_ms)
-                        };
-                    }
-                    Some(_) => {}
-                    None => self.place(Card::started(update, now_ms)),
-                },
-                ToolCallStatus::End => {
-                    if let Some(card) = self.cards.get_mut(&update.tool_call_id) {
-                        card.result = update.result.clone().map(Arc::new);
-                        card.state = CardState::ended(update.is_error, update.denied);
-                        if update.subject.is_some() {
-                            card.subject.clone_from(&update.subject);
-                        }
-                        card.waited_ms = update.waited_ms.unwrap_or(0);
-                        card.images = Arc::from(update.images.as_slice());
-                        card.change = update.change.clone().map(Arc::new);
-                        let changed = update.change.as_ref().and_then(changed_path);
-                        for path in changed
-                            .into_iter()
-                            .chain(update.changed.iter().map(String::as_str))
-                        {
-                            if !self.restorable.iter().any(|known| known == path) {
-                                self.restorable.push(path.to_owned());
-                            }
-                        }
-                        // The engine's own figure when it sent one: events can reach the
-                        // webview late, and a restart shows the stored figure.
-                        card.duration_ms = update.duration_ms.or_else(|| {
-                            card.started_at_ms
-                                .map(|start| (now_ms - start).max(0.0) as u64)
-                        });
-                        card.approval = None;
-                    }
-                }
-            },
+            Event::ToolCallUpdate(update) => self.call_update(update, now_ms),
             Event::ToolApprovalRequest(request) => {
                 if let Some(card) = self.cards.get_mut(&request.tool_call_id) {
                     card.approval = Some(request.clone());
@@ -421,6 +373,59 @@ impl TurnView {
             }
             Event::Error(error) => self.error = Some(error.clone()),
             _ => {}
+        }
+    }
+
+    /// A call being written, starting or ending.
+    fn call_update(&mut self, update: &ToolCallUpdate, now_ms: f64) {
+        match update.status {
+            ToolCallStatus::Pending => match self.cards.get_mut(&update.tool_call_id) {
+                Some(card) if card.pending => card.args.clone_from(&update.args),
+                Some(_) => {}
+                None => self.place(Card {
+                    pending: true,
+                    ..Card::started(update, now_ms)
+                }),
+            },
+            ToolCallStatus::Start => match self.cards.get_mut(&update.tool_call_id) {
+                // The card shown while the model wrote the call becomes the call.
+                Some(card) if card.pending => {
+                    *card = Card {
+                        children: std::mem::take(&mut card.children),
+                        ..Card::started(update, now_ms)
+                    };
+                }
+                Some(_) => {}
+                None => self.place(Card::started(update, now_ms)),
+            },
+            ToolCallStatus::End => {
+                if let Some(card) = self.cards.get_mut(&update.tool_call_id) {
+                    card.result = update.result.clone().map(Arc::new);
+                    card.state = CardState::ended(update.is_error, update.denied);
+                    if update.subject.is_some() {
+                        card.subject.clone_from(&update.subject);
+                    }
+                    card.waited_ms = update.waited_ms.unwrap_or(0);
+                    card.images = Arc::from(update.images.as_slice());
+                    card.change = update.change.clone().map(Arc::new);
+                    let changed = update.change.as_ref().and_then(changed_path);
+                    for path in changed
+                        .into_iter()
+                        .chain(update.changed.iter().map(String::as_str))
+                    {
+                        if !self.restorable.iter().any(|known| known == path) {
+                            self.restorable.push(path.to_owned());
+                        }
+                    }
+                    // The engine's own figure when it sent one: events can reach the
+                    // webview late, and a restart shows the stored figure.
+                    card.duration_ms = update.duration_ms.or_else(|| {
+                        card.started_at_ms
+                            .map(|start| (now_ms - start).max(0.0) as u64)
+                    });
+                    card.approval = None;
+                }
+            }
         }
     }
 

@@ -776,38 +776,7 @@ fn notice(ctx: Ctx, text: String) {
 fn run_slash(ctx: Ctx, command: Slash) {
     match command {
         Slash::Help => notice(ctx, slash::help()),
-        Slash::Tools => leptos::task::spawn_local(async move {
-            let listing = ListTools {
-                thread_id: ctx.current_id(),
-            };
-            match ipc::call(&listing).await {
-                Ok(tools) => {
-                    let lines: Vec<String> = tools
-                        .iter()
-                        .map(|tool| {
-                            format!(
-                                "{} ({}) — {}",
-                                tool.name,
-                                tool.category.as_str(),
-                                first_line(&tool.description)
-                            )
-                        })
-                        .collect();
-                    let folder = if ctx
-                        .chats
-                        .current
-                        .with_untracked(|t| t.as_ref().is_some_and(|t| t.workspace.is_some()))
-                        || ctx.chat.draft.with_untracked(|d| d.workspace.is_some())
-                    {
-                        ""
-                    } else {
-                        "\nChoose a folder to add the file and command tools."
-                    };
-                    notice(ctx, format!("Tools:\n{}{folder}", lines.join("\n")));
-                }
-                Err(err) => ctx.say(err.message),
-            }
-        }),
+        Slash::Tools => list_tools(ctx),
         Slash::Mode(None) => {
             let mode = current_mode(ctx);
             notice(
@@ -840,53 +809,99 @@ fn run_slash(ctx: Ctx, command: Slash) {
         }
         Slash::Agent(None) => notice(ctx, format!("Agent: {}", ctx.agent())),
         Slash::Agent(Some(id)) => set_agent(ctx, id),
-        Slash::Agents => leptos::task::spawn_local(async move {
-            let listing = ListAgents {
-                thread_id: ctx.current_id(),
-            };
-            match ipc::call(&listing).await {
-                Ok(agents) => {
-                    let lines: Vec<String> = agents
-                        .iter()
-                        .filter(|a| !a.hidden && a.error.is_none())
-                        .map(|a| format!("{} — {}", a.id, first_line(&a.description)))
-                        .chain(agents.iter().filter_map(|a| {
-                            let error = a.error.as_ref()?;
-                            Some(format!(
-                                "skipped {}: {error}",
-                                a.path.as_deref().unwrap_or(&a.id)
-                            ))
-                        }))
-                        .collect();
-                    ctx.chat.agents.set(agents);
-                    notice(
-                        ctx,
-                        format!("Agents (/agent ID to choose):\n{}", lines.join("\n")),
-                    );
-                }
-                Err(err) => ctx.say(err.message),
-            }
-        }),
+        Slash::Agents => list_agents(ctx),
         Slash::Llm(change) => llm(ctx, change),
-        Slash::Mcp => leptos::task::spawn_local(async move {
-            let tools = ListTools {
-                thread_id: ctx.current_id(),
-            };
-            let listed = match ipc::call(&ListMcpServers {}).await {
-                Ok(servers) => ipc::call(&tools).await.map(|tools| (servers, tools)),
-                Err(err) => Err(err),
-            };
-            match listed {
-                Ok((servers, tools)) => notice(ctx, crate::format::mcp_listing(&servers, &tools)),
-                Err(err) => ctx.say(err.message),
-            }
-        }),
+        Slash::Mcp => list_mcp_servers(ctx),
         Slash::Clear => new_chat(ctx),
         Slash::Export(format) => match ctx.current_id() {
             Some(id) => export(ctx, id, format),
             None => ctx.say("Nothing to export yet: this chat has no messages."),
         },
     }
+}
+
+/// `/tools`: the tools a message here may use, and how to get the file ones.
+fn list_tools(ctx: Ctx) {
+    leptos::task::spawn_local(async move {
+        let listing = ListTools {
+            thread_id: ctx.current_id(),
+        };
+        match ipc::call(&listing).await {
+            Ok(tools) => {
+                let lines: Vec<String> = tools
+                    .iter()
+                    .map(|tool| {
+                        format!(
+                            "{} ({}) — {}",
+                            tool.name,
+                            tool.category.as_str(),
+                            first_line(&tool.description)
+                        )
+                    })
+                    .collect();
+                let folder = if ctx
+                    .chats
+                    .current
+                    .with_untracked(|t| t.as_ref().is_some_and(|t| t.workspace.is_some()))
+                    || ctx.chat.draft.with_untracked(|d| d.workspace.is_some())
+                {
+                    ""
+                } else {
+                    "\nChoose a folder to add the file and command tools."
+                };
+                notice(ctx, format!("Tools:\n{}{folder}", lines.join("\n")));
+            }
+            Err(err) => ctx.say(err.message),
+        }
+    });
+}
+
+/// `/agents`: the profiles a chat can run as, and the files that were skipped.
+fn list_agents(ctx: Ctx) {
+    leptos::task::spawn_local(async move {
+        let listing = ListAgents {
+            thread_id: ctx.current_id(),
+        };
+        match ipc::call(&listing).await {
+            Ok(agents) => {
+                let lines: Vec<String> = agents
+                    .iter()
+                    .filter(|a| !a.hidden && a.error.is_none())
+                    .map(|a| format!("{} — {}", a.id, first_line(&a.description)))
+                    .chain(agents.iter().filter_map(|a| {
+                        let error = a.error.as_ref()?;
+                        Some(format!(
+                            "skipped {}: {error}",
+                            a.path.as_deref().unwrap_or(&a.id)
+                        ))
+                    }))
+                    .collect();
+                ctx.chat.agents.set(agents);
+                notice(
+                    ctx,
+                    format!("Agents (/agent ID to choose):\n{}", lines.join("\n")),
+                );
+            }
+            Err(err) => ctx.say(err.message),
+        }
+    });
+}
+
+/// `/mcp`: the MCP servers, how each stands, and the tools they give.
+fn list_mcp_servers(ctx: Ctx) {
+    leptos::task::spawn_local(async move {
+        let tools = ListTools {
+            thread_id: ctx.current_id(),
+        };
+        let listed = match ipc::call(&ListMcpServers {}).await {
+            Ok(servers) => ipc::call(&tools).await.map(|tools| (servers, tools)),
+            Err(err) => Err(err),
+        };
+        match listed {
+            Ok((servers, tools)) => notice(ctx, crate::format::mcp_listing(&servers, &tools)),
+            Err(err) => ctx.say(err.message),
+        }
+    });
 }
 
 /// `/llm`: the open chat's model parameters (a new chat's are the defaults), shown or

@@ -111,135 +111,13 @@ pub fn SettingsScreen() -> impl IntoView {
                 <button class="ghost back-to-chat" on:click=move |_| ctx.nav.screen.set(Screen::Chat)>"Back to chat"</button>
             </header>
             <div class="settings-body">
-                <section>
-                    <h2>"Model server"</h2>
-                    {move || {
-                        let overrides = ctx.config.env_overrides.get();
-                        (!overrides.is_empty()).then(|| view! {
-                            <p class="hint env-overrides">
-                                "Started with " <code>{overrides.join(" ")}</code>
-                                ": at every start these replace the saved server below."
-                            </p>
-                        })
-                    }}
-                    <div class="presets">
-                        {move || ctx.config.presets.get().into_iter().map(|preset| {
-                            let chosen = {
-                                let url = preset.base_url.clone();
-                                move || draft.with(|s| s.base_url == url)
-                            };
-                            let (dialect, url) = (preset.dialect, preset.base_url.clone());
-                            view! {
-                                <button class="preset" class:chosen=chosen title=preset.start_hint.clone()
-                                    on:click=move |_| {
-                                        draft.update(|s| { s.dialect = dialect; s.base_url = url.clone(); });
-                                        test_server();
-                                    }>
-                                    {preset.name.clone()}
-                                </button>
-                            }
-                        }).collect_view()}
-                    </div>
-                    <label class="field">
-                        <span>"Address"</span>
-                        <input type="url" class="base-url" placeholder="http://localhost:11434"
-                            prop:value=move || draft.with(|s| s.base_url.clone())
-                            on:input=move |event| address_typed(event_target_value(&event)) />
-                    </label>
-                    <label class="field">
-                        <span>"Speaks"</span>
-                        <select class="dialect" prop:value=move || draft.with(|s| s.dialect.as_str())
-                            on:change=move |event| {
-                                if let Ok(dialect) = event_target_value(&event).parse() {
-                                    draft.update(|s| s.dialect = dialect);
-                                    test_server();
-                                }
-                            }>
-                            <option value="ollama">"Ollama API"</option>
-                            <option value="openai">"OpenAI-compatible API"</option>
-                        </select>
-                    </label>
-                    {move || server_status(status.get(), Callback::new(move |dialect: Dialect| {
-                        draft.update(|s| s.dialect = dialect);
-                        test_server();
-                    }))}
-                    <ApiKey base_url=Signal::derive(move || draft.with(|s| s.base_url.clone())) />
-                    <SavedServers draft=draft on_use=Callback::new(move |()| test_server()) />
-                </section>
-                <section>
-                    <h2>"Model"</h2>
-                    <label class="field">
-                        <span>"Default model"</span>
-                        <select prop:value=move || draft.with(|s| s.model.clone().unwrap_or_default())
-                            on:change=move |event| {
-                                let model = event_target_value(&event);
-                                draft.update(|s| s.model = (!model.is_empty()).then_some(model));
-                            }>
-                            <option value="">"None (choose per chat)"</option>
-                            {move || {
-                                let mut all = models.get();
-                                if let Some(model) = draft.with(|s| s.model.clone()) && !all.contains(&model) {
-                                    all.insert(0, model);
-                                }
-                                all.into_iter().map(|m| view! { <option value=m.clone()>{m.clone()}</option> }).collect_view()
-                            }}
-                        </select>
-                    </label>
-                    <label class="field">
-                        <span>"Agent new chats start with"</span>
-                        <select class="default-agent" prop:value=move || draft.with(|s| s.default_agent.clone())
-                            on:focus=move |_| super::actions::refresh_agents(ctx)
-                            on:change=move |event| draft.update(|s| s.default_agent = event_target_value(&event))>
-                            {move || {
-                                let chosen = draft.with(|s| s.default_agent.clone());
-                                let mut ids: Vec<String> = ctx.chat.agents.with(|agents| {
-                                    agents.iter().filter(|a| !a.hidden && a.error.is_none()).map(|a| a.id.clone()).collect()
-                                });
-                                if !ids.contains(&chosen) {
-                                    ids.insert(0, chosen);
-                                }
-                                ids.into_iter().map(|id| view! { <option value=id.clone()>{id.clone()}</option> }).collect_view()
-                            }}
-                        </select>
-                    </label>
-                    <div class="grid-2">
-                        <NumberField label="Temperature (0–2)" hint="server's" value=temperature />
-                        <NumberField label="Top-p (0–1)" hint="server's" value=top_p />
-                        <NumberField label="Answer length limit (tokens)" hint="none" value=max_tokens />
-                        <NumberField label="Largest context window (Ollama, tokens)" hint="32768" value=context_cap />
-                    </div>
-                </section>
+                {server_section(ctx, draft, status, test_server, address_typed)}
+                {model_section(ctx, draft, models, [temperature, top_p, max_tokens, context_cap])}
                 <section class="prices-section">
                     <h2>"Prices"</h2>
                     <super::prices::Prices />
                 </section>
-                <section>
-                    <h2>"Desktop"</h2>
-                    <label class="field">
-                        <span>"Summon shortcut"</span>
-                        <input type="text" class="shortcut" prop:value=move || draft.with(|s| s.summon_shortcut.clone())
-                            on:input=move |event| draft.update(|s| s.summon_shortcut = event_target_value(&event)) />
-                    </label>
-                    {move || ctx.config.shortcut_problem.get().map(|problem| view! { <p class="notice error shortcut-problem">{problem}</p> })}
-                    <label class="check">
-                        <input type="checkbox" prop:checked=move || draft.with(|s| s.notifications)
-                            on:change=move |event| draft.update(|s| s.notifications = event_target_checked(&event)) />
-                        "Notify me when a reply is ready or needs approval while Cairn is in the background"
-                    </label>
-                    <label class="check">
-                        <input type="checkbox" class="close-to-tray" prop:checked=move || draft.with(|s| s.close_to_tray)
-                            prop:disabled=move || ctx.config.tray_problem.with(Option::is_some)
-                            on:change=move |event| draft.update(|s| s.close_to_tray = event_target_checked(&event)) />
-                        "Closing the window keeps Cairn running in the tray"
-                    </label>
-                    <label class="check">
-                        <input type="checkbox" class="start-at-login" prop:checked=move || draft.with(|s| s.start_at_login)
-                            prop:disabled=move || ctx.config.tray_problem.with(Option::is_some)
-                            on:change=move |event| draft.update(|s| s.start_at_login = event_target_checked(&event)) />
-                        "Start Cairn when I log in, in the tray"
-                    </label>
-                    {move || ctx.config.tray_problem.get().map(|problem| view! { <p class="hint tray-problem">{problem}</p> })}
-                </section>
+                {desktop_section(ctx, draft)}
                 <section>
                     <h2>"Permission rules"</h2>
                     <Rules />
@@ -254,6 +132,162 @@ pub fn SettingsScreen() -> impl IntoView {
                 <button class="primary save-settings" on:click=save>"Save settings"</button>
             </footer>
         </main>
+    }
+}
+
+/// Where the model server is and what it speaks, checked as it is typed or chosen.
+fn server_section(
+    ctx: Ctx,
+    draft: RwSignal<Settings>,
+    status: RwSignal<ServerState>,
+    test_server: impl Fn() + Copy + Send + Sync + 'static,
+    address_typed: impl Fn(String) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+        <section>
+            <h2>"Model server"</h2>
+            {move || {
+                let overrides = ctx.config.env_overrides.get();
+                (!overrides.is_empty()).then(|| view! {
+                    <p class="hint env-overrides">
+                        "Started with " <code>{overrides.join(" ")}</code>
+                        ": at every start these replace the saved server below."
+                    </p>
+                })
+            }}
+            <div class="presets">
+                {move || ctx.config.presets.get().into_iter().map(|preset| {
+                    let chosen = {
+                        let url = preset.base_url.clone();
+                        move || draft.with(|s| s.base_url == url)
+                    };
+                    let (dialect, url) = (preset.dialect, preset.base_url.clone());
+                    view! {
+                        <button class="preset" class:chosen=chosen title=preset.start_hint.clone()
+                            on:click=move |_| {
+                                draft.update(|s| { s.dialect = dialect; s.base_url = url.clone(); });
+                                test_server();
+                            }>
+                            {preset.name.clone()}
+                        </button>
+                    }
+                }).collect_view()}
+            </div>
+            <label class="field">
+                <span>"Address"</span>
+                <input type="url" class="base-url" placeholder="http://localhost:11434"
+                    prop:value=move || draft.with(|s| s.base_url.clone())
+                    on:input=move |event| address_typed(event_target_value(&event)) />
+            </label>
+            <label class="field">
+                <span>"Speaks"</span>
+                <select class="dialect" prop:value=move || draft.with(|s| s.dialect.as_str())
+                    on:change=move |event| {
+                        if let Ok(dialect) = event_target_value(&event).parse() {
+                            draft.update(|s| s.dialect = dialect);
+                            test_server();
+                        }
+                    }>
+                    <option value="ollama">"Ollama API"</option>
+                    <option value="openai">"OpenAI-compatible API"</option>
+                </select>
+            </label>
+            {move || server_status(status.get(), Callback::new(move |dialect: Dialect| {
+                draft.update(|s| s.dialect = dialect);
+                test_server();
+            }))}
+            <ApiKey base_url=Signal::derive(move || draft.with(|s| s.base_url.clone())) />
+            <SavedServers draft=draft on_use=Callback::new(move |()| test_server()) />
+        </section>
+    }
+}
+
+/// The default model and profile, and how answers are sampled: `numbers` are the
+/// temperature, top-p, answer length and context window fields, as typed.
+fn model_section(
+    ctx: Ctx,
+    draft: RwSignal<Settings>,
+    models: RwSignal<Vec<String>>,
+    numbers: [RwSignal<String>; 4],
+) -> impl IntoView {
+    let [temperature, top_p, max_tokens, context_cap] = numbers;
+    view! {
+        <section>
+            <h2>"Model"</h2>
+            <label class="field">
+                <span>"Default model"</span>
+                <select prop:value=move || draft.with(|s| s.model.clone().unwrap_or_default())
+                    on:change=move |event| {
+                        let model = event_target_value(&event);
+                        draft.update(|s| s.model = (!model.is_empty()).then_some(model));
+                    }>
+                    <option value="">"None (choose per chat)"</option>
+                    {move || {
+                        let mut all = models.get();
+                        if let Some(model) = draft.with(|s| s.model.clone()) && !all.contains(&model) {
+                            all.insert(0, model);
+                        }
+                        all.into_iter().map(|m| view! { <option value=m.clone()>{m.clone()}</option> }).collect_view()
+                    }}
+                </select>
+            </label>
+            <label class="field">
+                <span>"Agent new chats start with"</span>
+                <select class="default-agent" prop:value=move || draft.with(|s| s.default_agent.clone())
+                    on:focus=move |_| super::actions::refresh_agents(ctx)
+                    on:change=move |event| draft.update(|s| s.default_agent = event_target_value(&event))>
+                    {move || {
+                        let chosen = draft.with(|s| s.default_agent.clone());
+                        let mut ids: Vec<String> = ctx.chat.agents.with(|agents| {
+                            agents.iter().filter(|a| !a.hidden && a.error.is_none()).map(|a| a.id.clone()).collect()
+                        });
+                        if !ids.contains(&chosen) {
+                            ids.insert(0, chosen);
+                        }
+                        ids.into_iter().map(|id| view! { <option value=id.clone()>{id.clone()}</option> }).collect_view()
+                    }}
+                </select>
+            </label>
+            <div class="grid-2">
+                <NumberField label="Temperature (0–2)" hint="server's" value=temperature />
+                <NumberField label="Top-p (0–1)" hint="server's" value=top_p />
+                <NumberField label="Answer length limit (tokens)" hint="none" value=max_tokens />
+                <NumberField label="Largest context window (Ollama, tokens)" hint="32768" value=context_cap />
+            </div>
+        </section>
+    }
+}
+
+/// The summon shortcut, notifications, the tray and starting at login.
+fn desktop_section(ctx: Ctx, draft: RwSignal<Settings>) -> impl IntoView {
+    view! {
+        <section>
+            <h2>"Desktop"</h2>
+            <label class="field">
+                <span>"Summon shortcut"</span>
+                <input type="text" class="shortcut" prop:value=move || draft.with(|s| s.summon_shortcut.clone())
+                    on:input=move |event| draft.update(|s| s.summon_shortcut = event_target_value(&event)) />
+            </label>
+            {move || ctx.config.shortcut_problem.get().map(|problem| view! { <p class="notice error shortcut-problem">{problem}</p> })}
+            <label class="check">
+                <input type="checkbox" prop:checked=move || draft.with(|s| s.notifications)
+                    on:change=move |event| draft.update(|s| s.notifications = event_target_checked(&event)) />
+                "Notify me when a reply is ready or needs approval while Cairn is in the background"
+            </label>
+            <label class="check">
+                <input type="checkbox" class="close-to-tray" prop:checked=move || draft.with(|s| s.close_to_tray)
+                    prop:disabled=move || ctx.config.tray_problem.with(Option::is_some)
+                    on:change=move |event| draft.update(|s| s.close_to_tray = event_target_checked(&event)) />
+                "Closing the window keeps Cairn running in the tray"
+            </label>
+            <label class="check">
+                <input type="checkbox" class="start-at-login" prop:checked=move || draft.with(|s| s.start_at_login)
+                    prop:disabled=move || ctx.config.tray_problem.with(Option::is_some)
+                    on:change=move |event| draft.update(|s| s.start_at_login = event_target_checked(&event)) />
+                "Start Cairn when I log in, in the tray"
+            </label>
+            {move || ctx.config.tray_problem.get().map(|problem| view! { <p class="hint tray-problem">{problem}</p> })}
+        </section>
     }
 }
 

@@ -5,7 +5,7 @@ use cairn_protocol::desktop::commands::{DeleteThread, RenameThread, SearchThread
 use cairn_protocol::{SearchHit, ThreadInfo};
 use leptos::prelude::*;
 
-use super::{Screen, actions, ctx, ipc, now_ms};
+use super::{Ctx, Screen, actions, ctx, ipc, now_ms};
 use crate::format;
 
 #[component]
@@ -127,41 +127,16 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
     let rename = {
         let id = id.clone();
         move |title: String| {
-            let id = id.clone();
             renaming.set(None);
-            leptos::task::spawn_local(async move {
-                match ipc::call(&RenameThread {
-                    thread_id: id,
-                    title,
-                })
-                .await
-                {
-                    Ok(_) => actions::refresh_threads(ctx),
-                    Err(err) => ctx.say(err.message),
-                }
-            });
+            rename_thread(ctx, id.clone(), title);
         }
     };
     let delete = {
         let id = id.clone();
         move |_| {
-            let id = id.clone();
             confirm_delete.set(false);
             close_menu();
-            leptos::task::spawn_local(async move {
-                let delete = DeleteThread {
-                    thread_id: id.clone(),
-                };
-                match ipc::call(&delete).await {
-                    Ok(()) => {
-                        if ctx.current_id().as_deref() == Some(id.as_str()) {
-                            actions::new_chat(ctx);
-                        }
-                        actions::refresh_threads(ctx);
-                    }
-                    Err(err) => ctx.say(err.message),
-                }
-            });
+            delete_thread(ctx, id.clone());
         }
     };
     let export = {
@@ -179,29 +154,7 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
     view! {
         <li class="thread" class:current=is_current data-thread=id.clone()>
             {move || match renaming.get() {
-                Some(text) => {
-                    let rename = rename.clone();
-                    let field: NodeRef<leptos::html::Input> = NodeRef::new();
-                    // The user chose Rename: the name is theirs to type over.
-                    Effect::new(move |_| {
-                        if let Some(input) = field.get() {
-                            // After this frame: the field's value is set by then.
-                            request_animation_frame(move || {
-                                let _ = input.focus();
-                                input.select();
-                            });
-                        }
-                    });
-                    view! {
-                        <input class="rename" type="text" aria-label="Chat name" node_ref=field prop:value=text
-                            on:keydown=move |event| match event.key().as_str() {
-                                "Enter" => rename(event_target_value(&event)),
-                                "Escape" => renaming.set(None),
-                                _ => {}
-                            }
-                            on:blur=move |_| renaming.set(None) />
-                    }.into_any()
-                }
+                Some(text) => rename_field(text, rename.clone(), renaming).into_any(),
                 None => view! {
                     <button class="thread-open" on:click=open.clone()>
                         <span class="thread-title">{title.clone()}</span>
@@ -244,4 +197,66 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
             </Show>
         </li>
     }
+}
+
+/// The field a chat's new name is typed in: Enter keeps it, Escape or leaving drops it.
+fn rename_field(
+    text: String,
+    rename: impl Fn(String) + 'static,
+    renaming: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let field: NodeRef<leptos::html::Input> = NodeRef::new();
+    // The user chose Rename: the name is theirs to type over.
+    Effect::new(move |_| {
+        if let Some(input) = field.get() {
+            // After this frame: the field's value is set by then.
+            request_animation_frame(move || {
+                let _ = input.focus();
+                input.select();
+            });
+        }
+    });
+    view! {
+        <input class="rename" type="text" aria-label="Chat name" node_ref=field prop:value=text
+            on:keydown=move |event| match event.key().as_str() {
+                "Enter" => rename(event_target_value(&event)),
+                "Escape" => renaming.set(None),
+                _ => {}
+            }
+            on:blur=move |_| renaming.set(None) />
+    }
+}
+
+/// Renames chat `id`, then lists the chats again.
+fn rename_thread(ctx: Ctx, id: String, title: String) {
+    leptos::task::spawn_local(async move {
+        match ipc::call(&RenameThread {
+            thread_id: id,
+            title,
+        })
+        .await
+        {
+            Ok(_) => actions::refresh_threads(ctx),
+            Err(err) => ctx.say(err.message),
+        }
+    });
+}
+
+/// Deletes chat `id` (a new chat in its place, if it was the open one), then lists
+/// the chats again.
+fn delete_thread(ctx: Ctx, id: String) {
+    leptos::task::spawn_local(async move {
+        let delete = DeleteThread {
+            thread_id: id.clone(),
+        };
+        match ipc::call(&delete).await {
+            Ok(()) => {
+                if ctx.current_id().as_deref() == Some(id.as_str()) {
+                    actions::new_chat(ctx);
+                }
+                actions::refresh_threads(ctx);
+            }
+            Err(err) => ctx.say(err.message),
+        }
+    });
 }
