@@ -197,7 +197,7 @@ async fn run_call(
     let denied = matches!(outcome, Err(CallFailure::Denied(_)));
     let (content, value, is_error, signal, images, change, changed) = match outcome {
         Ok(success) => {
-            let sized = turn.kept.fit(&call.id, success.content, max);
+            let sized = turn.keeps.results.fit(&call.id, success.content, max);
             let value = match success.value {
                 Value::String(_) => Value::String(sized.whole),
                 structured => structured,
@@ -291,7 +291,7 @@ async fn execute(
         Some(lock) => Some(turn.locks.acquire(lock).await),
         None => None,
     };
-    let Some(_slot) = turn.slot().await else {
+    let Some(_slot) = turn.slots.take(&turn.ending).await else {
         return Err(CallFailure::Stopped);
     };
     let _executing = turn.emitter.activity(Activity::Executing);
@@ -315,7 +315,7 @@ fn tool_context(turn: &Turn) -> ToolContext {
     ToolContext {
         workspace: turn.workspace.clone(),
         cancel: turn.ending.token(),
-        turn: Some(turn.message_id.clone()),
+        turn: Some(turn.ids.message_id.clone()),
     }
 }
 
@@ -468,18 +468,11 @@ impl TurnServices for Here<'_> {
     }
 
     fn hand_over(&self, switch: AgentSwitch) -> Result<(), NoHandOver> {
-        self.turn.switch.set(switch).map_err(|refused| {
-            NoHandOver::AlreadyHandingOver(
-                self.turn
-                    .switch
-                    .get()
-                    .map_or(refused.to, |first| first.to.clone()),
-            )
-        })
+        self.turn.keeps.hand_over(switch)
     }
 
     fn read_kept(&self, args: &ReadArgs, room: usize) -> Result<String, Unreadable> {
-        self.turn.kept.read(args, room)
+        self.turn.keeps.results.read(args, room)
     }
 
     async fn server_answers(&self, agent: &crate::agent::Agent) -> Result<(), ServerUnusable> {

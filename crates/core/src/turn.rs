@@ -31,10 +31,13 @@ use crate::workspace::Workspace;
 
 mod accounts;
 mod ending;
+mod ids;
+mod keeps;
 mod permissions;
 mod placement;
 mod request;
 mod shared;
+mod slots;
 
 use ending::Stop;
 pub(crate) use placement::{Placement, TooSmall, server_for};
@@ -393,12 +396,12 @@ fn finish(
     }
     let cut = root.cut.filter(|_| status == TurnStatus::Completed);
     let (text, reasoning, messages) = root.into_parts();
-    let draft = turn.take_draft();
+    let draft = turn.keeps.take_draft();
     if status == TurnStatus::Completed {
         let ready = match draft {
             Some(plan) => Some(PlanReady {
-                thread_id: turn.thread_id.clone(),
-                message_id: turn.message_id.clone(),
+                thread_id: turn.ids.thread_id.clone(),
+                message_id: turn.ids.message_id.clone(),
                 plan: if text.is_empty() {
                     plan.objective.clone()
                 } else {
@@ -409,8 +412,8 @@ fn finish(
             }),
             None if turn.permissions.mode() == PermissionMode::Plan && !text.is_empty() => {
                 Some(PlanReady {
-                    thread_id: turn.thread_id.clone(),
-                    message_id: turn.message_id.clone(),
+                    thread_id: turn.ids.thread_id.clone(),
+                    message_id: turn.ids.message_id.clone(),
                     plan: text.clone(),
                     plan_id: None,
                     steps: None,
@@ -425,8 +428,8 @@ fn finish(
     turn.emitter.idle();
     let (usage, calls) = turn.accounts.close();
     TurnOutcome {
-        thread_id: turn.thread_id.clone(),
-        message_id: turn.message_id.clone(),
+        thread_id: turn.ids.thread_id.clone(),
+        message_id: turn.ids.message_id.clone(),
         status,
         text,
         reasoning,
@@ -440,7 +443,7 @@ fn finish(
         error,
         budget,
         switch: match status {
-            TurnStatus::Completed => turn.switch.get().cloned(),
+            TurnStatus::Completed => turn.keeps.switch(),
             _ => None,
         },
         cut,

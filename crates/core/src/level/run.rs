@@ -92,10 +92,11 @@ pub(crate) fn run_level<'a>(
 /// Fits the level's history to the window beside the tools it is offered, and
 /// returns those tools. A cut that makes the pager appear is fitted again with it.
 fn fit_request(turn: &Turn, level: &mut Level) -> Result<(Arc<[ToolSpec]>, u64), LevelFailure> {
-    let mut recut = |id: &str, content: &str, max: usize| turn.kept.refit(id, content, max);
+    let mut recut =
+        |id: &str, content: &str, max: usize| turn.keeps.results.refit(id, content, max);
     let budget = turn.accounts.request_budget(&level.scope);
     loop {
-        let had_pager = turn.kept.any();
+        let had_pager = turn.keeps.results.any();
         let (visible, tokens) = offered(turn, &level.scope);
         let fixed = tokens + level.context_tokens();
         if let Err(observed) = history::fit(
@@ -108,7 +109,7 @@ fn fit_request(turn: &Turn, level: &mut Level) -> Result<(Arc<[ToolSpec]>, u64),
             turn.trip(turn.budget.tokens_exceeded(budget, observed));
             return Err(LevelFailure::Stopped);
         }
-        if had_pager || !turn.kept.any() {
+        if had_pager || !turn.keeps.results.any() {
             return Ok((visible, tokens));
         }
     }
@@ -120,7 +121,7 @@ fn fit_request(turn: &Turn, level: &mut Level) -> Result<(Arc<[ToolSpec]>, u64),
 /// leave once older rounds are pruned (the next request prunes them), within the
 /// configured limit and never below a useful head and tail.
 fn result_room(turn: &Turn, level: &Level, tools: u64, calls: usize) -> usize {
-    let pager = if turn.kept.any() {
+    let pager = if turn.keeps.results.any() {
         0
     } else {
         results::read_tool_result_tokens()
@@ -148,7 +149,7 @@ fn result_room(turn: &Turn, level: &Level, tools: u64, calls: usize) -> usize {
 /// result of this turn has been cut.
 fn offered(turn: &Turn, scope: &Scope) -> (Arc<[ToolSpec]>, u64) {
     let (visible, tokens) = scope.visible();
-    if !turn.kept.any() {
+    if !turn.keeps.results.any() {
         return (visible, tokens);
     }
     let mut specs = visible.to_vec();
@@ -353,7 +354,10 @@ async fn model_round(
         let _answering = turn.budget.pause();
         // Held while the server answers. Without one the turn is stopping, and the
         // round ends at once as stopped.
-        let _slots = turn.model_slots(&level.scope).await;
+        let _slots = turn
+            .slots
+            .for_model(&level.scope, &turn.ending, &turn.emitter)
+            .await;
         let mut reconnecting = None;
         round::collect(
             level.scope.server.client.stream_chat(request),

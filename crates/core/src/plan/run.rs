@@ -47,6 +47,7 @@ pub(crate) async fn create_plan(
         .filter(|id| !id.is_empty())
     {
         Some(id) => turn
+            .keeps
             .plans
             .get(id)
             .await
@@ -86,6 +87,7 @@ pub(crate) async fn create_plan(
     .map_err(|problem| problem.to_string())?;
     let plan = if plan.plan_id.is_empty() {
         let plan_id = turn
+            .keeps
             .plans
             .add(plan.clone())
             .await
@@ -136,7 +138,7 @@ fn keep_draft(turn: &Turn, plan: &StoredPlan) -> String {
     } else {
         "it was asked for as a draft"
     };
-    turn.note_draft(plan.clone());
+    turn.keeps.note_draft(plan.clone());
     format!(
         "Plan {} is kept as a draft and nothing ran, since {why}. It is paused for the \
          user's review: show it to them in a few lines and ask. When they say to run it, \
