@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use cairn_protocol::{
-    AgentStateKind, ChatMessage, Event, ToolCallStatus, ToolCategory, TurnStatus,
+    AgentStateKind, ChatMessage, Event, ExecutionTreeNode, ToolCallStatus, ToolCategory, TurnStatus,
 };
 use cairn_testkit::{ScriptedModel, ScriptedTurn};
 
@@ -136,11 +136,23 @@ async fn a_tool_round_trip_feeds_the_result_back_and_builds_the_tree() {
     assert_eq!(tree.version, 1);
     assert_eq!(tree.nodes.len(), 1);
     let node = &tree.nodes[0];
-    assert_eq!(node.name, "probe");
-    assert_eq!(node.parent_id, None);
-    assert_eq!(node.args_preview.as_deref(), Some(r#"{"q":1}"#));
-    assert_eq!(node.result_preview.as_deref(), Some(r#"probe {"q":1}"#));
-    assert_eq!(node.is_error, Some(false));
+    // The whole node: what a reopened thread shows of the call (its id and time are
+    // the run's own).
+    assert_eq!(
+        node,
+        &ExecutionTreeNode {
+            id: node.id.clone(),
+            parent_id: None,
+            name: "probe".into(),
+            args_preview: Some(r#"{"q":1}"#.into()),
+            result_preview: Some(r#"probe {"q":1}"#.into()),
+            is_error: Some(false),
+            duration_ms: node.duration_ms,
+            // Its only argument is a number: no text names what it acts on.
+            subject: None,
+            ..ExecutionTreeNode::default()
+        }
+    );
     // The stored figure is the one the end event carried, so a reopened thread shows
     // what the live card showed.
     let ended = run.events.iter().find_map(|event| match event {
