@@ -18,7 +18,8 @@ use tauri::{AppHandle, Manager};
 use windows::Data::Xml::Dom::XmlDocument;
 use windows::Foundation::TypedEventHandler;
 use windows::UI::Notifications::{
-    ToastActivatedEventArgs, ToastDismissedEventArgs, ToastNotification, ToastNotificationManager,
+    ToastActivatedEventArgs, ToastDismissalReason, ToastDismissedEventArgs, ToastNotification,
+    ToastNotificationManager,
 };
 use windows::core::{HSTRING, IInspectable, Interface, Ref};
 
@@ -77,12 +78,20 @@ fn try_show(app: &AppHandle, about: About, message: &Message) -> windows::core::
     ))?;
     let (dismissed, dismissed_tag) = (app.clone(), tag.clone());
     toast.Dismissed(&TypedEventHandler::new(
-        move |_: Ref<ToastNotification>, _: Ref<ToastDismissedEventArgs>| {
-            dismissed
-                .state::<Notifications>()
-                .inner
-                .on_screen()
-                .remove(&dismissed_tag);
+        move |_: Ref<ToastNotification>, args: Ref<ToastDismissedEventArgs>| {
+            // One that timed out waits in the notification centre, where its buttons
+            // still answer; only one the user or the app closed is gone.
+            let timed_out = args
+                .ok()
+                .and_then(ToastDismissedEventArgs::Reason)
+                .is_ok_and(|reason| reason == ToastDismissalReason::TimedOut);
+            if !timed_out {
+                dismissed
+                    .state::<Notifications>()
+                    .inner
+                    .on_screen()
+                    .remove(&dismissed_tag);
+            }
             Ok(())
         },
     ))?;
