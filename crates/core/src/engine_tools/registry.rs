@@ -32,9 +32,14 @@ pub(crate) fn offers<'a>(place: &'a Place<'a>) -> impl Iterator<Item = Offer> + 
 }
 
 /// Whether a level at `place` offers the engine tool `name`: what its prompt says
-/// of subtasks, plans and the hand-over follows what the tools decided.
+/// of subtasks, plans and the hand-over follows what the tools decided. Only the
+/// tool that answers to `name` is asked.
 pub(crate) fn offered(place: &Place<'_>, name: &str) -> bool {
-    offers(place).any(|offer| offer.spec.name == name)
+    REGISTRY
+        .iter()
+        .filter(|tool| tool.names().contains(&name))
+        .filter_map(|tool| tool.offer(place))
+        .any(|offer| offer.spec.name == name)
 }
 
 #[cfg(test)]

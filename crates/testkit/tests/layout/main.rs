@@ -10,6 +10,7 @@ mod paths;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::OnceLock;
 
 use paths::{Crate, ModulePath, circles, inherent_impls};
 
@@ -54,8 +55,12 @@ fn manifest_deps(manifest: &Path) -> BTreeSet<String> {
 }
 
 fn building_deps(text: &str) -> BTreeSet<String> {
-    let root = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
-    manifest::building_deps(text, &manifest::workspace(&root))
+    // The root's workspace entries, read once for every manifest that names them.
+    static WORKSPACE: OnceLock<manifest::Workspace> = OnceLock::new();
+    let workspace = WORKSPACE.get_or_init(|| {
+        manifest::workspace(&std::fs::read_to_string(root().join("Cargo.toml")).unwrap())
+    });
+    manifest::building_deps(text, workspace)
 }
 
 #[test]

@@ -88,30 +88,17 @@ fn tokens(code: &str) -> Vec<Token> {
                 out.push(Token::Sep);
                 i += 2;
             }
-            '{' => {
-                out.push(Token::Open);
-                i += 1;
-            }
-            '}' => {
-                out.push(Token::Close);
-                i += 1;
-            }
-            ',' => {
-                out.push(Token::Comma);
-                i += 1;
-            }
-            '*' => {
-                out.push(Token::Star);
-                i += 1;
-            }
-            ';' => {
-                out.push(Token::Semi);
-                i += 1;
-            }
             c if c.is_alphabetic() || c == '_' => i = ident(&chars, i, &mut out),
             c if c.is_whitespace() => i += 1,
             c => {
-                out.push(Token::Other(c));
+                out.push(match c {
+                    '{' => Token::Open,
+                    '}' => Token::Close,
+                    ',' => Token::Comma,
+                    '*' => Token::Star,
+                    ';' => Token::Semi,
+                    c => Token::Other(c),
+                });
                 i += 1;
             }
         }
