@@ -152,11 +152,20 @@ async fn open_desk(app: AppHandle) -> Result<Arc<Desk>, Box<dyn std::error::Erro
 }
 
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let spec = std::env::var(cairn_runtime::LOG_VARIABLE).ok();
+    let (filter, problem) = cairn_runtime::log_filter(spec.as_deref());
+    // Plain text: the app is mostly started from a menu, and colours would cost the
+    // binary their formatting code.
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_ansi(false);
+    let _ = tracing_subscriber::registry()
+        .with(layer)
+        .with(filter)
         .try_init();
+    if let Some(problem) = problem {
+        tracing::warn!("{problem}");
+    }
 }

@@ -94,13 +94,20 @@ fn usage_error(err: &clap::Error) -> Exit {
 }
 
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let spec = std::env::var(cairn_runtime::LOG_VARIABLE).ok();
+    let (filter, problem) = cairn_runtime::log_filter(spec.as_deref());
     // Colours only for a person at a terminal; a log file or a pipe gets plain text.
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
+        .with_target(false);
+    tracing_subscriber::registry()
+        .with(layer)
+        .with(filter)
         .init();
+    if let Some(problem) = problem {
+        eprintln!("cairn: {problem}");
+    }
 }

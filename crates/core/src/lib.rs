@@ -36,6 +36,7 @@ pub mod repetition;
 mod results;
 mod round;
 pub mod rules;
+mod schema;
 pub mod servers;
 mod session;
 pub mod shell;

@@ -7,6 +7,8 @@ use cairn_protocol::ToolSpec;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::schema::{Schema, SchemaError};
+
 pub use cairn_protocol::RUN_SUBTASK;
 pub const FINISH_SUBTASK: &str = "finish_subtask";
 
@@ -162,9 +164,20 @@ pub(crate) enum BadSchema {
     #[error("output_schema must be a JSON Schema object")]
     NotAnObject,
     #[error("output_schema is not a valid JSON Schema: {0}")]
-    Invalid(String),
+    Invalid(SchemaError),
     #[error("output_schema cannot be used: {0}")]
-    Unusable(String),
+    Unusable(SchemaError),
+}
+
+impl From<SchemaError> for BadSchema {
+    fn from(err: SchemaError) -> Self {
+        match err {
+            SchemaError::Unsupported { .. } => Self::Unusable(err),
+            SchemaError::NotASchema { .. }
+            | SchemaError::BadKeyword { .. }
+            | SchemaError::BadPattern { .. } => Self::Invalid(err),
+        }
+    }
 }
 
 /// Where a result does not match its schema: every mismatch, with where it is.
@@ -173,16 +186,10 @@ pub(crate) enum BadSchema {
 pub(crate) struct Mismatch(pub Vec<String>);
 
 /// A subtask's output schema, compiled once and kept with its source for the prompt.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub(crate) struct OutputSchema {
     pub source: Value,
-    validator: Arc<jsonschema::Validator>,
-}
-
-impl std::fmt::Debug for OutputSchema {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("OutputSchema").field(&self.source).finish()
-    }
+    schema: Arc<Schema>,
 }
 
 impl OutputSchema {
@@ -191,26 +198,24 @@ impl OutputSchema {
         if !source.is_object() && !source.is_boolean() {
             return Err(BadSchema::NotAnObject);
         }
-        jsonschema::meta::validate(&source).map_err(|err| BadSchema::Invalid(err.to_string()))?;
-        let validator = jsonschema::validator_for(&source)
-            .map_err(|err| BadSchema::Unusable(err.to_string()))?;
+        let schema = Schema::compile(&source)?;
         Ok(Self {
             source,
-            validator: Arc::new(validator),
+            schema: Arc::new(schema),
         })
     }
 
     /// Checks a result; the error lists every mismatch with where it is.
     pub fn check(&self, result: &Value) -> Result<(), Mismatch> {
         let problems: Vec<String> = self
-            .validator
-            .iter_errors(result)
-            .map(|err| {
-                let at = err.instance_path().to_string();
+            .schema
+            .mismatches(result)
+            .into_iter()
+            .map(|(at, words)| {
                 if at.is_empty() {
-                    err.to_string()
+                    words
                 } else {
-                    format!("at {at}: {err}")
+                    format!("at {at}: {words}")
                 }
             })
             .collect();

@@ -17,6 +17,7 @@ mod error;
 mod export;
 mod keys;
 mod llm;
+mod logging;
 mod model;
 mod named;
 mod recorder;
@@ -46,6 +47,7 @@ pub use error::{FailureKind, RuntimeError, provider_kind, store_kind};
 pub use export::Export;
 pub(crate) use export::export;
 pub use keys::{delete_api_key, has_api_key, set_api_key};
+pub use logging::{BadLogFilter, LOG_VARIABLE, log_filter};
 pub use model::{
     DEFAULT_BASE_URL, DefaultModel, ModelChoice, ModelRequest, ServerName, api_key, resolve_model,
 };

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use cairn_core::{Engine, Limits, RuleList, SessionGrants, Sessions, Toolbelt, TurnRequest};
 use cairn_protocol::{
-    ChatMessage, ErrorKind, Event, MessageStatus, PermissionMode, Role, TurnStatus,
+    ChatMessage, ErrorKind, Event, MessageStatus, MessageView, PermissionMode, Role, TurnStatus,
 };
 use cairn_providers::Sampling;
 use cairn_runtime::{Recorder, RuntimeError, StoredMemory};
@@ -122,18 +122,27 @@ async fn a_turn_is_committed_with_its_tree_usage_and_model_calls() {
         (Role::User, "look around")
     );
     let answer = &messages[1];
-    assert_eq!(answer.id, assistant_id);
-    assert_eq!(answer.content, "I'll delegate.\n\nAll done.");
-    assert_eq!(answer.reasoning.as_deref(), Some("hmm"));
-    assert_eq!(answer.status, MessageStatus::Complete);
-    assert_eq!(answer.execution_tree.as_ref(), Some(&outcome.tree));
     assert_eq!(
-        answer.execution_tree.as_ref().unwrap().nodes[0]
-            .title
-            .as_deref(),
-        Some("Survey")
+        answer,
+        &MessageView {
+            id: assistant_id,
+            thread_id: thread.id.clone(),
+            role: Role::Assistant,
+            content: "I'll delegate.\n\nAll done.".into(),
+            reasoning: Some("hmm".into()),
+            execution_tree: Some(outcome.tree.clone()),
+            usage: Some(outcome.usage),
+            status: MessageStatus::Complete,
+            error: None,
+            synthetic: false,
+            handover: None,
+            created_at: answer.created_at,
+            updated_at: answer.updated_at,
+            restorable: Vec::new(),
+            shown: None,
+        }
     );
-    assert_eq!(answer.usage, Some(outcome.usage));
+    assert_eq!(outcome.tree.nodes[0].title.as_deref(), Some("Survey"));
     let usage = store.thread_usage(&thread.id).await.unwrap();
     assert_eq!(
         (

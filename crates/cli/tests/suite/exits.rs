@@ -166,3 +166,22 @@ async fn ollama_not_running_says_how_to_start_it() {
         out.stderr
     );
 }
+
+#[tokio::test]
+async fn a_log_filter_that_cannot_be_read_is_said_and_the_command_still_runs() {
+    let mut command = cairn(&["threads", "list"]);
+    command.env("CAIRN_LOG", "cairn_core=loud");
+    let out = output(command).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "no threads yet\n");
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("cairn: CAIRN_LOG=\"cairn_core=loud\" is not a log filter (")
+            && out.stderr.trim_end().ends_with(
+                "showing warnings only. Write levels as `debug` or `cairn_core=info,warn`"
+            ),
+        "{}",
+        out.stderr
+    );
+}

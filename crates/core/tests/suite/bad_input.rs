@@ -88,9 +88,29 @@ async fn an_output_schema_that_is_not_a_schema_is_refused() {
         json!({"title": "t", "instructions": "do", "output_schema": {"type": "banana"}}),
     ))
     .await;
-    assert!(
-        err.contains("output_schema is not a valid JSON Schema"),
-        "{err}"
+    assert_eq!(
+        err,
+        "Error: output_schema is not a valid JSON Schema: at /: `type` must be a JSON \
+         type's name"
+    );
+}
+
+#[tokio::test]
+async fn an_output_schema_that_cannot_be_checked_says_what_to_leave_out() {
+    let err = error_for(ScriptedTurn::call(
+        "run_subtask",
+        json!({"title": "t", "instructions": "do", "output_schema": {
+            "type": "object",
+            "properties": {"files": {"type": "array", "items": {"$ref": "#/$defs/file"}}},
+            "$defs": {"file": {"type": "string"}}
+        }}),
+    ))
+    .await;
+    assert_eq!(
+        err,
+        "Error: output_schema cannot be used: at /properties/files/items: `$ref` is not \
+         checked by Cairn; write the schema out without it (types, properties, required, \
+         items, enum, const, ranges, lengths, pattern, anyOf, oneOf, allOf and not are)"
     );
 }
 

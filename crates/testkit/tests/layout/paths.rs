@@ -418,12 +418,13 @@ pub fn inherent_impls(code: &str) -> Vec<String> {
         if *token != Token::Ident("impl".into()) {
             continue;
         }
-        // `impl` in a type or an argument (`-> impl Future`) follows these.
+        // `impl` in a type or an argument (`-> impl Future`, `&mut impl FnMut()`)
+        // follows these.
         if at > 0
-            && matches!(
+            && (matches!(
                 tokens[at - 1],
                 Token::Other('-' | '&' | '(' | '<' | ',' | ':')
-            )
+            ) || tokens[at - 1] == Token::Ident("mut".into()))
         {
             continue;
         }
@@ -612,6 +613,7 @@ mod tests {
         let code = "impl Turn {}\nimpl<'a> Here<'a> where 'a: 'static {}\n\
                     impl fmt::Debug for Turn {}\nimpl<T: Into<String>> From<T> for Name {}\n\
                     fn f() -> impl Future<Output = ()> {}\nimpl dyn Journal {}\n\
+                    fn g(say: &mut impl FnMut(String)) {}\n\
                     impl super::Turn {}";
         assert_eq!(inherent_impls(code), ["Turn", "Here", "Journal", "Turn"]);
     }
