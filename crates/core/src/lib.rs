@@ -16,6 +16,7 @@ mod approvals;
 mod budget;
 mod callee;
 mod child;
+mod clip;
 mod context;
 pub mod disclosure;
 mod dispatch;

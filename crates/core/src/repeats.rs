@@ -8,6 +8,8 @@
 use cairn_protocol::{ChatMessage, ToolCall};
 use serde_json::Value;
 
+use crate::clip::clipped;
+
 /// Identical calls in a row that still run.
 const RUNS_IN_A_ROW: u32 = 2;
 /// Rounds in a row with a refused repeat after which the level stops.
@@ -122,23 +124,14 @@ pub(crate) fn refusal(call: &ToolCall, returned: &str) -> String {
 
 /// A result, trimmed and cut to a quote's length.
 pub(crate) fn quote(content: &str) -> String {
-    let content = content.trim();
-    let mut quote: String = content.chars().take(MAX_QUOTE_CHARS).collect();
-    if content.chars().count() > MAX_QUOTE_CHARS {
-        quote.push('…');
-    }
-    quote
+    clipped(content.trim(), MAX_QUOTE_CHARS)
 }
 
 /// A call as a person reads it, from its signature: its tool and its arguments,
 /// compact and cut short (`read_file {"path":"a.md"}`).
 fn shown(signature: &str) -> String {
     let (name, arguments) = signature.split_once('\u{0}').unwrap_or((signature, ""));
-    let mut quoted: String = arguments.chars().take(MAX_ARGUMENTS_CHARS).collect();
-    if arguments.chars().count() > MAX_ARGUMENTS_CHARS {
-        quoted.push('…');
-    }
-    format!("{name} {quoted}")
+    format!("{name} {}", clipped(arguments, MAX_ARGUMENTS_CHARS))
 }
 
 /// A call's tool and arguments, the same however the arguments were spaced or their

@@ -14,6 +14,8 @@
 use regex::Regex;
 use serde_json::{Map, Number, Value};
 
+use crate::clip::clipped;
+
 /// Why a schema cannot be used; `at` is where in the schema, as a JSON pointer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SchemaError {
@@ -638,25 +640,15 @@ fn same(a: &Value, b: &Value) -> bool {
 
 /// A value as an error quotes it: JSON, cut short.
 fn shown(value: &Value) -> String {
-    cut(value.to_string())
+    clipped(&value.to_string(), SHOWN_MAX_CHARS)
 }
 
 fn shown_text(text: &str) -> String {
-    cut(Value::from(text).to_string())
+    shown(&Value::from(text))
 }
 
-fn cut(mut text: String) -> String {
-    const MAX: usize = 80;
-    if text.chars().count() > MAX {
-        let end = text
-            .char_indices()
-            .nth(MAX)
-            .map_or(text.len(), |(index, _)| index);
-        text.truncate(end);
-        text.push('…');
-    }
-    text
-}
+/// How much of a value an error quotes.
+const SHOWN_MAX_CHARS: usize = 80;
 
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@ use cairn_protocol::ToolSpec;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::clip::clipped;
 use crate::schema::{Schema, SchemaError};
 
 pub use cairn_protocol::RUN_SUBTASK;
@@ -230,10 +231,7 @@ impl OutputSchema {
 /// A label from the instructions when the model gave none.
 pub(crate) fn derive_title(instructions: &str) -> String {
     let first_line = instructions.lines().next().unwrap_or("").trim();
-    let mut title: String = first_line.chars().take(60).collect();
-    if first_line.chars().count() > 60 {
-        title.push('…');
-    }
+    let title = clipped(first_line, 60);
     if title.is_empty() {
         "Subtask".into()
     } else {
