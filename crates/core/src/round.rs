@@ -169,7 +169,10 @@ pub(crate) async fn collect(
 
 impl Collected {
     /// The round's usage: as reported, else estimated from what was sent and said.
-    pub fn usage(&self, prompt_estimate: u64) -> Usage {
+    /// An estimate never exceeds `answer_room`, the `max_tokens` the request gave: the
+    /// server stops there, and bytes per token vary by text (a word said over and
+    /// over is fewer tokens than its bytes suggest).
+    pub fn usage(&self, prompt_estimate: u64, answer_room: Option<u32>) -> Usage {
         let (prompt_tokens, completion_tokens, estimated) = match self.reported {
             Some(usage) => (usage.prompt_tokens, usage.completion_tokens, false),
             None => {
@@ -181,7 +184,9 @@ impl Collected {
                         .iter()
                         .map(|c| c.name.len() + c.arguments.len())
                         .sum::<usize>();
-                (prompt_estimate, history::bytes_to_tokens(produced), true)
+                let said = history::bytes_to_tokens(produced);
+                let said = answer_room.map_or(said, |room| said.min(u64::from(room)));
+                (prompt_estimate, said, true)
             }
         };
         Usage {
@@ -246,7 +251,7 @@ mod tests {
         assert_eq!(collected.round.text, "Hello");
         assert_eq!(collected.round.reasoning, "hm");
         assert_eq!(collected.round.calls.len(), 1);
-        let usage = collected.usage(999);
+        let usage = collected.usage(999, Some(1));
         assert_eq!((usage.prompt_tokens, usage.completion_tokens), (15, 3));
         assert!(!usage.estimated);
         assert!(collected.first_token.is_some());
@@ -274,9 +279,11 @@ mod tests {
             Ending::Failed(ProviderError::StreamCut { .. })
         ));
         assert_eq!(collected.round.text, "abcdefgh");
-        let usage = collected.usage(42);
-        assert_eq!(usage.prompt_tokens, 42);
+        let usage = collected.usage(42, None);
+        assert_eq!((usage.prompt_tokens, usage.completion_tokens), (42, 3));
         assert!(usage.estimated);
+        // A server stops at the answer's room, whatever the bytes suggest.
+        assert_eq!(collected.usage(42, Some(2)).completion_tokens, 2);
     }
 
     #[tokio::test]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::model::{ChatRequest, ContextWindow, Overflow};
 use cairn_protocol::{
     ChatMessage, Chunk, ErrorEvent, ErrorKind, Event, ModelCall, PromptCut, PromptProgress,
-    Reasoning, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCategory, ToolSpec,
+    Reasoning, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCategory, ToolSpec, Usage,
 };
 use serde_json::Value;
 
@@ -340,6 +340,7 @@ async fn model_round(
     tool_tokens: u64,
 ) -> Result<Option<Round>, LevelFailure> {
     let request = chat_request(level, tools);
+    let answer_room = request.sampling.max_tokens;
     let prompt_estimate = tool_tokens
         + level.context_tokens()
         + level
@@ -420,7 +421,7 @@ async fn model_round(
         && level.refits < MAX_REFITS
     {
         level.refits += 1;
-        turn.accounts.add_usage(&cairn_protocol::Usage {
+        turn.accounts.add_usage(&Usage {
             llm_calls: 1,
             ..Default::default()
         });
@@ -439,9 +440,9 @@ async fn model_round(
         refit_refused(turn, level, prompt_estimate, overflow).await;
         return Ok(None);
     }
-    let usage = collected.usage(prompt_estimate);
+    let usage = collected.usage(prompt_estimate, answer_room);
     let read = (!usage.estimated).then_some(usage.prompt_tokens);
-    let round = record_round(turn, level, collected, prompt_estimate)?;
+    let round = record_round(turn, level, collected, usage, prompt_estimate)?;
     if let Some(read) = read {
         notice_cut(turn, level, prompt_estimate, read).await;
     }
@@ -517,9 +518,9 @@ fn record_round(
     turn: &Turn,
     level: &mut Level,
     collected: Collected,
+    usage: Usage,
     prompt_estimate: u64,
 ) -> Result<Round, LevelFailure> {
-    let usage = collected.usage(prompt_estimate);
     let mut server_failure = None;
     if !usage.estimated {
         turn.accounts
