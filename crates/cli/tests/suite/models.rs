@@ -96,6 +96,62 @@ async fn models_lists_a_server_or_finds_the_running_ones() {
     );
 }
 
+/// llama.cpp's server started on one model answers whatever name a request gives: a
+/// user who typed another still gets what Cairn knows of small models (the check-up,
+/// the compact prompt and the core tools), not the prompt for large ones.
+#[tokio::test]
+async fn a_small_model_is_known_as_small_under_any_name_its_server_answers_to() {
+    let server = FakeServer::start().await;
+    server.fallback(
+        "GET /v1/models",
+        Reply::json(
+            200,
+            r#"{"data":[{"id":"qwen2.5-coder-1.5b","meta":{"n_ctx":8192,"n_params":1543714304}}]}"#,
+        ),
+    );
+    server.fallback(CHAT, Reply::sse(sse::text(&["Hello."])));
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let out = output(cairn(&[
+        "run",
+        "--base-url",
+        &url,
+        "--dialect",
+        "openai",
+        "--model",
+        "qwen",
+        "--workspace",
+        dir.path().to_str().unwrap(),
+        "--json",
+        "Say hello.",
+    ]))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("qwen is new here: checking"),
+        "{}",
+        out.stderr
+    );
+    let turn = server.requests_to(CHAT).last().unwrap().json();
+    assert_eq!(
+        turn["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .map(|text| text.ends_with("Say hello.")),
+        Some(true),
+        "{turn}"
+    );
+    let offered: Vec<&str> = turn["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        offered.contains(&"read_file") && !offered.contains(&"run_subtask"),
+        "the core tools, subtasks on demand: {offered:?}"
+    );
+}
+
 #[tokio::test]
 async fn pull_shows_progress_and_fails_clearly() {
     let server = FakeServer::start().await;

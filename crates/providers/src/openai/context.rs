@@ -30,11 +30,15 @@ pub(super) type Reader = fn(&Value, &str) -> Option<ContextWindow>;
 /// vLLM lists `max_model_len` with each model it serves; llama.cpp's server lists
 /// the context it runs with as `meta.n_ctx`.
 fn listed(models: &Value, model: &str) -> Option<ContextWindow> {
-    let entry = entry(models, model)?;
-    if let Some(tokens) = entry.get("max_model_len").and_then(positive) {
+    if let Some(tokens) = entry(models, model)
+        .and_then(|entry| entry.get("max_model_len"))
+        .and_then(positive)
+    {
         return Some(ContextWindow::new(tokens, "vLLM's max_model_len"));
     }
-    let tokens = entry.get("meta")?.get("n_ctx").and_then(positive)?;
+    let tokens = llama_cpp_meta(models, model)?
+        .get("n_ctx")
+        .and_then(positive)?;
     Some(ContextWindow::new(tokens, "llama.cpp server's n_ctx"))
 }
 
@@ -63,11 +67,25 @@ pub(super) fn template_takes_tools(props: &Value) -> Option<bool> {
 
 /// The model's parameter count, where llama.cpp's server lists it (`meta.n_params`).
 pub(super) fn params(models: &Value, model: &str) -> Option<u64> {
-    entry(models, model)?
-        .get("meta")?
+    llama_cpp_meta(models, model)?
         .get("n_params")?
         .as_u64()
         .filter(|&n| n > 0)
+}
+
+/// What llama.cpp's server says of the model a request for `model` gets (`meta` in
+/// its `/v1/models` entry). A server started on one model answers whatever name a
+/// request gives (users type any, or keep a client's default), so where it lists one
+/// model, that one is it.
+fn llama_cpp_meta<'a>(models: &'a Value, model: &str) -> Option<&'a Value> {
+    let served = match entry(models, model) {
+        Some(entry) => entry,
+        None => match models.get("data")?.as_array()?.as_slice() {
+            [only] => only,
+            _ => return None,
+        },
+    };
+    served.get("meta")
 }
 
 /// LM Studio knows both the context a model was loaded with and the most it takes.
@@ -150,8 +168,25 @@ mod tests {
         let listed =
             json!({"data": [{"id": "q", "meta": {"n_ctx": 8192, "n_params": 1543714304u64}}]});
         assert_eq!(params(&listed, "q"), Some(1_543_714_304));
-        assert_eq!(params(&listed, "other"), None);
         assert_eq!(params(&json!({"data": [{"id": "q"}]}), "q"), None);
+    }
+
+    #[test]
+    fn llama_cpp_serving_one_model_answers_for_any_name() {
+        let one = json!({"data": [{"id": "qwen2.5-coder-1.5b", "meta": {"n_ctx": 8192, "n_params": 1543714304u64}}]});
+        assert_eq!(params(&one, "qwen"), Some(1_543_714_304));
+        assert_eq!(read("/v1/models", &one, "gpt-4o-mini"), Some(8192));
+        // A router serving several: only the one named.
+        let two = json!({"data": [
+            {"id": "a", "meta": {"n_ctx": 4096, "n_params": 500_000_000u64}},
+            {"id": "b", "meta": {"n_ctx": 8192, "n_params": 7_000_000_000u64}}
+        ]});
+        assert_eq!(params(&two, "b"), Some(7_000_000_000));
+        assert_eq!(params(&two, "c"), None);
+        assert_eq!(read("/v1/models", &two, "c"), None);
+        // vLLM refuses a name it does not serve: its one model is not taken for it.
+        let vllm = json!({"data": [{"id": "Qwen/Qwen3-8B", "max_model_len": 16384}]});
+        assert_eq!(read("/v1/models", &vllm, "other"), None);
     }
 
     #[test]
