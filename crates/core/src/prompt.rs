@@ -201,14 +201,17 @@ fn shared(prompt: &mut String, ctx: &PromptContext<'_>) {
     }
 }
 
-/// What is this thread's own: its mode and its folder.
+/// What is this thread's own: its mode (which only says what calls may do, so not
+/// where there is nothing to call) and its folder.
 fn thread_lines(prompt: &mut String, ctx: &PromptContext<'_>) {
-    let _ = writeln!(
-        prompt,
-        "Permission mode: {}. {}",
-        ctx.mode,
-        mode_rules(ctx.mode)
-    );
+    if has_tools(ctx) {
+        let _ = writeln!(
+            prompt,
+            "Permission mode: {}. {}",
+            ctx.mode,
+            mode_rules(ctx.mode)
+        );
+    }
     match ctx.workspace {
         // The folder by its name alone: shown its absolute path, a small model copied
         // it into every path (and mangled it on the way: `…/work. `), where a relative
@@ -264,7 +267,7 @@ pub fn split_context(content: &str) -> (&str, &str) {
 
 /// What the thread's first message opens with (see the module's doc): its mode, its
 /// folder, and the project's own instructions when it has them, capped (shorter in
-/// the compact form).
+/// the compact form). "" where it has none of them.
 pub fn thread_context(ctx: &PromptContext<'_>, instructions: Option<&str>) -> String {
     let mut context = String::from(CONTEXT_OPEN);
     thread_lines(&mut context, ctx);
@@ -283,6 +286,9 @@ pub fn thread_context(ctx: &PromptContext<'_>, instructions: Option<&str>) -> St
         if trimmed.chars().count() > max_chars {
             context.push_str("[the rest of AGENTS.md is left out]\n");
         }
+    }
+    if context == CONTEXT_OPEN {
+        return String::new();
     }
     context.push_str(CONTEXT_CLOSE);
     context

@@ -212,7 +212,12 @@ impl Engine {
         let agent_is_router = agent.routes();
         let (model, sampling) = request.model_for_root(&server);
         tracing::info!(%model, agent = %agent.id, server = %server.name, "{}", fit.describe());
-        let root = RootView::new(&request, self.limits, server.client.can_call_tools(&model));
+        let root = RootView::new(
+            &request,
+            self.limits,
+            server.client.can_call_tools(&model),
+            fit,
+        );
         let (scope, system) = Scope::lay_out(
             LevelPlan {
                 depth: 0,
@@ -241,7 +246,7 @@ impl Engine {
         history.push(ChatMessage::system(system));
         history.extend(request.history);
         let mut level = Level::new(scope, history);
-        level.context = Some(context);
+        level.context = (!context.is_empty()).then_some(context);
         level
     }
 }
@@ -257,9 +262,16 @@ pub struct RootView {
 }
 
 impl RootView {
-    /// The root of `request` as its profile shapes it; a model that cannot call tools
-    /// (`can_call_tools` false) is offered none.
-    pub fn new(request: &TurnRequest, limits: Limits, can_call_tools: bool) -> Self {
+    /// The root of `request` as its profile shapes it, fitted as `fit` says; a model
+    /// that cannot call tools (`can_call_tools` false) is offered none, nor is a small
+    /// one in a plain chat (see [`plain_chat`]).
+    pub fn new(
+        request: &TurnRequest,
+        limits: Limits,
+        can_call_tools: bool,
+        fit: &ContextFit,
+    ) -> Self {
+        let can_call_tools = can_call_tools && !plain_chat(request, fit);
         let agent = &request.agents.current;
         Self {
             tools: request.tools.select(agent.offered(can_call_tools)),
@@ -325,6 +337,20 @@ impl RootView {
                 .unwrap_or_default(),
         }
     }
+}
+
+/// A small model in a chat without a folder, and without tools of the user's own (an
+/// MCP server's), is a plain chat: shown only `load_tools`, the 1.5B called it for
+/// "Say hi." and then asked for a subtask, and invented tools (`multiply`,
+/// `translate`) for questions it answers well with nothing to call (README "Small
+/// models"). Its memory, web and subtask tools are what it loses.
+fn plain_chat(request: &TurnRequest, fit: &ContextFit) -> bool {
+    fit.small_model
+        && request.workspace.is_none()
+        && !request
+            .tools
+            .names()
+            .any(|name| crate::disclosure::group_of(name).is_some())
 }
 
 /// What a root shows the model at first, for a front end to say before a turn runs.

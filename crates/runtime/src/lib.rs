@@ -625,6 +625,7 @@ impl Runtime {
             &request,
             self.limits,
             choice.client.can_call_tools(&choice.model),
+            &fit,
         );
         Ok(ContextReport {
             tools: root.tools_shown(&request, &fit),

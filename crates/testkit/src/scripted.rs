@@ -210,6 +210,8 @@ pub struct ScriptedModel {
     record: bool,
     /// What it reports as its context window: none, like a hosted API, by default.
     window: Option<ContextWindow>,
+    /// Its parameter count, where a test has it say one (as llama.cpp's server does).
+    params: Option<u64>,
 }
 
 impl std::fmt::Debug for ScriptedModel {
@@ -245,6 +247,13 @@ impl ScriptedModel {
     /// Reports a context window of `tokens`, as a local server would.
     pub fn with_context_window(mut self, tokens: u32) -> Self {
         self.window = Some(ContextWindow::new(tokens, "the scripted model"));
+        self
+    }
+
+    /// Reports `params` parameters: at most a few billion, and the engine treats it as
+    /// a small model.
+    pub fn with_params(mut self, params: u64) -> Self {
+        self.params = Some(params);
         self
     }
 
@@ -311,6 +320,10 @@ impl ScriptedModel {
 impl ModelClient for ScriptedModel {
     fn context_window<'a>(&'a self, _model: &'a str) -> ContextFuture<'a> {
         Box::pin(std::future::ready(self.window.clone()))
+    }
+
+    fn params(&self, _model: &str) -> Option<u64> {
+        self.params
     }
 
     fn stream_chat(&self, request: ChatRequest) -> ModelStream {

@@ -470,3 +470,41 @@ async fn a_subtask_cut_at_its_length_tells_its_parent() {
     );
     assert_eq!(run.outcome.cut, None, "the answer itself was not cut");
 }
+
+/// What a small model (1.5B parameters, 8k window) is sent first for "Say hi.": the
+/// tools' names and the question as the model reads it.
+async fn small_models_first_request(
+    setup: impl FnOnce(Harness) -> Harness,
+) -> (Vec<String>, String) {
+    let model = ScriptedModel::new()
+        .with_context_window(8192)
+        .with_params(1_543_714_304);
+    model.root([ScriptedTurn::text("Hello!")]);
+    let run = setup(Harness::new(&model)).run("Say hi.").await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    let request = model.requests().remove(0);
+    let asked = request.messages.last().unwrap().content().to_owned();
+    (tool_names(&request), asked)
+}
+
+#[tokio::test]
+async fn a_small_model_in_a_chat_without_a_folder_is_offered_no_tools_and_no_mode() {
+    let (tools, asked) = small_models_first_request(|h| h.tool(Probe::new("web_fetch"))).await;
+    assert_eq!(tools, Vec::<String>::new());
+    assert_eq!(
+        asked, "Say hi.",
+        "nothing to call, so no permission mode either"
+    );
+
+    // Tools of the user's own (an MCP server's) are what they asked for: offered.
+    let (tools, asked) = small_models_first_request(|h| h.tool(Probe::new("mcp__box__look"))).await;
+    assert_eq!(tools, ["load_tools"], "{tools:?}");
+    assert!(asked.starts_with("<context>\nPermission mode: "), "{asked}");
+
+    // A folder: the core tools.
+    let dir = tempfile::tempdir().unwrap();
+    let (tools, asked) =
+        small_models_first_request(|h| h.tool(Probe::new("web_fetch")).workspace(dir.path())).await;
+    assert!(tools.contains(&"web_fetch".to_owned()), "{tools:?}");
+    assert!(asked.contains("Workspace (file paths"), "{asked}");
+}

@@ -1,6 +1,6 @@
 //! Everyday tasks a user gives a small local model, for the task benchmark and the
-//! real-model tests: read and answer, find, write, edit, count, a two-step job and a
-//! command. Each run gets a fresh folder and fresh words from its seed (file names,
+//! real-model tests: read and answer, find, write, edit, count, a two-step job, a
+//! command, and a question in a chat without a folder. Each run gets a fresh folder and fresh words from its seed (file names,
 //! contents, the answer, the wording of the request), so that nothing a model or a
 //! harness remembers from one run answers the next. Only the judge knows the answer:
 //! it reads the final answer and the folder afterwards, never the prompt sent.
@@ -30,10 +30,12 @@ pub enum Task {
     TwoStep,
     /// Run a script and report what it printed.
     Command,
+    /// Ask what any model knows, in a chat without a folder.
+    Chat,
 }
 
 impl Task {
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Read,
         Self::Find,
         Self::Write,
@@ -41,6 +43,7 @@ impl Task {
         Self::Count,
         Self::TwoStep,
         Self::Command,
+        Self::Chat,
     ];
 
     pub fn name(self) -> &'static str {
@@ -52,7 +55,14 @@ impl Task {
             Self::Count => "count",
             Self::TwoStep => "two-step",
             Self::Command => "command",
+            Self::Chat => "chat",
         }
+    }
+
+    /// Whether the task is asked in a chat with a folder (`--workspace`): all but
+    /// [`Task::Chat`].
+    pub fn in_folder(self) -> bool {
+        self != Self::Chat
     }
 
     /// The task's files written into `dir`, and the request a user would type, worded
@@ -70,6 +80,7 @@ impl Task {
             Self::Count => count(&mut words),
             Self::TwoStep => two_step(&mut words),
             Self::Command => command(&mut words),
+            Self::Chat => chat(&mut words),
         };
         for (name, content) in &files {
             std::fs::write(dir.join(name), content)?;
@@ -423,6 +434,32 @@ fn command(words: &mut Words) -> Setup {
     )
 }
 
+fn chat(words: &mut Words) -> Setup {
+    let (country, capital) = CAPITALS[words.below(CAPITALS.len())];
+    let prompt = match words.below(3) {
+        0 => format!("What is the capital of {country}?"),
+        1 => format!("Which city is the capital of {country}?"),
+        _ => format!("Name the capital city of {country}."),
+    };
+    (Vec::new(), prompt, Expect::Says(capital.to_owned()))
+}
+
+/// Capitals every model has read of, none of them a word of another's name.
+const CAPITALS: [(&str, &str); 12] = [
+    ("France", "Paris"),
+    ("Japan", "Tokyo"),
+    ("Italy", "Rome"),
+    ("Spain", "Madrid"),
+    ("Germany", "Berlin"),
+    ("Egypt", "Cairo"),
+    ("Russia", "Moscow"),
+    ("Greece", "Athens"),
+    ("Portugal", "Lisbon"),
+    ("Norway", "Oslo"),
+    ("Kenya", "Nairobi"),
+    ("Peru", "Lima"),
+];
+
 /// Fresh words from a seed: splitmix64, so that a run is the same on every machine.
 struct Words(u64);
 
@@ -615,6 +652,23 @@ mod tests {
             std::fs::write(dir.path().join(file), content).unwrap_or_else(|err| panic!("{err}"));
             assert!(run.judge("done", dir.path()).is_ok(), "{seed}");
         }
+    }
+
+    #[test]
+    fn the_chat_task_is_asked_without_a_folder_and_judged_by_its_answer() {
+        let (dir, run) = prepared(Task::Chat, 2);
+        assert!(!Task::Chat.in_folder() && Task::Read.in_folder());
+        assert!(run.files.is_empty(), "{:?}", run.files);
+        let Expect::Says(capital) = &run.expect else {
+            panic!("{:?}", run.expect)
+        };
+        let (country, _) = CAPITALS.iter().find(|(_, c)| c == capital).unwrap();
+        assert!(run.prompt.contains(country), "{}", run.prompt);
+        assert!(
+            run.judge(&format!("The capital is {capital}."), dir.path())
+                .is_ok()
+        );
+        assert!(run.judge("I cannot know that.", dir.path()).is_err());
     }
 
     #[test]

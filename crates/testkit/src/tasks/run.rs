@@ -1,5 +1,5 @@
 //! One task run through the `cairn` binary, as a user at a terminal would run it:
-//! a fresh folder and a new chat, `cairn run --json` in the default mode, every
+//! a fresh folder (for all but a chat) and a new chat, `cairn run --json` in the default mode, every
 //! approval answered "allow" as it is asked, and the outcome judged once the run has
 //! exited.
 
@@ -84,10 +84,11 @@ pub fn run(task: Task, seed: u64, model: &Model, scratch: &Path) -> std::io::Res
     std::fs::create_dir_all(&workspace)?;
     let prepared = task.prepare(seed, &workspace)?;
     let started = Instant::now();
-    let mut child = model
-        .cairn(&["run", "--json"])
-        .arg("--workspace")
-        .arg(&workspace)
+    let mut command = model.cairn(&["run", "--json"]);
+    if task.in_folder() {
+        command.arg("--workspace").arg(&workspace);
+    }
+    let mut child = command
         .arg(&prepared.prompt)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
