@@ -1,6 +1,8 @@
 # Installs what Cairn's scripts need when it is missing. Sourced by the scripts.
 
-# Installs the Debian packages named, if any is missing.
+# Installs the Debian packages named, if any is missing. apt's words go to stderr: a
+# script's stdout may be its answer (`scripts/package` prints the file it made, and a
+# fresh machine's first nsis install once ran into that path).
 ensure_packages() {
     local missing=()
     for package in "$@"; do
@@ -11,8 +13,9 @@ ensure_packages() {
     echo "installing ${missing[*]}" >&2
     local sudo=""
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    $sudo apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >&2
 }
 
 # Installs a cargo tool unless `$binary --version` already reports the wanted version.
@@ -48,7 +51,7 @@ ensure_npm_package() {
     local name=$1 version=$2 file=$3
     local dir="${XDG_CACHE_HOME:-$HOME/.cache}/cairn/$name-$version"
     if [ ! -e "$dir/node_modules/$file" ]; then
-        command -v npm >/dev/null || ensure_packages nodejs npm >&2
+        command -v npm >/dev/null || ensure_packages nodejs npm
         echo "installing $name $version" >&2
         npm install --prefix "$dir" --no-save --no-audit --no-fund "$name@$version" >&2
     fi
