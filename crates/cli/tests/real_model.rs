@@ -292,17 +292,22 @@ async fn a_runaway_answer_is_bounded_and_said() {
 /// window (a quarter, `crates/core/src/context.rs`).
 const ANSWER_ROOM: u64 = 1024;
 
-/// How many tokens `text` is to the model `server` runs (its `/tokenize`).
-async fn tokens_of(server: &str, text: &str) -> u64 {
-    let body: Value = http()
-        .post(format!("{server}/tokenize"))
-        .json(&serde_json::json!({ "content": text }))
+/// What `server` answers to `body` posted to `route` (one of llama.cpp's own).
+async fn posted(server: &str, route: &str, body: Value) -> Value {
+    http()
+        .post(format!("{server}{route}"))
+        .json(&body)
         .send()
         .await
         .unwrap()
         .json()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// How many tokens `text` is to the model `server` runs (its `/tokenize`).
+async fn tokens_of(server: &str, text: &str) -> u64 {
+    let body = posted(server, "/tokenize", serde_json::json!({ "content": text })).await;
     let tokens = body["tokens"]
         .as_array()
         .unwrap_or_else(|| panic!("{body}"));
@@ -333,15 +338,12 @@ async fn a_template_without_tools_gets_them_in_its_prompt() {
         "the server would drop them: {sent}"
     );
     // What the server's own template makes of the request holds every tool.
-    let rendered: Value = http()
-        .post(format!("{server}/apply-template"))
-        .json(&serde_json::json!({"messages": sent["messages"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let rendered = posted(
+        &server,
+        "/apply-template",
+        serde_json::json!({"messages": sent["messages"]}),
+    )
+    .await;
     let prompt = rendered["prompt"].as_str().unwrap();
     for tool in [
         "read_file(path: string",
