@@ -7,6 +7,7 @@ mod agents;
 mod args;
 mod db;
 mod exit;
+mod interrupt;
 mod keys;
 mod llm;
 mod mcp;

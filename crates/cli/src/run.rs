@@ -17,6 +17,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::args::RunArgs;
 use crate::exit::{Exit, Failure};
+use crate::interrupt::Interrupts;
 use crate::output::{JsonLines, Transcript};
 
 pub async fn run(args: RunArgs) -> Exit {
@@ -24,8 +25,24 @@ pub async fn run(args: RunArgs) -> Exit {
     if args.prompt.join(" ").trim().is_empty() {
         return clarify(json, args.thread.as_deref());
     }
-    match start(args).await {
-        Ok(started) => started.follow().await,
+    // Before anything starts: a press during a long check-up ends the run at once,
+    // and one made while the turn begins is not lost.
+    let mut interrupts = match Interrupts::listen() {
+        Ok(interrupts) => interrupts,
+        Err(err) => {
+            eprintln!("cairn: cannot listen for Ctrl-C: {err}");
+            return Exit::FAILED;
+        }
+    };
+    let started = tokio::select! {
+        started = start(args) => started,
+        _ = interrupts.next() => {
+            eprintln!("cairn: stopped before the turn began");
+            return Exit::CANCELLED;
+        }
+    };
+    match started {
+        Ok(started) => started.follow(interrupts).await,
         Err(failure) => {
             if json {
                 JsonLines.emit(Event::Error(failure.event()));
@@ -106,7 +123,7 @@ async fn start(args: RunArgs) -> Result<Started, Failure> {
 
 impl Started {
     /// Prints the turn's events until `done` and turns how it ended into an exit code.
-    async fn follow(self) -> Exit {
+    async fn follow(self, mut interrupts: Interrupts) -> Exit {
         let transcript = (!self.json).then(|| Arc::new(Transcript::new()));
         let sink: Arc<dyn EventSink> = match &transcript {
             Some(transcript) => transcript.clone(),
@@ -116,10 +133,10 @@ impl Started {
         let mut stdin = read_stdin();
         let live = Arc::clone(&self.live);
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
+            if interrupts.next().await.is_some() {
                 live.stop();
                 // A second Ctrl-C means now.
-                if tokio::signal::ctrl_c().await.is_ok() {
+                if interrupts.next().await.is_some() {
                     std::process::exit(Exit::CANCELLED.code());
                 }
             }

@@ -188,31 +188,40 @@ async fn a_misbehaving_mcp_server_costs_tool_errors_not_the_turn() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let config = dir.path().join("mcp.json");
+    // The same fixture twice: `slow` times out in 5 s, for the hung call; `bad` gives
+    // its calls as long as a busy machine needs to pass 10 MB, so the big answer is
+    // never cut by the short timeout meant for the hang.
     std::fs::write(
         &config,
-        json!({"mcpServers": {"bad": {"command": mcp_fixture(), "timeout_ms": 5000}}}).to_string(),
+        json!({"mcpServers": {
+            "bad": {"command": mcp_fixture(), "timeout_ms": 120_000},
+            "slow": {"command": mcp_fixture(), "timeout_ms": 5000},
+        }})
+        .to_string(),
     )
     .unwrap();
     let cfg = config.to_str().unwrap();
-    let allowed = output(cairn(&[
-        "mcp",
-        "allow",
-        "bad",
-        "--db",
-        &db,
-        "--mcp-config",
-        cfg,
-    ]))
-    .await;
-    assert_eq!(allowed.code, 0, "{}", allowed.stderr);
+    for name in ["bad", "slow"] {
+        let allowed = output(cairn(&[
+            "mcp",
+            "allow",
+            name,
+            "--db",
+            &db,
+            "--mcp-config",
+            cfg,
+        ]))
+        .await;
+        assert_eq!(allowed.code, 0, "{}", allowed.stderr);
+    }
 
     let server = FakeServer::start().await;
-    // Calls to one server run side by side: the crash gets a round of its own.
+    // Calls run side by side: the crash gets a round of its own.
     server.push(
         CHAT,
         Reply::sse(sse::tool_calls(&[
             ("c1", "mcp__bad__big", json!({"bytes": 10_000_000})),
-            ("c2", "mcp__bad__hang", json!({})),
+            ("c2", "mcp__slow__hang", json!({})),
         ])),
     );
     server.push(

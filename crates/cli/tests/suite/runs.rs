@@ -215,6 +215,37 @@ async fn a_stalled_stream_gives_up_after_the_idle_timeout() {
     );
 }
 
+/// Ctrl-C before the turn has started (here while the server is still asked for its
+/// models) ends the run at once with a stopped run's code, not by the signal's default.
+#[tokio::test]
+async fn ctrl_c_before_the_turn_starts_exits_130() {
+    let server = FakeServer::start().await;
+    server.push(
+        "GET /v1/models",
+        Reply::new(200, "application/json").then(cairn_testkit::Piece::Hang),
+    );
+    let url = server.url();
+    let (child, _events) = spawn_json(&["run", "--base-url", &url, "--json", "hello"]).await;
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while server.requests_to("GET /v1/models").is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the run asks for the server's models");
+    interrupt(&child);
+    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("the run ends")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130), "{:?}", out.status);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "cairn: stopped before the turn began"
+    );
+    assert!(server.requests_to(CHAT).is_empty());
+}
+
 #[tokio::test]
 async fn ctrl_c_stops_the_turn_keeps_the_partial_answer_and_exits_130() {
     let server = FakeServer::start().await;
@@ -233,12 +264,7 @@ async fn ctrl_c_stops_the_turn_keeps_the_partial_answer_and_exits_130() {
             streamed.push_str(&chunk.content);
         }
     }
-    let pid = child.id().unwrap().to_string();
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    interrupt(&child);
     let mut last = None;
     while !matches!(last, Some(Event::Done(_))) {
         let event = next_event(&mut events).await;

@@ -79,11 +79,26 @@ pub async fn output_within(mut command: Command, limit: Duration) -> Output {
         .await
         .expect("cairn did not finish")
         .unwrap();
+    let mut stderr = String::from_utf8(out.stderr).unwrap();
+    if let Some(signal) = killed_by(&out.status) {
+        // Code -1 alone would hide what ended it: the signal is half the diagnosis.
+        stderr.push_str(&format!("[cairn was killed by signal {signal}]"));
+    }
     Output {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
+        stderr,
     }
+}
+
+#[cfg(unix)]
+fn killed_by(status: &std::process::ExitStatus) -> Option<i32> {
+    std::os::unix::process::ExitStatusExt::signal(status)
+}
+
+#[cfg(not(unix))]
+fn killed_by(_: &std::process::ExitStatus) -> Option<i32> {
+    None
 }
 
 /// The message of the turn's `error` event.
@@ -102,6 +117,16 @@ pub fn done(events: &[Event]) -> &cairn_protocol::Done {
         Event::Done(done) => done,
         other => panic!("the last event is not done: {other:?}"),
     }
+}
+
+/// Ctrl-C, as a terminal sends it to a running `cairn`.
+pub fn interrupt(child: &Child) {
+    let pid = child.id().expect("cairn is running").to_string();
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(status.success());
 }
 
 pub async fn spawn_json(
