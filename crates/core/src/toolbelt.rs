@@ -90,6 +90,11 @@ impl Toolbelt {
         self.keep(|tool| selection.allows(tool.name()))
     }
 
+    /// The tools a small model is offered (see [`Tool::for_small_models`]).
+    pub fn for_small_model(&self) -> Self {
+        self.keep(|tool| tool.for_small_models())
+    }
+
     /// The tools `keep` says yes to, their specs reused: a spec can cost more to build
     /// than a whole model round of the loop.
     fn keep(&self, keep: impl Fn(&Arc<dyn Tool>) -> bool) -> Self {

@@ -231,7 +231,7 @@ impl Engine {
                 named: None,
                 can_call_tools: root.can_call_tools,
                 agents: request.agents.clone(),
-                max_depth: self.limits.max_depth,
+                max_depth: root.max_depth,
                 finish: None,
                 operation: if agent_is_router { "router" } else { "turn" },
             },
@@ -264,7 +264,9 @@ pub struct RootView {
 impl RootView {
     /// The root of `request` as its profile shapes it, fitted as `fit` says; a model
     /// that cannot call tools (`can_call_tools` false) is offered none, nor is a small
-    /// one in a plain chat (see [`plain_chat`]).
+    /// one in a plain chat (see [`plain_chat`]); a small one elsewhere is offered no
+    /// subtasks and no tool that is not for small models
+    /// ([`crate::tool::Tool::for_small_models`]).
     pub fn new(
         request: &TurnRequest,
         limits: Limits,
@@ -273,8 +275,19 @@ impl RootView {
     ) -> Self {
         let can_call_tools = can_call_tools && !plain_chat(request, fit);
         let agent = &request.agents.current;
+        let tools = request.tools.select(agent.offered(can_call_tools));
+        if fit.small_model {
+            // Only the tools meant for one, and no subtasks: the 1.5B asked for them
+            // with tool groups' names as their tools and repeated the error until the
+            // turn failed.
+            return Self {
+                tools: tools.for_small_model(),
+                can_call_tools,
+                max_depth: 0,
+            };
+        }
         Self {
-            tools: request.tools.select(agent.offered(can_call_tools)),
+            tools,
             can_call_tools,
             max_depth: limits.max_depth,
         }

@@ -248,6 +248,7 @@ impl TextCalls {
     /// tells the model which tools there are, where leaving it as text would have let
     /// it think it had called something. `written` is the block as the model wrote it.
     fn parse(&self, text: &str, written: &str) -> Option<Vec<ToolCall>> {
+        let text = after_comment_lines(text).unwrap_or(text);
         let mut values = serde_json::Deserializer::from_str(text.trim()).into_iter::<Value>();
         let value = values.next()?.ok()?;
         let items = match value {
@@ -351,7 +352,8 @@ fn could_be_json_array(text: &str) -> bool {
 /// How many bytes at the end of `text` could be the start of a marker.
 /// What a fence at the start of `text` opens: the length of its opening line (the
 /// fence, its language, the newline) and whether its block starts like JSON (`{`, or
-/// `[` then `{`), or a fence named `json`. `None` until that can be told.
+/// `[` then `{`) after any comment lines, or a fence named `json`. `None` until that
+/// can be told.
 fn fence_kind(text: &str) -> Option<(usize, bool)> {
     let newline = text.find('\n')?;
     let language = text[FENCE.len()..newline].trim();
@@ -359,7 +361,7 @@ fn fence_kind(text: &str) -> Option<(usize, bool)> {
     if language == "json" {
         return Some((opening, true));
     }
-    let block = text[opening..].trim_start();
+    let block = after_comment_lines(&text[opening..])?.trim_start();
     let first = block.chars().next()?;
     let holds_json = match first {
         '{' => true,
@@ -374,6 +376,25 @@ fn fence_kind(text: &str) -> Option<(usize, bool)> {
     };
     Some((opening, holds_json))
 }
+
+/// `block` after the whole comment lines (`#`, `//`) that open it, at most
+/// [`MAX_HEADING_COMMENTS`] of them: the 1.5B headed a call with `# tools` in a
+/// ```python fence. `None` while such a line is still being written. Only a few are
+/// skipped, so a block of nothing but comments (a runaway's `# ` over and over)
+/// streams as the code it is instead of being held.
+fn after_comment_lines(block: &str) -> Option<&str> {
+    let mut rest = block;
+    for _ in 0..MAX_HEADING_COMMENTS {
+        let line = rest.trim_start();
+        if !(line.starts_with('#') || line.starts_with("//")) {
+            return Some(rest);
+        }
+        rest = &line[line.find('\n')? + 1..];
+    }
+    Some(rest)
+}
+
+const MAX_HEADING_COMMENTS: usize = 2;
 
 fn partial_marker_len(text: &str) -> usize {
     [TAG_OPEN, FENCE]
@@ -611,6 +632,8 @@ mod tests {
             "[link](http://x) text",
             "<tool_call>{\"name\": \"unknown_tool\"}</tool_call> and more",
             "```rust\nfn main() {}\n```",
+            "```python\n# greet\nprint(\"hi\")\n```",
+            "```js\n// a config\n{\"port\": 8080}\n```",
         ] {
             check(text, text, &[]);
         }
@@ -642,6 +665,13 @@ mod tests {
              \"print(1)\", \"path\": \"hi.py\"}\n}\n```",
             "",
             &[("write_file", r#"{"content":"print(1)","path":"hi.py"}"#)],
+        );
+        // As the 1.5B wrote one later, headed by a comment.
+        check(
+            "```python\n# tools\n{\"name\": \"write_file\", \"arguments\": {\"content\": \
+             \"Hi\", \"path\": \"hi.py\"}}\n```",
+            "",
+            &[("write_file", r#"{"content":"Hi","path":"hi.py"}"#)],
         );
         check(
             "Here:\n```\n[{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}]\n```",
@@ -734,6 +764,12 @@ mod tests {
         // Only a possible marker start is held back, and released once it is not one.
         assert_eq!(calls.push("ld <tool"), "ld ");
         assert_eq!(calls.push("s>"), "<tools>");
+        // A fenced block of comments alone (a runaway's `# ` again and again) streams
+        // once it has more than a call's heading.
+        let mut calls = TextCalls::new(known());
+        assert_eq!(calls.push("```\n# \n# \n"), "");
+        assert_eq!(calls.push("# \n"), "```\n# \n# \n# \n");
+        assert_eq!(calls.push("# \n"), "# \n");
     }
 
     #[test]

@@ -38,6 +38,12 @@ impl EngineTool for RunSubtask {
         if name != RUN_SUBTASK {
             return None;
         }
+        if place.max_depth == 0 {
+            // A small model's turn (see `turn::RootView`), or a user's limit of 0.
+            return Some(Err(NotHere::because(
+                "this model is not given subtasks. Do this part yourself.",
+            )));
+        }
         if place.depth >= place.max_depth {
             return Some(Err(NotHere::because(format!(
                 "depth limit reached: subtasks nest at most {} levels and this one is at \

@@ -55,6 +55,13 @@ pub trait Tool: Send + Sync + 'static {
         group_of(self.name()).map(ToolGroup::shown)
     }
 
+    /// Whether a small model (4B parameters or fewer, as its server says) is offered
+    /// it. Some tools only mislead one: asked to tick a box in `todo.md`, the 1.5B
+    /// ticked it in its own to-do list instead.
+    fn for_small_models(&self) -> bool {
+        true
+    }
+
     /// A named lock held while the call runs, shared by every tool naming it across the
     /// whole turn (parallel subtasks included).
     fn exclusive_lock(&self) -> Option<&'static str> {

@@ -508,3 +508,87 @@ async fn a_small_model_in_a_chat_without_a_folder_is_offered_no_tools_and_no_mod
     assert!(tools.contains(&"web_fetch".to_owned()), "{tools:?}");
     assert!(asked.contains("Workspace (file paths"), "{asked}");
 }
+
+/// The groups `load_tools` offers in `request`, by name.
+fn loadable_groups(request: &cairn_providers::ChatRequest) -> Vec<String> {
+    request
+        .tools
+        .iter()
+        .find(|tool| tool.name == "load_tools")
+        .map(|tool| {
+            tool.parameters["properties"]["groups"]["items"]["enum"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|group| group.as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_small_model_in_a_folder_is_offered_no_to_do_list_and_no_subtasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let asked = |params: u64| {
+        let model = ScriptedModel::new()
+            .with_context_window(8192)
+            .with_params(params);
+        model.root([ScriptedTurn::text("Done.")]);
+        let harness = Harness::new(&model)
+            .tool(cairn_tools::TodoWrite)
+            .workspace(dir.path());
+        async move {
+            let run = harness.run("Tick the box for \"milk\" in todo.md.").await;
+            assert_eq!(run.outcome.status, TurnStatus::Completed);
+            let request = model.requests().remove(0);
+            let mut offered = tool_names(&request);
+            offered.extend(loadable_groups(&request));
+            offered
+        }
+    };
+    let small = asked(1_543_714_304).await;
+    assert!(small.contains(&"read_file".to_owned()), "{small:?}");
+    assert!(
+        !small.contains(&"todo".to_owned()) && !small.contains(&"todo_write".to_owned()),
+        "{small:?}"
+    );
+    assert!(
+        !small.contains(&"subtasks".to_owned()) && !small.contains(&"run_subtask".to_owned()),
+        "{small:?}"
+    );
+    // Asked for anyway, a subtask is refused in words it can act on.
+    let model = ScriptedModel::new()
+        .with_context_window(8192)
+        .with_params(1_543_714_304);
+    model.root([
+        ScriptedTurn::call(
+            "run_subtask",
+            json!({"title": "Tick", "instructions": "tick it"}),
+        ),
+        ScriptedTurn::text("Done."),
+    ]);
+    let run = Harness::new(&model)
+        .workspace(dir.path())
+        .run("Tick the box.")
+        .await;
+    assert!(
+        run.events.iter().any(|event| matches!(
+            event,
+            cairn_protocol::Event::ToolCallUpdate(update)
+                if update.result.as_ref().and_then(Value::as_str)
+                    == Some("Error: this model is not given subtasks. Do this part yourself.")
+        )),
+        "{:?}",
+        run.events
+    );
+    // A large model is offered both, as before.
+    let large = asked(32_000_000_000).await;
+    assert!(
+        large.contains(&"todo".to_owned()) || large.contains(&"todo_write".to_owned()),
+        "{large:?}"
+    );
+    assert!(
+        large.contains(&"subtasks".to_owned()) || large.contains(&"run_subtask".to_owned()),
+        "{large:?}"
+    );
+}
