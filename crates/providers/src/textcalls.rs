@@ -248,9 +248,11 @@ impl TextCalls {
     /// tells the model which tools there are, where leaving it as text would have let
     /// it think it had called something. `written` is the block as the model wrote it.
     fn parse(&self, text: &str, written: &str) -> Option<Vec<ToolCall>> {
-        let text = after_comment_lines(text).unwrap_or(text);
-        let mut values = serde_json::Deserializer::from_str(text.trim()).into_iter::<Value>();
+        let text = after_comment_lines(text).unwrap_or(text).trim();
+        let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
         let value = values.next()?.ok()?;
+        let rest = text[values.byte_offset()..].trim();
+        let written = without(written, rest);
         let items = match value {
             Value::Array(items) => items,
             single => vec![single],
@@ -258,7 +260,7 @@ impl TextCalls {
         if items.is_empty() {
             return None;
         }
-        items.iter().map(|item| self.call(item, written)).collect()
+        items.iter().map(|item| self.call(item, &written)).collect()
     }
 
     fn knows(&self, name: &str) -> bool {
@@ -300,6 +302,21 @@ impl TextCalls {
             arguments,
             written: Some(written.to_owned()),
         })
+    }
+}
+
+/// `written` without `rest`, what followed the block's first value: only the calls
+/// that run are written back. Shown its read and its write as one block, with only the
+/// read run, the 1.5B wrote both again, and the write was never made (task benchmark,
+/// README "Small models").
+fn without(written: &str, rest: &str) -> String {
+    match written.rfind(rest).filter(|_| !rest.is_empty()) {
+        Some(at) => format!(
+            "{}{}",
+            written[..at].trim_end(),
+            &written[at + rest.len()..]
+        ),
+        None => written.to_owned(),
     }
 }
 
@@ -713,6 +730,15 @@ mod tests {
         let bare = "{\"name\": \"list_dir\", \"arguments\": {\"path\": \".\"}}";
         let (_, calls) = run(bare, 4);
         assert_eq!(calls[0].written.as_deref(), Some(bare));
+        // Two calls in one block, one after the other: only the first runs, and only
+        // it is written back.
+        let (_, calls) = run(
+            "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n\
+             {\"name\": \"write_file\", \"arguments\": {\"path\": \"b\", \"content\": \"x\"}}\n```",
+            4,
+        );
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].written.as_deref(), Some(block));
         // Stopped before its closing tag: what there was.
         let (_, calls) = run("<tool_call>{\"name\": \"list_dir\", \"arguments\": {}}", 4);
         assert_eq!(
