@@ -333,9 +333,15 @@ fn short_name<'a>(group: &str, tool: &'a str) -> &'a str {
         .unwrap_or(tool)
 }
 
-/// `spec` as a small window shows it: the first sentence of its description, and its
-/// arguments without theirs (their names say most of it).
+/// `spec` as a small window or a small model is shown it: the first sentence of its
+/// description, and only the arguments a call must give, without their descriptions
+/// (their names say most of it). A small model writes every argument it is shown:
+/// shown `read_file`'s `limit` and `offset`, the 1.5B read files one line per call
+/// (`limit: 1`), where shown only `path` it read them whole. An optional argument
+/// is still taken when given (a result that pages says which to give). A tool whose
+/// every argument is optional keeps them: they are the choice it offers.
 pub(crate) fn brief(mut spec: ToolSpec) -> ToolSpec {
+    keep_required(&mut spec.parameters);
     if let Some(properties) = spec.parameters.get_mut("properties") {
         strip_descriptions(properties);
     }
@@ -344,6 +350,27 @@ pub(crate) fn brief(mut spec: ToolSpec) -> ToolSpec {
     spec.description.truncate(start + first);
     spec.description.drain(..start);
     spec
+}
+
+/// Drops the optional arguments of a schema that requires some.
+fn keep_required(schema: &mut Value) {
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    if required.is_empty() {
+        return;
+    }
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.retain(|name, _| required.contains(name));
+    }
 }
 
 /// Drops `description` from every argument schema in a `properties` map, however
@@ -539,6 +566,39 @@ mod tests {
             "memory_write",
             "web_fetch"
         ]));
+    }
+
+    #[test]
+    fn a_brief_spec_keeps_only_the_arguments_a_call_must_give() {
+        let read = ToolSpec {
+            name: "read_file".into(),
+            description: "Read a file.".into(),
+            parameters: json!({"type": "object", "properties": {
+                "path": {"type": "string", "description": "Where"},
+                "limit": {"type": "integer", "minimum": 1},
+                "offset": {"type": "integer", "minimum": 1}
+            }, "required": ["path"]}),
+        };
+        assert_eq!(
+            brief(read).parameters,
+            json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+        );
+        // Nothing required: every argument is a choice the tool offers, and stays.
+        let choose = ToolSpec {
+            name: "set_llm_params".into(),
+            description: "Change the parameters.".into(),
+            parameters: json!({"type": "object", "properties": {
+                "temperature": {"type": "number"},
+                "top_p": {"type": "number"}
+            }}),
+        };
+        assert_eq!(
+            brief(choose).parameters,
+            json!({"type": "object", "properties": {
+                "temperature": {"type": "number"},
+                "top_p": {"type": "number"}
+            }})
+        );
     }
 
     #[test]

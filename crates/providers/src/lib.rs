@@ -8,6 +8,7 @@
 //! (A deterministic scripted model for tests lives in the testkit.)
 
 mod adapt;
+mod arguments;
 pub mod facts;
 mod framing;
 pub mod habits;

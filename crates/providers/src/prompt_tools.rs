@@ -69,33 +69,15 @@ pub(crate) fn describe(tools: &[ToolSpec]) -> String {
     text
 }
 
-/// A schema's arguments on one line: `path: string, limit?: integer`.
+/// A schema's arguments on one line, in the order the model is to write them
+/// ([`crate::arguments`]): `path: string, limit?: integer`.
 fn arguments(schema: &Value) -> String {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return String::new();
-    };
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    // The required first, in the schema's order of them, then the optional ones by
-    // name: whether a JSON object keeps its keys' order depends on how serde_json was
-    // built, and the prompt must not (its prefix is cached).
-    let required_first = required
-        .iter()
-        .filter_map(|name| properties.get_key_value(*name))
-        .map(|(name, property)| format!("{name}: {}", kind(property)));
-    let mut optional: Vec<(&String, &Value)> = properties
-        .iter()
-        .filter(|(name, _)| !required.contains(&name.as_str()))
-        .collect();
-    optional.sort_by_key(|(name, _)| *name);
-    let optional = optional
+    crate::arguments::in_order(schema)
         .into_iter()
-        .map(|(name, property)| format!("{name}?: {}", kind(property)));
-    required_first
-        .chain(optional)
+        .map(|(name, property, required)| {
+            let mark = if required { "" } else { "?" };
+            format!("{name}{mark}: {}", kind(property))
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -8,6 +8,8 @@ use serde_json::{Map, Value};
 
 use cairn_core::model::ChatRequest;
 
+use crate::arguments::Schema;
+
 #[derive(Serialize)]
 pub(crate) struct Body<'a> {
     model: &'a str,
@@ -73,7 +75,7 @@ struct WireTool<'a> {
 struct WireToolFunction<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: Schema<'a>,
 }
 
 /// What this round sends besides the conversation.
@@ -110,7 +112,7 @@ pub(crate) fn body(request: &ChatRequest, shape: Shape) -> Body<'_> {
                 function: WireToolFunction {
                     name: &tool.name,
                     description: &tool.description,
-                    parameters: &tool.parameters,
+                    parameters: Schema(&tool.parameters),
                 },
             })
             .collect()

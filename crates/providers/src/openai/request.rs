@@ -3,9 +3,10 @@
 use cairn_protocol::{ChatMessage, ToolCall};
 use serde::Serialize;
 use serde::de::IgnoredAny;
-use serde_json::Value;
 
 use cairn_core::model::ChatRequest;
+
+use crate::arguments::Schema;
 
 #[derive(Serialize)]
 pub(crate) struct Body<'a> {
@@ -97,7 +98,7 @@ struct WireTool<'a> {
 struct WireToolFunction<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: Schema<'a>,
 }
 
 /// The body; `tool_choice` is `Some("required")` for the forced retry; `images`
@@ -128,7 +129,7 @@ pub(crate) fn body<'a>(
                 function: WireToolFunction {
                     name: &tool.name,
                     description: &tool.description,
-                    parameters: &tool.parameters,
+                    parameters: Schema(&tool.parameters),
                 },
             })
             .collect(),
