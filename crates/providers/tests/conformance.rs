@@ -1,7 +1,8 @@
 //! What every dialect's client does alike, run against each over real HTTP to the fake
 //! server: a busy server retried and the wait announced, a connection closed before
 //! any answer asked again once, a cut or stalled stream keeping what arrived, nothing
-//! listening named as such, and an unknown model answered with the models there are.
+//! listening named as such, an unknown model answered with the models there are, and
+//! a tool's arguments sent in the order a call writes them.
 //! A dialect is its [`Wire`]: how it streams, errs and lists. What only one dialect
 //! does (its request shape, its recordings decoded piece by piece, its capability
 //! fallbacks) stays in `ollama.rs` and `openai.rs`.
@@ -10,7 +11,7 @@
 
 use std::time::Duration;
 
-use cairn_protocol::ChatMessage;
+use cairn_protocol::{ChatMessage, ToolSpec};
 use cairn_providers::http::RetryPolicy;
 use cairn_providers::ollama::{OllamaClient, OllamaConfig};
 use cairn_providers::openai::{OpenAiClient, OpenAiConfig};
@@ -148,6 +149,7 @@ for_each_dialect!(
     a_cut_or_stalled_stream_keeps_what_arrived,
     nothing_listening_is_named_as_unreachable,
     an_unknown_model_lists_the_ones_there_are,
+    a_tools_arguments_are_sent_in_the_order_a_call_writes_them,
 );
 
 /// What a stream came to.
@@ -357,5 +359,43 @@ async fn an_unknown_model_lists_the_ones_there_are(wire: &Wire) {
     assert!(
         matches!(refused.error, Some(ProviderError::Http { status: 400, ref message, .. }) if message == "bad request"),
         "{refused:?}"
+    );
+}
+
+/// A model writes a call's arguments in the order it is shown them: `edit_file`'s
+/// go as a call writes them (what it edits, the text that is there, what replaces
+/// it), not by name (`new_text` first), however the dialect shows its tools.
+async fn a_tools_arguments_are_sent_in_the_order_a_call_writes_them(wire: &Wire) {
+    let server = FakeServer::start().await;
+    (wire.prepare)(&server);
+    server.push(wire.chat, hello(wire));
+    let client = (wire.client)(&server.url(), 0, QUICK, PATIENT);
+    let mut request = request("m");
+    request.tools = vec![ToolSpec {
+        name: "edit_file".into(),
+        description: "Replace one exact piece of a file's text.".into(),
+        parameters: json!({"type": "object", "properties": {
+            "new_text": {"type": "string"},
+            "old_text": {"type": "string"},
+            "path": {"type": "string"},
+            "dry_run": {"type": "boolean"}
+        }, "required": ["path", "old_text", "new_text"]}),
+    }]
+    .into();
+    let mut events = client.stream_chat(request);
+    while let Some(event) = events.next().await {
+        event.unwrap();
+    }
+    let sent = server.requests_to(wire.chat).remove(0);
+    let body = String::from_utf8(sent.body).unwrap();
+    let at = |name: &str| {
+        body.find(name)
+            .unwrap_or_else(|| panic!("{name} is not sent: {body}"))
+    };
+    assert!(
+        at("path") < at("old_text")
+            && at("old_text") < at("new_text")
+            && at("new_text") < at("dry_run"),
+        "{body}"
     );
 }
