@@ -40,15 +40,19 @@ pub(crate) fn in_order(schema: &Value) -> Vec<(&str, &Value, bool)> {
 }
 
 /// A JSON schema serialized with every `properties` object in [`in_order`]'s order,
-/// at every depth; everything else as it is.
+/// at every depth, and every other object's keys by name: the same text on every
+/// build (a workspace build, where another crate turns on serde_json's
+/// `preserve_order`, keeps insertion order; the CLI built alone does not).
 pub(crate) struct Schema<'a>(pub &'a Value);
 
 impl Serialize for Schema<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self.0 {
             Value::Object(object) => {
-                let mut map = serializer.serialize_map(Some(object.len()))?;
-                for (key, value) in object {
+                let mut entries: Vec<(&String, &Value)> = object.iter().collect();
+                entries.sort_by_key(|(key, _)| *key);
+                let mut map = serializer.serialize_map(Some(entries.len()))?;
+                for (key, value) in entries {
                     if key == "properties" && value.is_object() {
                         map.serialize_entry(key, &Properties(self.0))?;
                     } else {
