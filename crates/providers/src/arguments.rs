@@ -1,12 +1,12 @@
 //! The order a tool's arguments are shown to a model in. A model writes a call's
-//! arguments in the order its schema lists them, and serde_json lists an object's
-//! keys by name: `edit_file` came out as `new_text`, `old_text`, `path`, so a small
-//! model wrote the replacement before it had said what it replaces (the 1.5B put the
-//! user's request, "Replace yellow with green", where `green` belonged). Shown
-//! `path`, `old_text`, `new_text`, it writes them in that order. The order is the
-//! schema's `required` list, then the optional arguments by name: the same on every
-//! build (whether serde_json keeps insertion order is a feature flag), so a cached
-//! prompt prefix stays cached.
+//! arguments in the order its schema lists them, and serde_json (as the CLI is built)
+//! lists an object's keys by name: `edit_file` came out as `new_text`, `old_text`,
+//! `path`, so a small model wrote the replacement before it had said what it replaces
+//! (the 1.5B put the user's request, "Replace yellow with green", where `green`
+//! belonged). Shown `path`, `old_text`, `new_text`, it writes them in that order. The
+//! order is the schema's `required` list, then the optional arguments by name: the
+//! same on every build (whether serde_json keeps insertion order is a feature flag,
+//! which a workspace build turns on), so a cached prompt prefix stays cached.
 
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
