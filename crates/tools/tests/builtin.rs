@@ -13,8 +13,8 @@ use cairn_core::tool::Leave;
 use cairn_protocol::ApprovalPreview;
 use cairn_testkit::{FakeServer, Piece, Reply};
 use cairn_tools::{
-    EditFile, ListDir, MemoryList, MemoryRead, MemoryStore, MemoryWrite, RunCommand, SearchFiles,
-    Subject, TodoWrite, Tool, ToolContext, ToolError, WebFetch, Workspace, WriteFile,
+    EditFile, ListDir, MemoryList, MemoryRead, MemoryStore, MemoryWrite, ReadFile, RunCommand,
+    SearchFiles, Subject, TodoWrite, Tool, ToolContext, ToolError, WebFetch, Workspace, WriteFile,
 };
 use common::workspace;
 use serde_json::json;
@@ -134,6 +134,68 @@ async fn listing_a_file_points_to_read_file() {
     assert_eq!(
         err,
         "`people.csv` is not a directory (to see a file's contents, use read_file)"
+    );
+}
+
+#[tokio::test]
+async fn a_path_that_is_not_a_file_says_what_the_nearest_folder_holds() {
+    let (dir, ctx) = workspace();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("notes/old")).unwrap();
+    std::fs::write(root.join("summary.txt"), "sun\n").unwrap();
+    std::fs::write(root.join("notes/a.md"), "a\n").unwrap();
+    std::fs::create_dir(root.join("empty")).unwrap();
+    let failed = |err: ToolError| match err {
+        ToolError::Failed(why) => why,
+        other => panic!("not a plain failure: {other:?}"),
+    };
+    let read = |path: &str| ReadFile.call(json!({ "path": path }), &ctx);
+
+    assert_eq!(
+        failed(read("animal.txt").await.unwrap_err()),
+        "`animal.txt` does not exist. The workspace's top folder holds: empty/, notes/, \
+         summary.txt."
+    );
+    // The nearest folder that exists, however deep the guess.
+    assert_eq!(
+        failed(read("notes/new/deeper/b.md").await.unwrap_err()),
+        "`notes/new/deeper/b.md` does not exist. The folder `notes` holds: a.md, old/."
+    );
+    assert_eq!(
+        failed(read("./notes").await.unwrap_err()),
+        "`./notes` is a directory, not a file. The folder `notes` holds: a.md, old/."
+    );
+    // The workspace's own name, given as a file, is its top folder.
+    let own_name = root.file_name().unwrap().to_str().unwrap().to_owned();
+    let said = failed(read(&own_name).await.unwrap_err());
+    assert!(
+        said.ends_with("The workspace's top folder holds: empty/, notes/, summary.txt."),
+        "{said}"
+    );
+    assert_eq!(
+        failed(read("empty").await.unwrap_err()),
+        "`empty` is a directory, not a file. The folder `empty` is empty."
+    );
+
+    let edit = json!({"path": "notes/b.md", "old_text": "x", "new_text": "y"});
+    assert_eq!(
+        failed(EditFile.call(edit, &ctx).await.unwrap_err()),
+        "`notes/b.md` does not exist. The folder `notes` holds: a.md, old/."
+    );
+    assert_eq!(
+        failed(
+            ListDir
+                .call(json!({"path": "notes/new"}), &ctx)
+                .await
+                .unwrap_err()
+        ),
+        "`notes/new` does not exist. The folder `notes` holds: a.md, old/."
+    );
+    // A path refused is still refused, with nothing listed.
+    let err = read("../outside.txt").await.unwrap_err();
+    assert!(
+        matches!(&err, ToolError::Refused(why) if !why.contains("holds")),
+        "{err:?}"
     );
 }
 

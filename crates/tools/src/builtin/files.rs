@@ -12,6 +12,7 @@ use cairn_core::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
 use cairn_core::workspace::{EntryKind, RelPath, Workspace, WorkspaceError, WriteOutcome};
 
 use super::disk::on_disk;
+use super::nearby::or_whats_there;
 
 /// Lines `read_file` returns when the model gives no `limit`.
 pub const DEFAULT_READ_LINES: usize = 2000;
@@ -85,7 +86,7 @@ impl Tool for ReadFile {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ReadFileArgs = parse_args(args)?;
         let path = args.path.clone();
-        let bytes = on_disk(ctx, move |ws| ws.read(&path)).await?;
+        let bytes = on_disk(ctx, move |ws| Ok(or_whats_there(ws, &path, ws.read(&path)))).await??;
         let text = String::from_utf8(bytes).map_err(|_| {
             ToolError::Failed(format!(
                 "`{}` is not UTF-8 text; read_file reads text files only",
@@ -167,16 +168,16 @@ impl Tool for ListDir {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ListDirArgs = parse_args(args)?;
         let path = args.path.clone();
-        let entries =
-            on_disk(ctx, move |ws| Ok(ws.list(&path)))
-                .await?
-                .map_err(|err| match err {
-                    // Small models list a file they were asked about: point them on.
-                    WorkspaceError::NotDirectory { .. } => ToolError::Failed(format!(
-                        "{err} (to see a file's contents, use read_file)"
-                    )),
-                    other => other.into(),
-                })?;
+        let entries = on_disk(ctx, move |ws| {
+            Ok(match ws.list(&path) {
+                // Small models list a file they were asked about: point them on.
+                Err(err @ WorkspaceError::NotDirectory { .. }) => Err(ToolError::Failed(format!(
+                    "{err} (to see a file's contents, use read_file)"
+                ))),
+                other => or_whats_there(ws, &path, other),
+            })
+        })
+        .await??;
         if entries.is_empty() {
             return Ok(ToolOutput::text(format!("`{}` is empty", args.path)));
         }
@@ -593,7 +594,7 @@ impl Tool for EditFile {
             )));
         }
         let path = args.path.clone();
-        let bytes = on_disk(ctx, move |ws| ws.read(&path)).await?;
+        let bytes = on_disk(ctx, move |ws| Ok(or_whats_there(ws, &path, ws.read(&path)))).await??;
         let text = String::from_utf8(bytes).map_err(|_| {
             ToolError::Failed(format!(
                 "`{}` is not UTF-8 text; edit_file edits text files only",

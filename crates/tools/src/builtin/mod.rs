@@ -6,6 +6,7 @@ mod disk;
 mod files;
 mod html;
 mod memory;
+mod nearby;
 mod preview;
 mod syntax;
 mod todo;
