@@ -14,7 +14,7 @@ async fn every_main_screen_passes_the_accessibility_checker() {
     let home = Home::new();
 
     let app = model.launch_first_run(&home).await;
-    app.click(".custom-server summary").await;
+    app.open_custom_server().await;
     app.wait_for(".custom-url").await;
     assert_accessible(&app, "the first-run screen").await;
     app.quit().await;

@@ -444,6 +444,20 @@ impl App {
             .unwrap_or_else(|err| panic!("opening the chat {title:?}: {err}"));
     }
 
+    /// Opens the first-run screen's "Use another server" section. The search for
+    /// servers above it is let finish first: its result moves the section down, and a
+    /// click aimed before that move lands beside it and leaves the section shut.
+    pub async fn open_custom_server(&self) {
+        self.wait_for_js(
+            "return !document.querySelector('.first-run-card').textContent\
+             .includes('Looking for model servers');",
+        )
+        .await;
+        self.click(".custom-server summary").await;
+        self.wait_for_js("return document.querySelector('.custom-server').open === true;")
+            .await;
+    }
+
     /// Puts the pointer over the middle of the first element matching `css`.
     pub async fn hover(&self, css: &str) {
         let element = self.wait_for(css).await;

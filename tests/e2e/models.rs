@@ -433,7 +433,7 @@ async fn the_first_run_screen_offers_the_other_api_when_the_address_speaks_it() 
     server.fallback("GET /v1/models", only_test_model());
     let home = Home::new();
     let app = server.launch_first_run(&home).await;
-    app.click(".custom-server summary").await;
+    app.open_custom_server().await;
     app.choose_in(".custom-server select", "ollama").await;
     let address = app.wait_for(".custom-url").await;
     address
