@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 
 use cairn_core::tool::parse_args;
 use cairn_core::tool::{Subject, Tool, ToolContext, ToolError, ToolOutput};
-use cairn_core::workspace::{EntryKind, RelPath, Workspace, WorkspaceError, WriteOutcome};
+use cairn_core::workspace::{RelPath, Workspace, WorkspaceError, WriteOutcome};
 
 use super::disk::on_disk;
-use super::nearby::or_whats_there;
+use super::nearby::{marked, or_whats_there};
 
 /// Lines `read_file` returns when the model gives no `limit`.
 pub const DEFAULT_READ_LINES: usize = 2000;
@@ -183,12 +183,7 @@ impl Tool for ListDir {
         }
         let mut out = String::new();
         for entry in entries.iter().take(MAX_LIST_ENTRIES) {
-            out.push_str(&entry.name);
-            out.push_str(match entry.kind {
-                EntryKind::Directory => "/",
-                EntryKind::Symlink => "@",
-                EntryKind::File | EntryKind::Other => "",
-            });
+            out.push_str(&marked(entry));
             out.push('\n');
         }
         if entries.len() > MAX_LIST_ENTRIES {

@@ -5,7 +5,7 @@
 //! the same call again; shown the real names, the next call can use one.
 
 use cairn_core::tool::ToolError;
-use cairn_core::workspace::{DirEntry, EntryKind, RelPath, Workspace, WorkspaceError};
+use cairn_core::workspace::{DirEntry, EntryKind, Workspace, WorkspaceError};
 
 /// Entries a listing names before it counts the rest: enough for a small folder whole,
 /// short enough not to crowd a small window.
@@ -20,52 +20,48 @@ pub(crate) fn or_whats_there<T>(
 ) -> Result<T, ToolError> {
     result.map_err(|err| {
         let folder = match &err {
-            WorkspaceError::IsDirectory { .. } => Some(listed(ws, normalized(ws, path))),
-            WorkspaceError::NotFound { .. } => nearest_existing(ws, path),
+            WorkspaceError::IsDirectory { .. } => listing(ws, ws.subject(path)),
+            WorkspaceError::NotFound { .. } => nearest_existing(ws, &ws.subject(path)),
             _ => None,
         };
         match folder {
-            Some((name, Ok(entries))) => {
+            Some((name, entries)) => {
                 ToolError::Failed(format!("{err}. {}", holds(&name, &entries)))
             }
-            _ => err.into(),
+            None => err.into(),
         }
     })
 }
 
-type Listing = (String, Result<Vec<DirEntry>, WorkspaceError>);
-
-fn listed(ws: &Workspace, folder: String) -> Listing {
-    let entries = ws.list(&folder);
-    (folder, entries)
+/// `folder` and its entries, when it can be listed.
+fn listing(ws: &Workspace, folder: String) -> Option<(String, Vec<DirEntry>)> {
+    ws.list(&folder).ok().map(|entries| (folder, entries))
 }
 
-/// `path` as the workspace reads it (`./notes//a.md` → `notes/a.md`, the root as `.`).
-fn normalized(ws: &Workspace, path: &str) -> String {
-    RelPath::parse(&ws.relative(path)).map_or_else(|_| path.to_owned(), |rel| rel.normalized())
-}
-
-/// The closest folder above `path` that can be listed: its parent, or that one's, up
-/// to the root.
-fn nearest_existing(ws: &Workspace, path: &str) -> Option<Listing> {
-    let mut folder = normalized(ws, path);
-    loop {
-        if folder == "." {
-            return None;
-        }
-        folder = match folder.rsplit_once('/') {
-            Some((parent, _)) => parent.to_owned(),
-            None => ".".to_owned(),
-        };
-        let listing = listed(ws, folder.clone());
-        if listing.1.is_ok() {
-            return Some(listing);
+/// The closest folder above `path` (as rules read it: `.` the root) that can be
+/// listed: its parent, or that one's, up to the root.
+fn nearest_existing(ws: &Workspace, path: &str) -> Option<(String, Vec<DirEntry>)> {
+    let mut folder = path;
+    while folder != "." {
+        folder = folder.rsplit_once('/').map_or(".", |(parent, _)| parent);
+        if let Some(found) = listing(ws, folder.to_owned()) {
+            return Some(found);
         }
     }
+    None
 }
 
-/// "The folder `src` holds: a.rs, b/." in the listing's own marks (`/` a folder,
-/// `@` a link), as `list_dir` writes them.
+/// An entry's name with the mark listings give it: `/` a folder, `@` a link.
+pub(crate) fn marked(entry: &DirEntry) -> String {
+    let mark = match entry.kind {
+        EntryKind::Directory => "/",
+        EntryKind::Symlink => "@",
+        EntryKind::File | EntryKind::Other => "",
+    };
+    format!("{}{mark}", entry.name)
+}
+
+/// "The folder `src` holds: a.rs, b/." in the marks `list_dir` writes.
 fn holds(folder: &str, entries: &[DirEntry]) -> String {
     let place = if folder == "." {
         "The workspace's top folder".to_owned()
@@ -75,18 +71,7 @@ fn holds(folder: &str, entries: &[DirEntry]) -> String {
     if entries.is_empty() {
         return format!("{place} is empty.");
     }
-    let mut names: Vec<String> = entries
-        .iter()
-        .take(NAMED)
-        .map(|entry| {
-            let mark = match entry.kind {
-                EntryKind::Directory => "/",
-                EntryKind::Symlink => "@",
-                EntryKind::File | EntryKind::Other => "",
-            };
-            format!("{}{mark}", entry.name)
-        })
-        .collect();
+    let mut names: Vec<String> = entries.iter().take(NAMED).map(marked).collect();
     if entries.len() > NAMED {
         names.push(format!("and {} more", entries.len() - NAMED));
     }
