@@ -265,6 +265,26 @@ pub fn split_context(content: &str) -> (&str, &str) {
     (&content[..content.len() - words.len()], words)
 }
 
+/// Whether the user's words ask something rather than ask for something done: a
+/// question mark, or a sentence that opens as a question, asks to be told, or asks
+/// for a count or a list (which are told, not made).
+pub fn is_question(request: &str) -> bool {
+    const OPENINGS: [&str; 18] = [
+        "what", "which", "who", "whose", "where", "when", "why", "how", "is", "are", "does", "do",
+        "did", "can", "could", "tell", "count", "list",
+    ];
+    let request = request.trim();
+    if request.ends_with('?') {
+        return true;
+    }
+    let lower = request.to_lowercase();
+    let first = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .next()
+        .unwrap_or_default();
+    OPENINGS.contains(&first) || lower.contains("tell me")
+}
+
 /// What the thread's first message opens with (see the module's doc): its mode, its
 /// folder, and the project's own instructions when it has them, capped (shorter in
 /// the compact form). "" where it has none of them.
@@ -305,6 +325,28 @@ mod tests {
 
     use super::*;
     use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
+
+    #[test]
+    fn questions_are_told_from_requests_for_changes() {
+        for question in [
+            "What is the code word in notes.txt?",
+            "Which file mentions an animal",
+            "Tell me the code word written in summary.txt.",
+            "Run hi.py with python3 and tell me what it prints.",
+            "Count the rows of data in data.csv (the header line is not a row).",
+            "List the files here.",
+        ] {
+            assert!(is_question(question), "{question}");
+        }
+        for change in [
+            "Read draft.txt and write its code word into message.txt.",
+            "Replace yellow with green in summary.md.",
+            "Create hi.py that prints a greeting.",
+            "Whatever you find, fix it.",
+        ] {
+            assert!(!is_question(change), "{change}");
+        }
+    }
 
     struct Reader;
 

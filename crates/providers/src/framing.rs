@@ -144,47 +144,105 @@ pub(crate) fn in_words(messages: Vec<ChatMessage>, words: &Words) -> Vec<ChatMes
     out
 }
 
-/// How folded results open, and what the model is asked after them.
-const FOLDED_OPEN: &str = "What the tools returned so far:";
-const FOLDED_ASK: &str = "With this, answer in one sentence, or call the next tool:";
+/// What a model shown folded results is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ask {
+    /// To answer or go on, after the results, the request last: a model Cairn found
+    /// needs its results folded.
+    AnswerOrCall,
+    /// Only to answer, the request first: a stuck level's last word, which offers no
+    /// tools. With the request last, the 0.5B said it back word for word, or the last
+    /// line of the file it had read; put first, it answered (README "Small models").
+    AnswerOnly,
+}
+
+impl Ask {
+    /// The turn's message: `context`, then `request` and what the tools returned
+    /// (`results`) in this ask's order and words.
+    fn message(self, context: &str, request: &str, results: &str) -> String {
+        match self {
+            Self::AnswerOrCall => format!(
+                "{context}What the tools returned so far:\n{results}\n\nWith this, answer in \
+                 one sentence, or call the next tool: {request}"
+            ),
+            Self::AnswerOnly => format!(
+                "{context}{request}\n\nWhat the tools returned:\n{results}\n\nAnswer in one \
+                 sentence."
+            ),
+        }
+    }
+}
+
+/// One user's turn being folded: where its message is in what goes out, the calls
+/// made for it, and what they returned, in words.
+struct Folding {
+    at: usize,
+    calls: Vec<ToolCall>,
+    results: Vec<String>,
+    /// The calls (as [`called`] says them) that returned without failing.
+    succeeded: Vec<String>,
+}
+
+impl Folding {
+    fn new(at: usize) -> Self {
+        Self {
+            at,
+            calls: Vec::new(),
+            results: Vec::new(),
+            succeeded: Vec::new(),
+        }
+    }
+
+    /// Adds a result, unless it says nothing new: the same words again (a call made
+    /// twice), or a failure of a call that has returned (a repeat refused).
+    fn add(&mut self, what: String, content: &str, failed: bool) {
+        if failed && self.succeeded.contains(&what) {
+            return;
+        }
+        let said = if failed { " failed" } else { "" };
+        let line = format!("{what}{said}:\n{}", content.trim_end());
+        if self.results.contains(&line) {
+            return;
+        }
+        if !failed {
+            self.succeeded.push(what);
+        }
+        self.results.push(line);
+    }
+
+    /// Folds what was returned into the turn's message in `out`.
+    fn close(self, out: &mut [ChatMessage], ask: Ask) {
+        if self.results.is_empty() {
+            return;
+        }
+        if let Some(ChatMessage::User { content }) = out.get_mut(self.at) {
+            let (context, request) = prompt::split_context(content);
+            *content = ask.message(context, request.trim(), &self.results.join("\n"));
+        }
+    }
+}
 
 /// `messages` with each turn's calls and results folded into the user's message that
-/// asked for them (see [`crate::habits::Results::Folded`]): the thread's context, then what the tools
-/// returned so far, one call at a time, then the request. An answer that ended a turn
-/// stays the assistant's.
-pub(crate) fn folded(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+/// asked for them (see [`crate::habits::Results::Folded`]): the thread's context, then
+/// what the tools returned so far (one call at a time, each once) and the request, in
+/// the order and words of `ask`. An answer that ended a turn stays the assistant's.
+pub(crate) fn folded(messages: Vec<ChatMessage>, ask: Ask) -> Vec<ChatMessage> {
     let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
-    // The open turn: its user message's place in `out`, and its calls by id.
-    let mut turn: Option<(usize, Vec<ToolCall>, Vec<String>)> = None;
-    let close = |out: &mut Vec<ChatMessage>,
-                 turn: &mut Option<(usize, Vec<ToolCall>, Vec<String>)>| {
-        let Some((at, _, results)) = turn.take() else {
-            return;
-        };
-        if results.is_empty() {
-            return;
-        }
-        if let Some(ChatMessage::User { content }) = out.get_mut(at) {
-            let (context, request) = prompt::split_context(content);
-            *content = format!(
-                "{context}{FOLDED_OPEN}\n{}\n\n{FOLDED_ASK} {}",
-                results.join("\n"),
-                request.trim()
-            );
-        }
-    };
+    let mut turn: Option<Folding> = None;
     for message in messages {
         match message {
             ChatMessage::User { .. } => {
-                close(&mut out, &mut turn);
-                turn = Some((out.len(), Vec::new(), Vec::new()));
+                if let Some(done) = turn.take() {
+                    done.close(&mut out, ask);
+                }
+                turn = Some(Folding::new(out.len()));
                 out.push(message);
             }
             ChatMessage::Assistant { tool_calls, .. }
                 if !tool_calls.is_empty() && turn.is_some() =>
             {
-                if let Some((_, calls, _)) = turn.as_mut() {
-                    calls.extend(tool_calls);
+                if let Some(open) = turn.as_mut() {
+                    open.calls.extend(tool_calls);
                 }
             }
             ChatMessage::Tool {
@@ -194,22 +252,25 @@ pub(crate) fn folded(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
                 is_error,
                 ..
             } if turn.is_some() => {
-                if let Some((_, calls, results)) = turn.as_mut() {
-                    let call = calls.iter().find(|call| call.id == tool_call_id);
+                if let Some(open) = turn.as_mut() {
+                    let call = open.calls.iter().find(|call| call.id == tool_call_id);
                     let what = call.map_or_else(|| name.clone(), called);
-                    let said = if is_error { " failed" } else { "" };
-                    results.push(format!("{what}{said}:\n{}", content.trim_end()));
+                    open.add(what, &content, is_error);
                 }
             }
             other => {
-                if matches!(other, ChatMessage::Assistant { .. }) {
-                    close(&mut out, &mut turn);
+                if matches!(other, ChatMessage::Assistant { .. })
+                    && let Some(done) = turn.take()
+                {
+                    done.close(&mut out, ask);
                 }
                 out.push(other);
             }
         }
     }
-    close(&mut out, &mut turn);
+    if let Some(done) = turn {
+        done.close(&mut out, ask);
+    }
     out
 }
 
@@ -541,24 +602,27 @@ mod tests {
             prompt::CONTEXT_OPEN,
             prompt::CONTEXT_CLOSE
         );
-        let sent = folded(vec![
-            ChatMessage::system("s"),
-            ChatMessage::user(first),
-            ChatMessage::Assistant {
-                content: "Let me read it.".into(),
-                reasoning: None,
-                tool_calls: vec![call("c1", "a.md", Some("{}"))],
-            },
-            result("c1", "alpha\n", false),
-            ChatMessage::Assistant {
-                content: String::new(),
-                reasoning: None,
-                tool_calls: vec![call("c2", "b.md", None)],
-            },
-            result("c2", "no such file", true),
-            ChatMessage::assistant("It says alpha."),
-            ChatMessage::user("And b.md?"),
-        ]);
+        let sent = folded(
+            vec![
+                ChatMessage::system("s"),
+                ChatMessage::user(first),
+                ChatMessage::Assistant {
+                    content: "Let me read it.".into(),
+                    reasoning: None,
+                    tool_calls: vec![call("c1", "a.md", Some("{}"))],
+                },
+                result("c1", "alpha\n", false),
+                ChatMessage::Assistant {
+                    content: String::new(),
+                    reasoning: None,
+                    tool_calls: vec![call("c2", "b.md", None)],
+                },
+                result("c2", "no such file", true),
+                ChatMessage::assistant("It says alpha."),
+                ChatMessage::user("And b.md?"),
+            ],
+            Ask::AnswerOrCall,
+        );
         assert_eq!(
             sent,
             vec![
@@ -573,6 +637,63 @@ mod tests {
                 ChatMessage::assistant("It says alpha."),
                 ChatMessage::user("And b.md?"),
             ]
+        );
+    }
+
+    #[test]
+    fn a_last_word_sees_each_result_once_and_is_asked_only_to_answer() {
+        let calls = |id: &str| ChatMessage::Assistant {
+            content: String::new(),
+            reasoning: None,
+            tool_calls: vec![call(id, "memo.txt", None)],
+        };
+        let refused = "this call repeats your previous call and was not run";
+        let sent = folded(
+            vec![
+                ChatMessage::system("s"),
+                ChatMessage::user("What is the code word in memo.txt?"),
+                calls("c1"),
+                result("c1", "the code word is OSPREY\n", false),
+                calls("c2"),
+                result("c2", "the code word is OSPREY\n", false),
+                calls("c3"),
+                result("c3", refused, true),
+                calls("c4"),
+                result("c4", refused, true),
+            ],
+            Ask::AnswerOnly,
+        );
+        assert_eq!(
+            sent,
+            vec![
+                ChatMessage::system("s"),
+                ChatMessage::user(
+                    "What is the code word in memo.txt?\n\nWhat the tools returned:\n\
+                     read_file memo.txt:\nthe code word is OSPREY\n\nAnswer in one sentence."
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failure_before_the_call_worked_is_kept() {
+        let sent = folded(
+            vec![
+                ChatMessage::user("q"),
+                ChatMessage::Assistant {
+                    content: String::new(),
+                    reasoning: None,
+                    tool_calls: vec![call("c1", "a", None), call("c2", "a", None)],
+                },
+                result("c1", "busy", true),
+                result("c2", "A", false),
+            ],
+            Ask::AnswerOnly,
+        );
+        assert_eq!(
+            sent[0].content(),
+            "q\n\nWhat the tools returned:\nread_file a failed:\nbusy\nread_file a:\nA\n\n\
+             Answer in one sentence."
         );
     }
 

@@ -7,6 +7,8 @@
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex, PoisonError};
 
+use cairn_core::prompt::is_question;
+
 /// How the results of a round are put to the model after them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Restate {
@@ -58,25 +60,6 @@ impl Restate {
             }
         }
     }
-}
-
-/// Whether the user's words ask something rather than ask for something done: a
-/// question mark, or a sentence that opens as a question or asks to be told.
-fn is_question(request: &str) -> bool {
-    const OPENINGS: [&str; 16] = [
-        "what", "which", "who", "whose", "where", "when", "why", "how", "is", "are", "does", "do",
-        "did", "can", "could", "tell",
-    ];
-    let request = request.trim();
-    if request.ends_with('?') {
-        return true;
-    }
-    let lower = request.to_lowercase();
-    let first = lower
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .next()
-        .unwrap_or_default();
-    OPENINGS.contains(&first) || lower.contains("tell me")
 }
 
 /// How a model is shown the results of its calls.

@@ -133,6 +133,7 @@ mod tests {
             .into(),
             sampling: Default::default(),
             origin: Default::default(),
+            answer_only: false,
         }
     }
 

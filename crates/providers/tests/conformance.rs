@@ -186,6 +186,7 @@ fn request(model: &str) -> ChatRequest {
         tools: Vec::new().into(),
         sampling: Sampling::default(),
         origin: Default::default(),
+        answer_only: false,
     }
 }
 

@@ -225,6 +225,7 @@ fn request(model: &str, messages: Vec<ChatMessage>) -> ChatRequest {
             max_tokens: Some(256),
         },
         origin: RequestOrigin::default(),
+        answer_only: false,
     }
 }
 

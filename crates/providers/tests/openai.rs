@@ -344,6 +344,48 @@ data: [DONE]
     );
 }
 
+#[tokio::test]
+async fn a_last_word_goes_out_with_no_tools_and_its_results_as_the_users_words() {
+    let server = FakeServer::start().await;
+    server.push(
+        CHAT,
+        Reply::sse(fixture("openai/plain_stream_with_usage.sse")),
+    );
+    let history = vec![
+        ChatMessage::system("sys"),
+        ChatMessage::user("What is in a?"),
+        ChatMessage::Assistant {
+            content: String::new(),
+            reasoning: None,
+            tool_calls: vec![call("c1", "read_file", r#"{"path":"a"}"#)],
+        },
+        ChatMessage::Tool {
+            tool_call_id: "c1".into(),
+            name: "read_file".into(),
+            content: "alpha".into(),
+            is_error: false,
+            images: Vec::new(),
+        },
+    ];
+    let last_word = ChatRequest {
+        tools: Vec::new().into(),
+        answer_only: true,
+        ..request(history)
+    };
+    collect(client(&server).stream_chat(last_word)).await;
+
+    let sent = server.requests()[0].json();
+    assert_eq!(sent.get("tools"), None);
+    assert_eq!(
+        sent["messages"],
+        json!([
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "What is in a?\n\nWhat the tools returned:\n\
+                                         read_file a:\nalpha\n\nAnswer in one sentence."}
+        ])
+    );
+}
+
 fn request(messages: Vec<ChatMessage>) -> ChatRequest {
     ChatRequest {
         model: "qwen3:8b".into(),
@@ -360,6 +402,7 @@ fn request(messages: Vec<ChatMessage>) -> ChatRequest {
             max_tokens: Some(512),
         },
         origin: RequestOrigin::default(),
+        answer_only: false,
     }
 }
 

@@ -225,6 +225,8 @@ pub(crate) struct Level {
     asked_to_say: bool,
     /// Whether it was told that a tool it wrote out as text does not exist.
     told_no_such_tool: bool,
+    /// The call its model is stuck on, once it is: its next round is its last word.
+    last_word: Option<String>,
     /// Rounds sent again after the server refused them as too long.
     pub refits: u32,
 }
@@ -266,6 +268,7 @@ impl Level {
             asked_to_say: false,
             refits: 0,
             told_no_such_tool: false,
+            last_word: None,
         }
     }
 
@@ -322,6 +325,21 @@ impl Level {
             .flat_map(|message| message.tool_calls().iter().rev())
             .filter_map(|call| Some((call, result_of(&call.id)?)))
             .collect()
+    }
+
+    /// Whether the words the level last heard from its user (or its parent) ask a
+    /// question rather than for a change.
+    fn asked_a_question(&self) -> bool {
+        self.history
+            .iter()
+            .rev()
+            .find_map(|message| match message {
+                ChatMessage::User { content } => Some(content),
+                _ => None,
+            })
+            .is_some_and(|content| {
+                crate::prompt::is_question(crate::prompt::split_context(content).1)
+            })
     }
 
     /// (answer text, reasoning, appended messages).

@@ -51,6 +51,9 @@ pub(crate) fn run_level<'a>(
                 // Refused as too long, and fitted again: the same round, smaller.
                 continue;
             };
+            if let Some(stuck) = level.last_word.take() {
+                return last_word(turn, level, round, stuck);
+            }
             let round = invented_again(turn, level, round);
             if let Some(done) = change_made_again(turn, level, &round) {
                 return Ok(done);
@@ -83,7 +86,10 @@ pub(crate) fn run_level<'a>(
                 return Ok(LevelEnd::Switched);
             }
             if let Some(call) = level.repeats.stuck() {
-                return Err(LevelFailure::Loop(call));
+                if !gets_a_last_word(level) {
+                    return Err(LevelFailure::Loop(call));
+                }
+                level.last_word = Some(call);
             }
         }
     })
@@ -197,6 +203,49 @@ fn invented_again(turn: &Turn, level: &mut Level, mut round: Round) -> Round {
     round
 }
 
+/// What follows a stuck level's last word: the user is told why it came so.
+const STUCK: &str = "(The model kept making the same call, so this answer was asked of it \
+                     with no tools offered.)";
+
+/// Whether a stuck level is asked for its last word: only for a question. Asked
+/// for a change it never made, the 0.5B said the change was made ("The lamp is
+/// painted purple."); a level that owes a structured result is never asked either:
+/// words are not its result.
+fn gets_a_last_word(level: &Level) -> bool {
+    let owes_structure = level
+        .scope
+        .finish
+        .as_ref()
+        .is_some_and(|finish| finish.schema().is_some());
+    !owes_structure && level.asked_a_question()
+}
+
+/// The round a stuck model was asked for with no tools offered: what it says is the
+/// level's answer. The 0.5B, having read the right file, read it again until the
+/// loop guard failed the turn; shown its results as the user's words and asked
+/// only to answer, it answered. A call written even then, or nothing said, means
+/// it is stuck for good.
+fn last_word(
+    turn: &Turn,
+    level: &mut Level,
+    round: Round,
+    stuck: String,
+) -> Result<LevelEnd, LevelFailure> {
+    if !round.calls.is_empty() || round.text.trim().is_empty() {
+        // What streamed is kept, as every answer cut short is; its calls never run.
+        if !round.text.trim().is_empty() {
+            level.push(assistant(round.text, round.reasoning, Vec::new()));
+        }
+        return Err(LevelFailure::Loop(stuck));
+    }
+    level.cut = round.cut;
+    let note = format!("\n\n{STUCK}");
+    show_text(turn, level, &note);
+    let answer = format!("{}{note}", round.text);
+    level.push(assistant(answer.clone(), round.reasoning, Vec::new()));
+    Ok(LevelEnd::Answer(answer))
+}
+
 /// A round that only makes again changes made since the user asked, each with the
 /// same arguments as one made well with only reading since: nothing is left to do,
 /// so nothing runs and the level ends, its answer saying so with what the changes
@@ -298,9 +347,12 @@ fn settle(level: &mut Level, text: String) -> Option<LevelEnd> {
 fn chat_request(level: &Level, tools: Arc<[ToolSpec]>) -> ChatRequest {
     let mut sampling = level.scope.sampling;
     sampling.max_tokens = sampling.max_tokens.or(level.scope.fit.answer_tokens);
-    if sampling.temperature.is_none() && !tools.is_empty() {
+    let answer_only = level.last_word.is_some();
+    let tools = if answer_only { Arc::from([]) } else { tools };
+    if sampling.temperature.is_none() && (!tools.is_empty() || answer_only) {
         // Small local models narrate calls instead of making them when they
-        // sample; tool rounds decode greedily unless the user set a temperature.
+        // sample; tool rounds decode greedily unless the user set a temperature,
+        // and so does the last word of a level that made them.
         sampling.temperature = Some(0.0);
     }
     ChatRequest {
@@ -309,6 +361,7 @@ fn chat_request(level: &Level, tools: Arc<[ToolSpec]>) -> ChatRequest {
         tools,
         sampling,
         origin: level.origin(),
+        answer_only,
     }
 }
 

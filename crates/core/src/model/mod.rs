@@ -23,6 +23,11 @@ pub struct ChatRequest {
     /// Where in the turn's tree this request comes from. Not sent to servers; it lets
     /// a scripted model answer per subtask and logs say who asked.
     pub origin: RequestOrigin,
+    /// The level's last word: its model kept making a call it was told repeats
+    /// itself, so it is offered no tools and asked only to answer from what they
+    /// returned. A server shows it its results as the user's words (a small model
+    /// shown its own calls again writes them again).
+    pub answer_only: bool,
 }
 
 /// Decoding parameters; `None` leaves the server's default.

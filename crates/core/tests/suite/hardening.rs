@@ -285,22 +285,83 @@ async fn identical_calls_in_one_round_count_in_their_order() {
     super::support::assert_calls_paired(&run.outcome.messages);
 }
 
-#[tokio::test]
-async fn a_model_that_repeats_a_refused_call_is_stopped_with_its_answer_kept() {
-    let model = ScriptedModel::new();
+/// The rounds of a model stuck on one call: it reads, reads again, and makes the
+/// call twice more after it is refused.
+fn stuck_on_a_read() -> Vec<ScriptedTurn> {
     let same = || ScriptedTurn::new().tool("probe", json!({"path": "notes.md"}));
-    model.root([
+    vec![
         ScriptedTurn::new()
             .say("Let me look.")
             .tool("probe", json!({"path": "notes.md"})),
         same(),
         same(),
         same(),
-        same(),
-        ScriptedTurn::text("never asked"),
-    ]);
+    ]
+}
+
+#[tokio::test]
+async fn a_stuck_model_is_asked_for_its_last_word_with_no_tools_and_that_is_its_answer() {
+    let model = ScriptedModel::new();
+    let mut rounds = stuck_on_a_read();
+    rounds.push(ScriptedTurn::text("The notes say OSPREY."));
+    rounds.push(ScriptedTurn::text("never asked"));
+    model.root(rounds);
+    let probe = Probe::new("probe").output("# Notes\nOSPREY");
+    let run = Harness::new(&model)
+        .tool(probe.clone())
+        .run("What do the notes say?")
+        .await;
+
+    run.assert_completed();
+    assert_eq!(probe.calls(), 2);
+    let requests = model.requests();
+    assert_eq!(
+        requests.len(),
+        5,
+        "one round after the second refused repeat"
+    );
+    let (before, last) = (&requests[3], &requests[4]);
+    assert!(!before.answer_only && !before.tools.is_empty());
+    assert!(last.answer_only, "the provider is told to fold the results");
+    assert!(last.tools.is_empty(), "nothing is offered to call");
+    assert_eq!(last.sampling.temperature, Some(0.0));
+    assert_eq!(
+        last.messages.len(),
+        before.messages.len() + 2,
+        "the same conversation, with the last refused call and its result"
+    );
+    let note = "(The model kept making the same call, so this answer was asked of it with \
+                no tools offered.)";
+    assert_eq!(
+        run.outcome.text,
+        format!("Let me look.\n\nThe notes say OSPREY.\n\n{note}")
+    );
+    // Rounds stream back to back; the kept answer parts them.
+    assert_eq!(
+        run.root_chunks(),
+        format!("Let me look.The notes say OSPREY.\n\n{note}"),
+        "the note streams as it is kept"
+    );
+    assert!(run.of_type("error").is_empty());
+    super::support::assert_calls_paired(&run.outcome.messages);
+}
+
+#[tokio::test]
+async fn a_model_that_calls_again_in_its_last_word_is_stopped_with_its_answer_kept() {
+    let model = ScriptedModel::new();
+    let mut rounds = stuck_on_a_read();
+    rounds.push(
+        ScriptedTurn::new()
+            .say("Reading again.")
+            .tool("probe", json!({"path": "notes.md"})),
+    );
+    rounds.push(ScriptedTurn::text("never asked"));
+    model.root(rounds);
     let probe = Probe::new("probe").output("# Notes");
-    let run = Harness::new(&model).tool(probe.clone()).run("go").await;
+    let run = Harness::new(&model)
+        .tool(probe.clone())
+        .run("What do the notes say?")
+        .await;
 
     assert_eq!(run.outcome.status, TurnStatus::Failed);
     let error = run.outcome.error.clone().unwrap();
@@ -312,20 +373,87 @@ async fn a_model_that_repeats_a_refused_call_is_stopped_with_its_answer_kept() {
         "{}",
         error.message
     );
-    assert_eq!(probe.calls(), 2);
+    assert_eq!(probe.calls(), 2, "the last word's call never runs");
     assert_eq!(
         model.requests().len(),
-        4,
-        "stopped after the second refused repeat, not at the iteration limit"
+        5,
+        "stopped after the last word, not at the iteration limit"
     );
     let errors: Vec<bool> = run.tool_ends().iter().map(|(_, _, error)| *error).collect();
     assert_eq!(errors, [false, false, true, true]);
+    assert_eq!(
+        run.outcome.text, "Let me look.\n\nReading again.",
+        "the answer so far is kept, as it streamed"
+    );
+    assert_eq!(run.root_chunks(), "Let me look.Reading again.");
+    assert_eq!(run.of_type("error").len(), 1);
+    super::support::assert_calls_paired(&run.outcome.messages);
+}
+
+#[tokio::test]
+async fn a_model_stuck_on_a_change_it_was_asked_for_is_stopped_with_no_last_word() {
+    let model = ScriptedModel::new();
+    let mut rounds = stuck_on_a_read();
+    rounds.push(ScriptedTurn::text("never asked"));
+    model.root(rounds);
+    let probe = Probe::new("probe").output("# Notes");
+    let run = Harness::new(&model)
+        .tool(probe.clone())
+        .run("Replace the title of notes.md with Minutes.")
+        .await;
+
+    assert_eq!(run.outcome.status, TurnStatus::Failed);
+    assert_eq!(
+        run.outcome.error.clone().unwrap().kind,
+        cairn_protocol::ErrorKind::Loop
+    );
+    assert_eq!(
+        model.requests().len(),
+        4,
+        "asked without tools, a model said a change it never made was made"
+    );
     assert_eq!(
         run.outcome.text, "Let me look.",
         "the answer so far is kept"
     );
     assert_eq!(run.of_type("error").len(), 1);
-    super::support::assert_calls_paired(&run.outcome.messages);
+}
+
+#[tokio::test]
+async fn a_stuck_subtask_that_owes_a_structured_result_gets_no_last_word() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call(
+            "run_subtask",
+            json!({
+                "title": "stuck",
+                "instructions": "What do the notes say?",
+                "output_schema": {"type": "object", "required": ["word"]},
+            }),
+        ),
+        ScriptedTurn::text("the subtask could not finish"),
+    ]);
+    model.subtask(
+        "stuck",
+        (0..4).map(|_| ScriptedTurn::call("probe", json!({"path": "notes.md"}))),
+    );
+    let run = Harness::new(&model)
+        .tool(Probe::new("probe"))
+        .run("go")
+        .await;
+
+    run.assert_completed();
+    let (_, result, is_error) = run
+        .tool_ends()
+        .into_iter()
+        .find(|end| end.0 == "run_subtask")
+        .unwrap();
+    assert!(is_error);
+    assert!(
+        result.as_str().unwrap().contains("kept repeating `probe"),
+        "{result}"
+    );
+    assert!(model.requests().iter().all(|request| !request.answer_only));
 }
 
 #[tokio::test]

@@ -155,6 +155,14 @@ impl Prepared {
                 .then_some(())
                 .ok_or_else(|| Miss(format!("the answer does not say {text}"))),
             Expect::NamesFirst { file, among } => {
+                // A listing of the folder names the file too, first when its name
+                // sorts first: naming them all answers nothing.
+                if among
+                    .iter()
+                    .all(|name| lower.contains(&name.to_lowercase()))
+                {
+                    return Err(Miss("the answer names every file".to_owned()));
+                }
                 let first = among
                     .iter()
                     .filter_map(|name| lower.find(&name.to_lowercase()).map(|at| (at, name)))
@@ -630,6 +638,13 @@ mod tests {
         assert!(run.judge(&right, dir.path()).is_ok(), "{right}");
         let wrong = format!("{other} mentions an animal, not {file}.");
         assert!(run.judge(&wrong, dir.path()).is_err(), "{wrong}");
+        let mut sorted = among.clone();
+        sorted.sort();
+        let listing = format!("The folder holds: {}.", sorted.join(", "));
+        assert_eq!(
+            run.judge(&listing, dir.path()),
+            Err(Miss("the answer names every file".to_owned()))
+        );
     }
 
     #[test]
