@@ -67,8 +67,8 @@ pub(crate) trait Below: Sync {
     ) -> Result<Success, CallFailure>;
 }
 
-/// Runs a round's calls as `verdicts` say (one per call): a refused repeat gets
-/// its error without running, and waits for the call it repeats. Each result is
+/// Runs a round's calls as `verdicts` say (one per call): a refused or rejected call
+/// gets its error without running, and waits for the calls before it. Each result is
 /// cut to `room` bytes for the model.
 pub(crate) async fn dispatch(
     turn: &Turn,
@@ -83,13 +83,19 @@ pub(crate) async fn dispatch(
     let mut switched = false;
     let mut next = 0;
     while next < calls.len() {
-        if let Some(Verdict::Refuse(previous)) = verdicts.get(next) {
-            // Every call before this one has its result: the one it repeats too.
-            let returned = match previous {
-                Previous::Returned(line) => line.clone(),
-                Previous::InRound(index) => repeats::quote(results[*index].content()),
-            };
-            let refusal = repeats::refusal(&calls[next], &returned);
+        let refusal = match verdicts.get(next) {
+            Some(Verdict::Refuse(previous)) => {
+                // Every call before this one has its result: the one it repeats too.
+                let returned = match previous {
+                    Previous::Returned(line) => line.clone(),
+                    Previous::InRound(index) => repeats::quote(results[*index].content()),
+                };
+                Some(repeats::refusal(&calls[next], &returned))
+            }
+            Some(Verdict::Reject(why)) => Some(why.clone()),
+            Some(Verdict::Run) | None => None,
+        };
+        if let Some(refusal) = refusal {
             let (message, _) =
                 run_call(turn, below, scope, &calls[next], room, Some(refusal)).await;
             results.push(message);

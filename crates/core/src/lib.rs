@@ -18,6 +18,7 @@ mod callee;
 mod child;
 mod clip;
 mod context;
+mod copied;
 pub mod disclosure;
 mod dispatch;
 mod engine_tools;

@@ -285,6 +285,20 @@ pub fn is_question(request: &str) -> bool {
     OPENINGS.contains(&first) || lower.contains("tell me")
 }
 
+/// How the project's instructions are headed in the context block.
+const INSTRUCTIONS_HEAD: &str = "Project instructions (AGENTS.md in the workspace):";
+
+/// The lines of a context block that Cairn itself wrote (the mode, the folder), not
+/// the project's instructions that may follow them.
+pub fn own_lines(context: &str) -> impl Iterator<Item = &str> {
+    context
+        .lines()
+        .map(str::trim)
+        .take_while(|line| *line != INSTRUCTIONS_HEAD)
+        .filter(|line| !line.is_empty() && CONTEXT_OPEN.trim() != *line)
+        .filter(|line| CONTEXT_CLOSE.trim() != *line)
+}
+
 /// What the thread's first message opens with (see the module's doc): its mode, its
 /// folder, and the project's own instructions when it has them, capped (shorter in
 /// the compact form). "" where it has none of them.
@@ -299,10 +313,7 @@ pub fn thread_context(ctx: &PromptContext<'_>, instructions: Option<&str>) -> St
             MAX_INSTRUCTIONS_CHARS
         };
         let shown: String = trimmed.chars().take(max_chars).collect();
-        let _ = writeln!(
-            context,
-            "Project instructions (AGENTS.md in the workspace):\n{shown}"
-        );
+        let _ = writeln!(context, "{INSTRUCTIONS_HEAD}\n{shown}");
         if trimmed.chars().count() > max_chars {
             context.push_str("[the rest of AGENTS.md is left out]\n");
         }
@@ -325,6 +336,23 @@ mod tests {
 
     use super::*;
     use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
+
+    #[test]
+    fn cairns_own_lines_are_the_blocks_lines_before_the_projects_instructions() {
+        let block = format!(
+            "{CONTEXT_OPEN}Permission mode: auto. Prefer reversible steps.\nWorkspace \
+             (file paths are relative to it): the folder `w`.\n{INSTRUCTIONS_HEAD}\nUse \
+             tabs.\n{CONTEXT_CLOSE}"
+        );
+        assert_eq!(
+            own_lines(&block).collect::<Vec<_>>(),
+            [
+                "Permission mode: auto. Prefer reversible steps.",
+                "Workspace (file paths are relative to it): the folder `w`."
+            ]
+        );
+        assert_eq!(own_lines("").count(), 0);
+    }
 
     #[test]
     fn questions_are_told_from_requests_for_changes() {

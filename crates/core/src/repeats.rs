@@ -39,6 +39,8 @@ pub(crate) enum Verdict {
     Run,
     /// Not run: it repeats a call that ran.
     Refuse(Previous),
+    /// Not run, for this reason, which is its error (see `copied`).
+    Reject(String),
 }
 
 /// The call a refused one repeats.
@@ -96,14 +98,14 @@ impl Repeats {
             .flatten()
     }
 
-    /// Keeps what the streak's last call that ran returned, for a repeat in a later
-    /// round. `results` are the round's, in call order.
+    /// Keeps what the streak's last call that ran (or was rejected) returned, for a
+    /// repeat in a later round. `results` are the round's, in call order.
     pub fn observe(&mut self, verdicts: &[Verdict], results: &[ChatMessage]) {
         let ran_last = verdicts
             .iter()
             .zip(results)
             .rev()
-            .find(|(verdict, _)| **verdict == Verdict::Run);
+            .find(|(verdict, _)| matches!(verdict, Verdict::Run | Verdict::Reject(_)));
         // Only when the round ends inside the streak that call belongs to: every call
         // after the last one that ran is a refused repeat of it.
         if let Some((_, result)) = ran_last {
@@ -187,6 +189,23 @@ mod tests {
         assert_eq!(
             repeats.judge(&[other, read.clone()]),
             [Verdict::Run, Verdict::Run]
+        );
+    }
+
+    #[test]
+    fn a_repeat_of_a_rejected_call_quotes_why_it_was_rejected() {
+        let mut repeats = Repeats::default();
+        let write = call("write_file", r#"{"path": "a.md", "content": "x"}"#);
+        let rejected = [Verdict::Reject("nothing was written".into())];
+        for _ in 0..2 {
+            repeats.judge(std::slice::from_ref(&write));
+            repeats.observe(&rejected, &[result("Error: nothing was written")]);
+        }
+        assert_eq!(
+            repeats.judge(std::slice::from_ref(&write)),
+            [Verdict::Refuse(Previous::Returned(
+                "Error: nothing was written".into()
+            ))]
         );
     }
 

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::budget::millis;
 use crate::callee::Callee;
+use crate::copied;
 use crate::dispatch::{Below, dispatch};
 use crate::events::Activity;
 use crate::history;
@@ -68,7 +69,16 @@ pub(crate) fn run_level<'a>(
             }
             level.push(assistant(round.text, round.reasoning, round.calls.clone()));
             level.made_calls = true;
-            let verdicts = level.repeats.judge(&round.calls);
+            let mut verdicts = level.repeats.judge(&round.calls);
+            copied::reject_copies(
+                &mut verdicts,
+                &round.calls,
+                level.context.as_deref(),
+                |call| {
+                    Callee::resolve(&level.scope, &call.name)
+                        .is_ok_and(|callee| callee.category() == ToolCategory::Write)
+                },
+            );
             let room = result_room(turn, level, visible_tokens, round.calls.len());
             let dispatched =
                 dispatch(turn, below, &level.scope, &round.calls, &verdicts, room).await;

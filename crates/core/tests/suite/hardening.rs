@@ -457,6 +457,51 @@ async fn a_stuck_subtask_that_owes_a_structured_result_gets_no_last_word() {
 }
 
 #[tokio::test]
+async fn a_change_that_writes_the_threads_context_into_a_file_is_not_run() {
+    let model = ScriptedModel::new();
+    let write = |content: &str| {
+        ScriptedTurn::new().tool("probe", json!({"path": "notes.txt", "content": content}))
+    };
+    model.root([
+        // The block that opens the request, taken for the file's words.
+        write(
+            "Permission mode: auto. Your tool calls run without asking. Prefer reversible \
+             steps.",
+        ),
+        write("OSPREY"),
+        ScriptedTurn::text("Wrote OSPREY into notes.txt."),
+    ]);
+    let probe = Probe::new("probe")
+        .category(ToolCategory::Write)
+        .output("created `notes.txt`");
+    let run = Harness::new(&model)
+        .mode(PermissionMode::Auto)
+        .tool(probe.clone())
+        .run("Put the code word from memo.txt into a new file called notes.txt.")
+        .await;
+
+    run.assert_completed();
+    assert_eq!(
+        probe.calls(),
+        1,
+        "only the write of the file's own words ran"
+    );
+    let ends = run.tool_ends();
+    let (_, rejected, is_error) = &ends[0];
+    assert!(is_error);
+    assert_eq!(
+        rejected.as_str().unwrap(),
+        "Error: nothing was written: this content is Cairn's note about this chat (its \
+         permission mode and folder), which no file holds. If the request needs a file's \
+         words, read that file first, then write what it says."
+    );
+    assert!(!ends[1].2, "the second write ran");
+    // The block opened the first request, as the model read it.
+    let first = model.requests()[0].messages[1].content().to_owned();
+    assert!(first.contains("Permission mode: auto."), "{first}");
+}
+
+#[tokio::test]
 async fn a_window_too_small_to_work_in_is_said_before_any_model_call() {
     let model = ScriptedModel::new().with_context_window(512);
     model.root([ScriptedTurn::text("never asked")]);
