@@ -16,7 +16,7 @@ use crate::repeats::Verdict;
 const MIN_LINE_CHARS: usize = 24;
 
 /// What the model is told of a call that copied the block.
-pub(crate) const REJECTED: &str = "nothing was written: this content is Cairn's note about \
+const REJECTED: &str = "nothing was written: this content is Cairn's note about \
      this chat (its permission mode and folder), which no file holds. If the request needs \
      a file's words, read that file first, then write what it says.";
 

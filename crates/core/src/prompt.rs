@@ -295,8 +295,7 @@ pub fn own_lines(context: &str) -> impl Iterator<Item = &str> {
         .lines()
         .map(str::trim)
         .take_while(|line| *line != INSTRUCTIONS_HEAD)
-        .filter(|line| !line.is_empty() && CONTEXT_OPEN.trim() != *line)
-        .filter(|line| CONTEXT_CLOSE.trim() != *line)
+        .filter(|line| ![CONTEXT_OPEN.trim(), CONTEXT_CLOSE.trim(), ""].contains(line))
 }
 
 /// What the thread's first message opens with (see the module's doc): its mode, its

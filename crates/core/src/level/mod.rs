@@ -225,8 +225,6 @@ pub(crate) struct Level {
     asked_to_say: bool,
     /// Whether it was told that a tool it wrote out as text does not exist.
     told_no_such_tool: bool,
-    /// The call its model is stuck on, once it is: its next round is its last word.
-    last_word: Option<String>,
     /// Rounds sent again after the server refused them as too long.
     pub refits: u32,
 }
@@ -268,7 +266,6 @@ impl Level {
             asked_to_say: false,
             refits: 0,
             told_no_such_tool: false,
-            last_word: None,
         }
     }
 

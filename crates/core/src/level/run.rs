@@ -52,7 +52,8 @@ pub(crate) fn run_level<'a>(
                 // Refused as too long, and fitted again: the same round, smaller.
                 continue;
             };
-            if let Some(stuck) = level.last_word.take() {
+            // Stuck after the last round, and not stopped for it: this was its last word.
+            if let Some(stuck) = level.repeats.stuck() {
                 return last_word(turn, level, round, stuck);
             }
             let round = invented_again(turn, level, round);
@@ -95,11 +96,10 @@ pub(crate) fn run_level<'a>(
             if dispatched.switched {
                 return Ok(LevelEnd::Switched);
             }
-            if let Some(call) = level.repeats.stuck() {
-                if !gets_a_last_word(level) {
-                    return Err(LevelFailure::Loop(call));
-                }
-                level.last_word = Some(call);
+            if let Some(call) = level.repeats.stuck()
+                && !gets_a_last_word(level)
+            {
+                return Err(LevelFailure::Loop(call));
             }
         }
     })
@@ -357,7 +357,8 @@ fn settle(level: &mut Level, text: String) -> Option<LevelEnd> {
 fn chat_request(level: &Level, tools: Arc<[ToolSpec]>) -> ChatRequest {
     let mut sampling = level.scope.sampling;
     sampling.max_tokens = sampling.max_tokens.or(level.scope.fit.answer_tokens);
-    let answer_only = level.last_word.is_some();
+    // A level still going while stuck is asking for its last word (see `run_level`).
+    let answer_only = level.repeats.stuck().is_some();
     let tools = if answer_only { Arc::from([]) } else { tools };
     if sampling.temperature.is_none() && (!tools.is_empty() || answer_only) {
         // Small local models narrate calls instead of making them when they
