@@ -1,7 +1,9 @@
 //! The time to the first word against a real model server, beside the server's own
 //! for the question alone (rerun with `scripts/real-model with cargo bench -p
 //! cairn-runtime --bench real_first_token`; it uses `CAIRN_REAL_MODEL_TOOLS_URL`, a
-//! llama.cpp server whose template renders tools).
+//! llama.cpp server whose template renders tools, or `CAIRN_FIRST_TOKEN_URL` when set:
+//! any llama.cpp server, such as `scripts/real-model serve 1.5b`). A call that asks
+//! for approval is denied: the bench times the first word, not what a model does.
 //!
 //! Per sample, alternating, each with a question of its own (no two share words a
 //! cache could reuse):
@@ -28,7 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cairn_core::Limits;
-use cairn_protocol::{Event, PermissionMode};
+use cairn_protocol::{ApprovalDecision, Event, PermissionMode};
 use cairn_providers::{Dialect, Endpoint, Sampling, Server};
 use cairn_runtime::{ModelChoice, Runtime};
 use cairn_store::Store;
@@ -228,11 +230,19 @@ async fn ask(runtime: &Runtime, thread: &str, question: &str, url: &str) -> Time
     // Attached at once: the server takes far longer to answer than this.
     let (so_far, mut events) = live.attach();
     let mut first = so_far.iter().any(answers).then(Instant::now);
-    while first.is_none() {
-        match events.recv().await {
-            Some(event) if answers(&event) => first = Some(Instant::now()),
-            Some(_) => {}
-            None => break,
+    while let Some(event) = events.recv().await {
+        if first.is_none() && answers(&event) {
+            first = Some(Instant::now());
+        }
+        // A model that can call tools may ask to write; no one is there to allow it,
+        // and the turn would wait for ever.
+        match &event {
+            Event::ToolApprovalRequest(request) => runtime
+                .answer_approval(&request.approval_id, ApprovalDecision::Deny)
+                .unwrap(),
+            // The turn's last event: its receiver stays open after it.
+            Event::Done(_) => break,
+            _ => {}
         }
     }
     live.finished().await.unwrap();
@@ -264,10 +274,17 @@ fn folder(root: &Path, name: &str) -> std::path::PathBuf {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let url = std::env::var("CAIRN_REAL_MODEL_TOOLS_URL")
+    let url = std::env::var("CAIRN_FIRST_TOKEN_URL")
+        .or_else(|_| std::env::var("CAIRN_REAL_MODEL_TOOLS_URL"))
         .expect("run under scripts/real-model with (CAIRN_REAL_MODEL_TOOLS_URL)");
     let http = cairn_providers::http::client_builder().build().unwrap();
-    let (relayed, last_sent) = relay(url.clone(), http.clone()).await;
+    // Its own client, keeping no connection: llama.cpp closes an idle one, and a
+    // request sent on it fails.
+    let fresh = cairn_providers::http::client_builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let (relayed, last_sent) = relay(url.clone(), fresh).await;
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("cairn.db")).await.unwrap();
     let runtime = Runtime::with_agents_dir(store, Limits::default(), None);
