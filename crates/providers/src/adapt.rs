@@ -20,6 +20,9 @@ pub(crate) fn text_calls(inner: ModelStream, known: Vec<String>) -> ModelStream 
         inner: ModelStream,
         detector: Option<TextCalls>,
         native: bool,
+        /// The model streams calls of its own: a text call's draft could take the
+        /// slot of one of them.
+        native_drafts: bool,
         queue: VecDeque<Item>,
         over: bool,
     }
@@ -56,6 +59,7 @@ pub(crate) fn text_calls(inner: ModelStream, known: Vec<String>) -> ModelStream 
         inner,
         detector: Some(TextCalls::new(known)),
         native: false,
+        native_drafts: false,
         queue: VecDeque::new(),
         over: false,
     };
@@ -74,12 +78,24 @@ pub(crate) fn text_calls(inner: ModelStream, known: Vec<String>) -> ModelStream 
                         if !shown.is_empty() {
                             state.queue.push_back(Ok(ModelEvent::Text(shown)));
                         }
+                        if let Some(draft) = detector.draft().filter(|_| !state.native_drafts) {
+                            state.queue.push_back(Ok(ModelEvent::ToolCallDraft {
+                                slot: draft.slot,
+                                id: String::new(),
+                                name: draft.name,
+                                arguments: draft.arguments,
+                            }));
+                        }
                     }
                     None => state.queue.push_back(Ok(ModelEvent::Text(delta))),
                 },
                 Some(Ok(ModelEvent::ToolCall(call))) => {
                     state.native = true;
                     state.queue.push_back(Ok(ModelEvent::ToolCall(call)));
+                }
+                Some(Ok(draft @ ModelEvent::ToolCallDraft { .. })) => {
+                    state.native_drafts = true;
+                    state.queue.push_back(Ok(draft));
                 }
                 Some(Ok(ModelEvent::Finished(reason))) => state.flush(true, Some(reason)),
                 Some(Ok(other)) => state.queue.push_back(Ok(other)),

@@ -56,6 +56,21 @@ pub struct TextCalls {
     /// so that the engine sees the loop and stops it (the 0.5B wrote the same two
     /// arguments into one "call" for five minutes, shown nothing all the while).
     held_loop: Repetition,
+    /// How much of the held block's arguments went out in drafts.
+    drafted: usize,
+    /// A drafted block was let out as text after all: its slot's draft is never
+    /// made, so no later block is drafted into the same slot.
+    draft_lost: bool,
+}
+
+/// A piece of a call being written as text, shown as a native call's is: its place
+/// among the answer's calls, the tool it names and its arguments written since the
+/// last piece.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Draft {
+    pub slot: usize,
+    pub name: String,
+    pub arguments: String,
 }
 
 impl TextCalls {
@@ -70,7 +85,50 @@ impl TextCalls {
             whole_prefix: "",
             fence_open: String::new(),
             held_loop: Repetition::default(),
+            drafted: 0,
+            draft_lost: false,
         }
+    }
+
+    /// The call being written in the block held now, once it has named an offered
+    /// tool and opened its arguments: the 1.5B writes its calls as a ```json block,
+    /// 40 to 60 tokens (two seconds and more on a CPU) in which nothing else shows.
+    /// `None` when nothing new is written, the block is not in that shape (arguments
+    /// first, several calls), or a drafted block turned out to be text.
+    pub fn draft(&mut self) -> Option<Draft> {
+        if self.draft_lost || matches!(self.mode, Mode::Free | Mode::Code) {
+            return None;
+        }
+        let (name, arguments) = named_then_arguments(&self.held)?;
+        // What may begin the block's closing marker waits for what follows.
+        let close = if self.mode == Mode::Tag {
+            TAG_CLOSE
+        } else {
+            FENCE
+        };
+        let keep = (1..close.len())
+            .rev()
+            .find(|&n| arguments.ends_with(&close[..n]))
+            .unwrap_or(0);
+        let arguments = &arguments[..arguments.len() - keep];
+        if !self.knows(name) || arguments.len() <= self.drafted {
+            return None;
+        }
+        let piece = arguments[self.drafted..].to_owned();
+        self.drafted = arguments.len();
+        Some(Draft {
+            slot: self.calls.len(),
+            name: name.to_owned(),
+            arguments: piece,
+        })
+    }
+
+    /// The held block is done with, as a call (`converted`) or as text.
+    fn block_ended(&mut self, converted: bool) {
+        if self.drafted > 0 && !converted {
+            self.draft_lost = true;
+        }
+        self.drafted = 0;
     }
 
     /// Takes a text delta; returns the text that can be shown now.
@@ -179,8 +237,12 @@ impl TextCalls {
                         Some(calls) => {
                             self.calls.extend(calls);
                             self.converted.push_str(&block);
+                            self.block_ended(true);
                         }
-                        None => out.push_str(&block),
+                        None => {
+                            out.push_str(&block);
+                            self.block_ended(false);
+                        }
                     }
                 }
             }
@@ -207,6 +269,7 @@ impl TextCalls {
         self.held.clear();
         self.held_loop = Repetition::default();
         self.mode = Mode::Free;
+        self.block_ended(false);
     }
 
     /// Ends the answer. `native_calls`: whether the model also emitted real calls,
@@ -303,6 +366,23 @@ impl TextCalls {
             written: Some(written.to_owned()),
         })
     }
+}
+
+/// The tool a call object names and its arguments so far, when the object opens with
+/// its name and then its arguments (`{"name": "read_file", "arguments": {"pa`), as
+/// Qwen's and Hermes' calls do.
+fn named_then_arguments(held: &str) -> Option<(&str, &str)> {
+    let rest = held.trim_start().strip_prefix('{')?;
+    let rest = rest.trim_start().strip_prefix("\"name\"")?;
+    let rest = rest.trim_start().strip_prefix(':')?;
+    let rest = rest.trim_start().strip_prefix('"')?;
+    let (name, rest) = rest.split_once('"')?;
+    let rest = rest.trim_start().strip_prefix(',')?.trim_start();
+    let rest = ["\"arguments\"", "\"parameters\""]
+        .iter()
+        .find_map(|key| rest.strip_prefix(key))?;
+    let arguments = rest.trim_start().strip_prefix(':')?.trim_start();
+    (!arguments.is_empty()).then_some((name, arguments))
 }
 
 /// `written` without `rest`, what followed the block's first value: only the calls
@@ -796,6 +876,85 @@ mod tests {
         assert_eq!(calls.push("```\n# \n# \n"), "");
         assert_eq!(calls.push("# \n"), "```\n# \n# \n# \n");
         assert_eq!(calls.push("# \n"), "# \n");
+    }
+
+    /// Streams `text` a byte at a time (on char boundaries), gathering the drafts.
+    fn drafts_of(calls: &mut TextCalls, text: &str) -> Vec<Draft> {
+        let mut drafts: Vec<Draft> = Vec::new();
+        let mut at = 0;
+        while at < text.len() {
+            let next = (at + 1..=text.len())
+                .find(|&end| text.is_char_boundary(end))
+                .unwrap_or(text.len());
+            calls.push(&text[at..next]);
+            at = next;
+            if let Some(draft) = calls.draft() {
+                match drafts.last_mut() {
+                    Some(last) if last.slot == draft.slot => {
+                        assert_eq!(last.name, draft.name);
+                        last.arguments.push_str(&draft.arguments);
+                    }
+                    _ => drafts.push(draft),
+                }
+            }
+        }
+        drafts
+    }
+
+    #[test]
+    fn a_call_written_as_text_is_drafted_while_it_is_written() {
+        let mut calls = TextCalls::new(known());
+        let text = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```\n\
+                    <tool_call>\n{\"name\": \"list_dir\", \"parameters\": {}}\n</tool_call>";
+        let drafts = drafts_of(&mut calls, text);
+        // Each block's arguments as written so far: the object's own closing brace
+        // too, since nothing tells it from the arguments' until the block ends.
+        assert_eq!(
+            drafts,
+            [
+                Draft {
+                    slot: 0,
+                    name: "read_file".into(),
+                    arguments: "{\"path\": \"a.txt\"}}\n".into(),
+                },
+                Draft {
+                    slot: 1,
+                    name: "list_dir".into(),
+                    arguments: "{}}\n".into(),
+                },
+            ]
+        );
+        let (_, made) = calls.finish(false);
+        assert_eq!(
+            made.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+            ["read_file", "list_dir"],
+            "the drafted calls are the calls made, in the drafts' slots"
+        );
+    }
+
+    #[test]
+    fn only_a_named_offered_call_is_drafted_and_a_draft_let_out_as_text_ends_drafting() {
+        for undrafted in [
+            // Arguments first, a tool not offered, JSON that is no call.
+            "```json\n{\"arguments\": {\"path\": \"a\"}, \"name\": \"read_file\"}\n```",
+            "```json\n{\"name\": \"delete_all\", \"arguments\": {\"x\": 1}}\n```",
+            "```json\n{\"city\": \"Paris\", \"arguments\": 1}\n```",
+        ] {
+            let mut calls = TextCalls::new(known());
+            assert_eq!(drafts_of(&mut calls, undrafted), [], "{undrafted}");
+        }
+        let mut calls = TextCalls::new(known());
+        // Drafted, then not a call (its arguments a number): the draft is never
+        // made, so the next block is not drafted into its slot.
+        let text = "```json\n{\"name\": \"read_file\", \"arguments\": 5}\n```\n\
+                    ```json\n{\"name\": \"list_dir\", \"arguments\": {}}\n```";
+        let drafts = drafts_of(&mut calls, text);
+        assert_eq!(
+            drafts.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+            ["read_file"]
+        );
+        let (_, made) = calls.finish(false);
+        assert_eq!(made.len(), 1, "the second block is still a call");
     }
 
     #[test]

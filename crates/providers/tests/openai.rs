@@ -810,7 +810,8 @@ async fn a_call_written_as_text_becomes_a_call() {
         CHAT,
         Reply::sse(cairn_testkit::sse::text(&[
             "<tool_call>\n{\"name\": \"read_file\", ",
-            "\"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>",
+            "\"arguments\": {\"path\": \"a.txt\"}}\n",
+            "</tool_call>",
         ])),
     );
     let d = collect(
@@ -830,6 +831,17 @@ async fn a_call_written_as_text_becomes_a_call() {
             ..call("", "read_file", r#"{"path":"a.txt"}"#)
         }],
         "kept as the model wrote it, to be shown to it so again"
+    );
+    // Shown while written, as a native call is: named, then its arguments as they
+    // come (the object's own closing brace too, until the block ends).
+    assert_eq!(
+        d.drafts,
+        [(
+            String::new(),
+            "read_file".to_owned(),
+            "{\"path\": \"a.txt\"}}\n".to_owned(),
+            1
+        )]
     );
     assert_eq!(d.finish, Some(FinishReason::ToolCalls));
     assert_eq!(
