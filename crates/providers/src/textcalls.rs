@@ -106,11 +106,7 @@ impl TextCalls {
         } else {
             FENCE
         };
-        let keep = (1..close.len())
-            .rev()
-            .find(|&n| arguments.ends_with(&close[..n]))
-            .unwrap_or(0);
-        let arguments = &arguments[..arguments.len() - keep];
+        let arguments = &arguments[..arguments.len() - begun_marker_len(arguments, close)];
         if !self.knows(name) || arguments.len() <= self.drafted {
             return None;
         }
@@ -209,10 +205,7 @@ impl TextCalls {
                         self.mode = Mode::Free;
                     }
                     None => {
-                        let keep = (1..FENCE.len())
-                            .rev()
-                            .find(|&n| self.held.ends_with(&FENCE[..n]))
-                            .unwrap_or(0);
+                        let keep = begun_marker_len(&self.held, FENCE);
                         let cut = self.held.len() - keep;
                         out.push_str(&self.held[..cut]);
                         self.held.drain(..cut);
@@ -496,13 +489,16 @@ const MAX_HEADING_COMMENTS: usize = 2;
 fn partial_marker_len(text: &str) -> usize {
     [TAG_OPEN, FENCE]
         .iter()
-        .map(|marker| {
-            (1..marker.len())
-                .rev()
-                .find(|&n| text.ends_with(&marker[..n]))
-                .unwrap_or(0)
-        })
+        .map(|marker| begun_marker_len(text, marker))
         .max()
+        .unwrap_or(0)
+}
+
+/// How many of `text`'s last bytes could be the start of `marker` (never all of it).
+fn begun_marker_len(text: &str, marker: &str) -> usize {
+    (1..marker.len())
+        .rev()
+        .find(|&n| text.ends_with(&marker[..n]))
         .unwrap_or(0)
 }
 
