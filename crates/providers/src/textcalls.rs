@@ -61,6 +61,9 @@ pub struct TextCalls {
     /// A drafted block was let out as text after all: its slot's draft is never
     /// made, so no later block is drafted into the same slot.
     draft_lost: bool,
+    /// A block just became a call: the line breaks that set it apart from the text
+    /// after it are dropped (the text before it ends in its own).
+    after_call: bool,
 }
 
 /// A piece of a call being written as text, shown as a native call's is: its place
@@ -87,6 +90,7 @@ impl TextCalls {
             held_loop: Repetition::default(),
             drafted: 0,
             draft_lost: false,
+            after_call: false,
         }
     }
 
@@ -125,6 +129,7 @@ impl TextCalls {
             self.draft_lost = true;
         }
         self.drafted = 0;
+        self.after_call = converted;
     }
 
     /// Takes a text delta; returns the text that can be shown now.
@@ -138,6 +143,18 @@ impl TextCalls {
                     break;
                 }
                 Mode::Free => {
+                    if self.after_call {
+                        // A block cut out of the text left its blank lines behind
+                        // ("Here's how:\n\n\n\nThis will return…"), and a small model
+                        // later copied that hollow text as its answer.
+                        let breaks =
+                            self.held.len() - self.held.trim_start_matches(['\n', '\r']).len();
+                        self.held.drain(..breaks);
+                        if self.held.is_empty() {
+                            break;
+                        }
+                        self.after_call = false;
+                    }
                     if !self.released_any && out.is_empty() {
                         let start = self.held.trim_start();
                         if start.is_empty() {
@@ -598,7 +615,7 @@ mod tests {
         );
         check(
             "I'll check the file.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"list_dir\", \"arguments\": {\"path\": \".\"}}\n</tool_call>",
-            "I'll check the file.\n\n",
+            "I'll check the file.\n",
             &[
                 ("read_file", r#"{"path":"a.txt"}"#),
                 ("list_dir", r#"{"path":"."}"#),
@@ -665,6 +682,13 @@ mod tests {
             "Sure:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}\n```",
             "Sure:\n",
             &[("read_file", r#"{"path":"README.md"}"#)],
+        );
+        // The block's own blank lines go with it: the text reads as one paragraph
+        // break, not three.
+        check(
+            "Here's how:\n\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.md\"}}\n```\n\nThis will return it.\n\nThen more.",
+            "Here's how:\n\nThis will return it.\n\nThen more.",
+            &[("read_file", r#"{"path":"a.md"}"#)],
         );
     }
 
