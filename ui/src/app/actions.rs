@@ -204,6 +204,9 @@ fn follow(ctx: Ctx, attach: Attach, turn: ArcRwSignal<TurnView>) {
 struct Feed {
     target: RefCell<Option<ArcRwSignal<TurnView>>>,
     pieces: RefCell<Pieces>,
+    /// The chat list's generation when the turn started: while it is the same, the
+    /// turn's chat is the one on screen.
+    generation: u64,
 }
 
 impl Feed {
@@ -220,6 +223,68 @@ impl Feed {
             ctx.chat.stream_tick.update(|tick| *tick += 1);
         }
     }
+
+    /// Whether the turn's chat is still the one on screen.
+    fn shown(&self, ctx: Ctx) -> bool {
+        ctx.chats.generation.get_untracked() == self.generation
+    }
+
+    /// Draws the held pieces at the next frame after `wait` ms.
+    fn draw_in(feed: &Rc<Self>, ctx: Ctx, wait: f64) {
+        let feed = Rc::clone(feed);
+        let draw = move || {
+            let pieces = feed.pieces.borrow_mut().draw(now_ms());
+            feed.apply(ctx, &pieces);
+        };
+        if wait > 0.0 {
+            set_timeout(
+                move || request_animation_frame(draw),
+                Duration::from_micros((wait * 1e3) as u64),
+            );
+        } else {
+            request_animation_frame(draw);
+        }
+    }
+
+    fn finished(&self, ctx: Ctx, done: &cairn_protocol::Done) {
+        ctx.chats
+            .running
+            .update(|running| running.retain(|id| *id != done.thread_id));
+        refresh_threads(ctx);
+        if self.shown(ctx) {
+            refresh_usage(ctx, done.thread_id.clone());
+        }
+        *self.target.borrow_mut() = None;
+    }
+
+    /// The next agent answers on: its follow-up and a fresh answer go under this one,
+    /// and the rest of the stream fills that answer.
+    fn hand_over(&self, ctx: Ctx, switched: &cairn_protocol::AgentSwitched) {
+        let next = ArcRwSignal::new(TurnView::new());
+        if self.shown(ctx) {
+            ctx.chat.entries.update(|entries| {
+                entries.push(EntryView::Handover {
+                    id: local_id("handover"),
+                    handover: Some(cairn_protocol::Handover {
+                        from: switched.from.clone(),
+                        to: switched.to.clone(),
+                        reason: switched.reason.clone(),
+                    }),
+                    text: switched.follow_up.clone(),
+                });
+                entries.push(EntryView::Assistant {
+                    id: switched.message_id.clone(),
+                    turn: next.clone(),
+                });
+            });
+            ctx.chats.current.update(|thread| {
+                if let Some(thread) = thread.as_mut().filter(|t| t.id == switched.thread_id) {
+                    thread.agent = Some(switched.to.clone());
+                }
+            });
+        }
+        *self.target.borrow_mut() = Some(next);
+    }
 }
 
 /// A channel that applies a turn's events to `turn` and lets go of it at `done`, and
@@ -231,10 +296,10 @@ fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell
     let feed = Rc::new(Feed {
         target: RefCell::new(Some(turn)),
         pieces: RefCell::new(Pieces::new()),
+        generation: ctx.chats.generation.get_untracked(),
     });
     let done = Rc::new(Cell::new(false));
     let seen_done = Rc::clone(&done);
-    let generation = ctx.chats.generation.get_untracked();
     let channel = ipc::channel(move |event: Event| {
         if feed.target.borrow().is_none() {
             return;
@@ -244,26 +309,11 @@ fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell
             Take::Held { wake_in_ms: None } => return,
             Take::Held {
                 wake_in_ms: Some(wait),
-            } => {
-                let feed = Rc::clone(&feed);
-                let draw = move || {
-                    let pieces = feed.pieces.borrow_mut().draw(now_ms());
-                    feed.apply(ctx, &pieces);
-                };
-                if wait > 0.0 {
-                    set_timeout(
-                        move || request_animation_frame(draw),
-                        Duration::from_micros((wait * 1e3) as u64),
-                    );
-                } else {
-                    request_animation_frame(draw);
-                }
-                return;
-            }
+            } => return Feed::draw_in(&feed, ctx, wait),
             Take::Apply(events) => events,
         };
         feed.apply(ctx, &events);
-        if ctx.chats.generation.get_untracked() == generation
+        if feed.shown(ctx)
             && let Some(words) = crate::announce::last_said(&events)
         {
             ctx.nav.announce.set(words);
@@ -272,44 +322,9 @@ fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell
         match events.last() {
             Some(Event::Done(done)) => {
                 seen_done.set(true);
-                ctx.chats
-                    .running
-                    .update(|running| running.retain(|id| *id != done.thread_id));
-                refresh_threads(ctx);
-                if ctx.chats.generation.get_untracked() == generation {
-                    refresh_usage(ctx, done.thread_id.clone());
-                }
-                *feed.target.borrow_mut() = None;
+                feed.finished(ctx, done);
             }
-            // The next agent answers on: its follow-up and a fresh answer go under
-            // this one, and the rest of the stream fills that answer.
-            Some(Event::AgentSwitched(switched)) => {
-                let next = ArcRwSignal::new(TurnView::new());
-                if ctx.chats.generation.get_untracked() == generation {
-                    ctx.chat.entries.update(|entries| {
-                        entries.push(EntryView::Handover {
-                            id: local_id("handover"),
-                            handover: Some(cairn_protocol::Handover {
-                                from: switched.from.clone(),
-                                to: switched.to.clone(),
-                                reason: switched.reason.clone(),
-                            }),
-                            text: switched.follow_up.clone(),
-                        });
-                        entries.push(EntryView::Assistant {
-                            id: switched.message_id.clone(),
-                            turn: next.clone(),
-                        });
-                    });
-                    ctx.chats.current.update(|thread| {
-                        if let Some(thread) = thread.as_mut().filter(|t| t.id == switched.thread_id)
-                        {
-                            thread.agent = Some(switched.to.clone());
-                        }
-                    });
-                }
-                *feed.target.borrow_mut() = Some(next);
-            }
+            Some(Event::AgentSwitched(switched)) => feed.hand_over(ctx, switched),
             _ => {}
         }
     });
@@ -505,23 +520,7 @@ pub fn answer_again(ctx: Ctx, entry_id: String, again: Again) {
             .model
             .get_untracked()
             .or_else(|| ctx.config.settings.with_untracked(|s| s.model.clone()));
-        let redo = |question| RedoTurn {
-            thread_id: thread_id.clone(),
-            question,
-            model: model.clone(),
-        };
-        let started = match &again {
-            Again::Retry => {
-                let retry = RetryTurn {
-                    thread_id: thread_id.clone(),
-                    model: model.clone(),
-                };
-                ipc::call_streaming(&retry, &channel).await
-            }
-            Again::Regenerate => ipc::call_streaming(&redo(None), &channel).await,
-            Again::Edit(text) => ipc::call_streaming(&redo(Some(text.clone())), &channel).await,
-        };
-        match started {
+        match ask_again(&again, thread_id, model, &channel).await {
             Ok(sent) => {
                 // What it took over from the answer it replaces; its own writes join
                 // as they come (some may have come already).
@@ -533,34 +532,60 @@ pub fn answer_again(ctx: Ctx, entry_id: String, again: Again) {
                     }
                 });
                 mark_running(ctx, sent.thread_id, &done);
-                if ctx.chats.generation.get_untracked() != generation {
-                    return;
+                if ctx.chats.generation.get_untracked() == generation {
+                    ctx.chat.editing.set(None);
+                    answer_in_place(ctx, &entry_id, turn, again);
                 }
-                ctx.chat.editing.set(None);
-                ctx.chat.entries.update(|entries| {
-                    let Some(at) = entries.iter().position(|e| e.id() == entry_id) else {
-                        return;
-                    };
-                    entries[at] = EntryView::Assistant {
-                        id: local_id("turn"),
-                        turn,
-                    };
-                    // The question as rewritten, under a new key: the list draws an
-                    // entry once per key.
-                    if let Again::Edit(text) = again
-                        && let Some(asked) = entries[..at]
-                            .iter_mut()
-                            .rev()
-                            .find(|e| matches!(e, EntryView::User { .. }))
-                    {
-                        *asked = EntryView::User {
-                            id: local_id("user"),
-                            text,
-                        };
-                    }
-                });
             }
             Err(err) => ctx.say(err.message),
+        }
+    });
+}
+
+async fn ask_again(
+    again: &Again,
+    thread_id: String,
+    model: Option<String>,
+    channel: &ipc::Channel,
+) -> Result<Sent, cairn_protocol::desktop::CommandError> {
+    let question = match again {
+        Again::Retry => {
+            let retry = RetryTurn { thread_id, model };
+            return ipc::call_streaming(&retry, channel).await;
+        }
+        Again::Regenerate => None,
+        Again::Edit(text) => Some(text.clone()),
+    };
+    let redo = RedoTurn {
+        thread_id,
+        question,
+        model,
+    };
+    ipc::call_streaming(&redo, channel).await
+}
+
+/// The new answer in the old one's place, under the question as rewritten if it was.
+fn answer_in_place(ctx: Ctx, entry_id: &str, turn: ArcRwSignal<TurnView>, again: Again) {
+    ctx.chat.entries.update(|entries| {
+        let Some(at) = entries.iter().position(|e| e.id() == entry_id) else {
+            return;
+        };
+        entries[at] = EntryView::Assistant {
+            id: local_id("turn"),
+            turn,
+        };
+        // The question as rewritten, under a new key: the list draws an entry once
+        // per key.
+        if let Again::Edit(text) = again
+            && let Some(asked) = entries[..at]
+                .iter_mut()
+                .rev()
+                .find(|e| matches!(e, EntryView::User { .. }))
+        {
+            *asked = EntryView::User {
+                id: local_id("user"),
+                text,
+            };
         }
     });
 }
@@ -991,28 +1016,14 @@ fn set_zoom(ctx: Ctx, percent: u16) {
 /// into a text field.
 pub fn keyboard_shortcuts(ctx: Ctx) {
     let handle = window_event_listener(leptos::ev::keydown, move |event| {
-        if ctx.nav.confirm_quit.get_untracked() {
-            // The quit question has the keyboard: Esc keeps Cairn running.
-            if event.key() == "Escape" {
-                ctx.nav.confirm_quit.set(false);
+        if event.key() == "Escape" {
+            if escape(ctx) {
+                event.prevent_default();
             }
             return;
         }
-        if event.key() == "Escape" && ctx.nav.open_menu.with_untracked(Option::is_some) {
-            ctx.nav.open_menu.set(None);
-            return;
-        }
-        if event.key() == "Escape" && ctx.nav.agent_menu.get_untracked() {
-            ctx.nav.agent_menu.set(false);
-            return;
-        }
-        if event.key() == "Escape" && ctx.nav.narrow_sidebar.get_untracked() {
-            ctx.nav.narrow_sidebar.set(false);
-            return;
-        }
-        if event.key() == "Escape" && ctx.current_id().is_some_and(|id| ctx.is_running(&id)) {
-            event.prevent_default();
-            stop(ctx);
+        if ctx.nav.confirm_quit.get_untracked() {
+            // The quit question has the keyboard.
             return;
         }
         if event.ctrl_key() && !event.alt_key() && !event.meta_key() {
@@ -1032,19 +1043,7 @@ pub fn keyboard_shortcuts(ctx: Ctx) {
             "n" | "N" => ApprovalDecision::Deny,
             _ => return,
         };
-        let waiting = ctx.chat.entries.with_untracked(|entries| {
-            entries.iter().find_map(|entry| match entry {
-                EntryView::Assistant { turn, .. } => turn
-                    .with_untracked(|view| {
-                        view.pending_approvals()
-                            .first()
-                            .map(|a| a.approval_id.clone())
-                    })
-                    .map(|id| (turn.clone(), id)),
-                _ => None,
-            })
-        });
-        if let Some((turn, approval_id)) = waiting {
+        if let Some((turn, approval_id)) = first_waiting_approval(ctx) {
             event.prevent_default();
             answer(ctx, turn, approval_id, decision);
         }
@@ -1071,6 +1070,41 @@ pub fn keyboard_shortcuts(ctx: Ctx) {
         }
     });
     std::mem::forget(clicks);
+}
+
+/// What Escape closes, the innermost first: the quit question (Cairn keeps running),
+/// a menu, the narrow window's chat list; else it stops the chat's turn. Whether the
+/// key stopped a turn (the page then does nothing else with it).
+fn escape(ctx: Ctx) -> bool {
+    if ctx.nav.confirm_quit.get_untracked() {
+        ctx.nav.confirm_quit.set(false);
+    } else if ctx.nav.open_menu.with_untracked(Option::is_some) {
+        ctx.nav.open_menu.set(None);
+    } else if ctx.nav.agent_menu.get_untracked() {
+        ctx.nav.agent_menu.set(false);
+    } else if ctx.nav.narrow_sidebar.get_untracked() {
+        ctx.nav.narrow_sidebar.set(false);
+    } else if ctx.current_id().is_some_and(|id| ctx.is_running(&id)) {
+        stop(ctx);
+        return true;
+    }
+    false
+}
+
+/// The first approval on screen still waiting for an answer, and its turn.
+fn first_waiting_approval(ctx: Ctx) -> Option<(ArcRwSignal<TurnView>, String)> {
+    ctx.chat.entries.with_untracked(|entries| {
+        entries.iter().find_map(|entry| match entry {
+            EntryView::Assistant { turn, .. } => turn
+                .with_untracked(|view| {
+                    view.pending_approvals()
+                        .first()
+                        .map(|a| a.approval_id.clone())
+                })
+                .map(|id| (turn.clone(), id)),
+            _ => None,
+        })
+    })
 }
 
 /// Whether a key goes into a text field (then it is text, not a shortcut).

@@ -457,107 +457,139 @@ fn card_body(
     data: ArcMemo<Option<Card>>,
     expanded: ArcMemo<bool>,
 ) -> impl IntoView {
-    let pick = |f: fn(&Card) -> Option<String>| {
-        let data = data.clone();
-        ArcMemo::new(move |_| data.with(|card| card.as_ref().and_then(f)))
-    };
-    let approval = ArcMemo::new({
-        let data = data.clone();
-        move |_| data.with(|card| card.as_ref().and_then(|card| card.approval.clone()))
-    });
-    // What the model has written of the call so far, while it writes it.
-    let pending = pick(|card| {
-        let text = card.args.as_ref()?.as_str()?;
-        card.pending
-            .then(|| format::pending_preview(card.streams.as_deref(), text))
-    });
-    // The arguments once: in the question while one is open, else behind a disclosure.
-    let args = pick(|card| {
-        if card.approval.is_some() || card.pending {
-            return None;
-        }
-        card.args
-            .as_ref()
-            .map(|args| format::preview(args, PREVIEW_CHARS))
-    });
-    // What a write did to its file, folded: there to review once the question is gone
-    // (or when none was asked).
-    let change = ArcMemo::new({
-        let data = data.clone();
-        move |_| {
-            data.with(|card| {
-                card.as_ref()
-                    .filter(|card| card.approval.is_none())
-                    .and_then(|card| card.change.clone())
-            })
-        }
-    });
-    let denied = ArcMemo::new({
-        let data = data.clone();
-        move |_| {
-            data.with(|card| {
-                card.as_ref()
-                    .is_some_and(|card| card.state == CardState::Denied)
-            })
-        }
-    });
+    let parts = BodyParts::of(&data);
     // A long result shows its start; "Show all" shows every byte the tool returned
     // (the model may have read only a cut of it).
     let show_all = RwSignal::new(false);
     let (result, hidden) = card_result(&turn, &id, &data, show_all);
-    let images = ArcMemo::new({
-        let data = data.clone();
-        move |_| {
-            data.with(|card| {
-                card.as_ref()
-                    .map_or_else(|| Arc::from([]), |card| card.images.clone())
-            })
-        }
-    });
     move || {
         expanded.get().then(|| {
-            let args = args.clone();
-            let result = result.clone();
-            let hidden = hidden.clone();
-            let approval = approval.clone();
-            let denied = denied.clone();
-            let pending = pending.clone();
-            let images = images.clone();
-            let change = change.clone();
-            let turn_for_approval = turn.clone();
-            let turn_for_result = turn.clone();
-            let id_for_result = id.clone();
-            view! {
-                <div class="card-body">
-                    {move || pending.get().map(pending_box)}
-                    {plan_checklist(turn.clone(), id.clone())}
-                    {move || args.get().map(|args| view! {
-                        <details class="card-args"><summary>"Arguments"</summary><pre>{args}</pre></details>
-                    })}
-                    {move || approval.get().map(|request| approval_card(turn_for_approval.clone(), request))}
-                    {move || change.get().map(|change| view! {
-                        <details class="card-change"><summary>"Change"</summary>{preview_view((*change).clone())}</details>
-                    })}
-                    {segments(turn.clone(), Some(id.clone()))}
-                    {move || if denied.get() {
-                        // What the model was told is for the model.
-                        Some(view! { <p class="card-denied">"Denied by you"</p> }.into_any())
-                    } else {
-                        result.get().map(|result| view! { <pre class="card-result">{result}</pre> }.into_any())
-                    }}
-                    {move || images.with(|images| card_images(images))}
-                    {move || hidden.get().filter(|_| !show_all.get()).map(|size| {
-                        let turn = turn_for_result.clone();
-                        let id = id_for_result.clone();
-                        view! {
-                            <button class="link show-all" on:click=move |_| show_whole(turn.clone(), id.clone(), show_all)>
-                                {format!("Show all ({size})")}
-                            </button>
-                        }
-                    })}
-                </div>
-            }
+            body_view(
+                turn.clone(),
+                id.clone(),
+                parts.clone(),
+                Shown {
+                    result: result.clone(),
+                    hidden: hidden.clone(),
+                    show_all,
+                },
+            )
         })
+    }
+}
+
+/// The parts of a card its body shows, each its own memo of the card: a streamed token
+/// redraws only the part it changed.
+#[derive(Clone)]
+struct BodyParts {
+    approval: ArcMemo<Option<ToolApprovalRequest>>,
+    /// What the model has written of the call so far, while it writes it.
+    pending: ArcMemo<Option<String>>,
+    /// The arguments once: in the question while one is open, else behind a disclosure.
+    args: ArcMemo<Option<String>>,
+    /// What a write did to its file, folded: there to review once the question is gone
+    /// (or when none was asked).
+    change: ArcMemo<Option<Arc<ApprovalPreview>>>,
+    denied: ArcMemo<bool>,
+    images: ArcMemo<Arc<[Image]>>,
+}
+
+impl BodyParts {
+    fn of(data: &ArcMemo<Option<Card>>) -> Self {
+        fn part<T: PartialEq + Send + Sync + 'static>(
+            data: &ArcMemo<Option<Card>>,
+            pick: impl Fn(Option<&Card>) -> T + Send + Sync + 'static,
+        ) -> ArcMemo<T> {
+            let data = data.clone();
+            ArcMemo::new(move |_| data.with(|card| pick(card.as_ref())))
+        }
+        Self {
+            approval: part(data, |card| card.and_then(|card| card.approval.clone())),
+            pending: part(data, |card| {
+                let card = card?;
+                let text = card.args.as_ref()?.as_str()?;
+                card.pending
+                    .then(|| format::pending_preview(card.streams.as_deref(), text))
+            }),
+            args: part(data, |card| {
+                let card = card.filter(|card| card.approval.is_none() && !card.pending)?;
+                card.args
+                    .as_ref()
+                    .map(|args| format::preview(args, PREVIEW_CHARS))
+            }),
+            change: part(data, |card| {
+                card.filter(|card| card.approval.is_none())
+                    .and_then(|card| card.change.clone())
+            }),
+            denied: part(data, |card| {
+                card.is_some_and(|card| card.state == CardState::Denied)
+            }),
+            images: part(data, |card| {
+                card.map_or_else(|| Arc::from([]), |card| card.images.clone())
+            }),
+        }
+    }
+}
+
+/// A card's result as shown: its start or all of it, and the whole's size while only
+/// the start is shown.
+struct Shown {
+    result: ArcMemo<Option<String>>,
+    hidden: ArcMemo<Option<String>>,
+    show_all: RwSignal<bool>,
+}
+
+fn body_view(
+    turn: ArcRwSignal<TurnView>,
+    id: String,
+    parts: BodyParts,
+    shown: Shown,
+) -> impl IntoView {
+    let BodyParts {
+        approval,
+        pending,
+        args,
+        change,
+        denied,
+        images,
+    } = parts;
+    let Shown {
+        result,
+        hidden,
+        show_all,
+    } = shown;
+    let turn_for_approval = turn.clone();
+    let turn_for_result = turn.clone();
+    let id_for_result = id.clone();
+    view! {
+        <div class="card-body">
+            {move || pending.get().map(pending_box)}
+            {plan_checklist(turn.clone(), id.clone())}
+            {move || args.get().map(|args| view! {
+                <details class="card-args"><summary>"Arguments"</summary><pre>{args}</pre></details>
+            })}
+            {move || approval.get().map(|request| approval_card(turn_for_approval.clone(), request))}
+            {move || change.get().map(|change| view! {
+                <details class="card-change"><summary>"Change"</summary>{preview_view((*change).clone())}</details>
+            })}
+            {segments(turn.clone(), Some(id.clone()))}
+            {move || if denied.get() {
+                // What the model was told is for the model.
+                Some(view! { <p class="card-denied">"Denied by you"</p> }.into_any())
+            } else {
+                result.get().map(|result| view! { <pre class="card-result">{result}</pre> }.into_any())
+            }}
+            {move || images.with(|images| card_images(images))}
+            {move || hidden.get().filter(|_| !show_all.get()).map(|size| {
+                let turn = turn_for_result.clone();
+                let id = id_for_result.clone();
+                view! {
+                    <button class="link show-all" on:click=move |_| show_whole(turn.clone(), id.clone(), show_all)>
+                        {format!("Show all ({size})")}
+                    </button>
+                }
+            })}
+        </div>
     }
 }
 
@@ -794,32 +826,10 @@ struct Ending {
     draft: Option<String>,
 }
 
-fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
-    let ctx = ctx();
-    let answer = turn.clone();
-    // A restore being looked at: what it would do, before the user says do it.
-    let restoring = RwSignal::new(None::<super::restore::Restoring>);
-    let ending = ArcMemo::new(move |_| {
-        turn.with(|view| Ending {
-            // While the answer streams, the text is the sign of life.
-            chip: if view.finished.is_none() && !view.writing {
-                Some(match (&view.waiting_for_slot, &view.reading) {
-                    (Some(server), _) => format!("Waiting for a free slot on {server}…"),
-                    (None, Some(reading))
-                        if reading.worth_showing()
-                            && view.state == Some(cairn_protocol::AgentStateKind::Thinking) =>
-                    {
-                        format::reading(reading)
-                    }
-                    (None, _) => view
-                        .state
-                        .and_then(format::state_chip)
-                        .unwrap_or("Thinking…")
-                        .to_owned(),
-                })
-            } else {
-                None
-            },
+impl Ending {
+    fn of(view: &TurnView) -> Self {
+        Self {
+            chip: Self::chip(view),
             server: view.server.clone(),
             finished: view.finished,
             budget: view.budget.as_ref().map(format::budget),
@@ -828,81 +838,156 @@ fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
             error: view.error.as_ref().map(|error| error.message.clone()),
             plan: view.plan.is_some(),
             draft: view.draft.clone(),
+        }
+    }
+
+    /// What the turn is doing while nothing else moves: once the answer streams, its
+    /// text is the sign of life.
+    fn chip(view: &TurnView) -> Option<String> {
+        if view.finished.is_some() || view.writing {
+            return None;
+        }
+        Some(match (&view.waiting_for_slot, &view.reading) {
+            (Some(server), _) => format!("Waiting for a free slot on {server}…"),
+            (None, Some(reading))
+                if reading.worth_showing()
+                    && view.state == Some(cairn_protocol::AgentStateKind::Thinking) =>
+            {
+                format::reading(reading)
+            }
+            (None, _) => view
+                .state
+                .and_then(format::state_chip)
+                .unwrap_or("Thinking…")
+                .to_owned(),
         })
+    }
+}
+
+/// Which answer an ending belongs to, and whether it is the thread's last (the one
+/// that may be answered again or carried on).
+#[derive(Clone)]
+struct Answer {
+    entry_id: String,
+    is_last: bool,
+    turn: ArcRwSignal<TurnView>,
+}
+
+fn ending(entry_id: String, turn: ArcRwSignal<TurnView>) -> impl IntoView {
+    let ctx = ctx();
+    // A restore being looked at: what it would do, before the user says do it.
+    let restoring = RwSignal::new(None::<super::restore::Restoring>);
+    let ending = ArcMemo::new({
+        let turn = turn.clone();
+        move |_| turn.with(Ending::of)
     });
     move || {
         let ending = ending.get();
-        let failed = ending.error.is_some();
-        let is_last = ctx
-            .chat
-            .entries
-            .with(|entries| entries.last().map(EntryView::id))
-            == Some(entry_id.clone());
+        let answer = Answer {
+            is_last: ctx
+                .chat
+                .entries
+                .with(|entries| entries.last().map(EntryView::id))
+                == Some(entry_id.clone()),
+            entry_id: entry_id.clone(),
+            turn: turn.clone(),
+        };
         let plan_mode = ctx.chats.current.with(|thread| {
             thread
                 .as_ref()
                 .is_some_and(|t| t.mode == PermissionMode::Plan)
         });
+        let offers_plan = ending.plan
+            && ending.draft.is_none()
+            && answer.is_last
+            && plan_mode
+            && ending.finished.is_some();
         view! {
-            {ending.chip.map(|chip| view! { <div class="chip" role="status"><span class="spinner"></span>{chip}</div> })}
-            {ending.server.filter(|_| ending.finished.is_some()).map(|server| view! {
+            {ending.chip.clone().map(|chip| view! { <div class="chip" role="status"><span class="spinner"></span>{chip}</div> })}
+            {ending.server.clone().filter(|_| ending.finished.is_some()).map(|server| view! {
                 <div class="answer-server muted">{format!("Answered on {server}")}</div>
             })}
-            {ending.budget.map(|text| view! { <div class="notice budget">{text}</div> })}
-            {ending.prompt_cut.map(|text| view! { <div class="notice cut prompt-cut" role="status">{text}</div> })}
+            {ending.budget.clone().map(|text| view! { <div class="notice budget">{text}</div> })}
+            {ending.prompt_cut.clone().map(|text| view! { <div class="notice cut prompt-cut" role="status">{text}</div> })}
             {ending.cut.map(|text| view! { <div class="notice cut" role="status">{text}</div> })}
             {(ending.finished == Some(TurnStatus::Cancelled)).then(|| view! { <div class="notice muted">"Stopped."</div> })}
-            {ending.error.map(|message| view! {
-                <div class="notice error" role="alert">
-                    <span>{message}</span>
-                    // Offered once the turn is over: until its `done`, the thread is busy.
-                    {(is_last && ending.finished.is_some()).then(|| {
-                        let entry_id = entry_id.clone();
-                        view! {
-                            <button class="retry" on:click=move |_| actions::answer_again(ctx, entry_id.clone(), actions::Again::Retry)>"Retry"</button>
-                        }
-                    })}
-                </div>
-            })}
-            {ending.draft.clone().filter(|_| is_last && ending.finished == Some(TurnStatus::Completed)).map(|plan_id| {
-                let run_id = plan_id.clone();
-                let ask_id = plan_id.clone();
-                view! {
-                    <div class="notice plan draft">
-                        <span>{format!("Plan {plan_id} is a draft: nothing ran yet.")}</span>
-                        <button class="primary run-draft" on:click=move |_| actions::run_draft(ctx, run_id.clone(), None)>"Run it"</button>
-                        <button class="run-draft-asking" on:click=move |_| actions::run_draft(ctx, ask_id.clone(), Some(PermissionMode::Default))>"Run, asking before changes"</button>
-                    </div>
-                }
-            })}
-            // A finished answer can be copied; the last one, once it ended without
-            // failing (a failure offers Retry), can be given again.
-            {ending.finished.is_some().then(|| {
-                let entry_id = entry_id.clone();
-                let answer = answer.clone();
-                view! {
-                    <div class="answer-actions">
-                        {(is_last && !failed).then(|| view! {
-                            <button class="ghost regenerate" title="Answer the same question again, in this answer's place"
-                                on:click=move |_| actions::answer_again(ctx, entry_id.clone(), actions::Again::Regenerate)>"↻ Regenerate"</button>
-                        })}
-                        {copy_button(ctx, "copy-answer", "Copy this answer's text", {
-                            let answer = answer.clone();
-                            move || answer.with_untracked(TurnView::text)
-                        })}
-                        {super::restore::restore_button(answer.clone(), restoring)}
-                        {answer_usage(answer.clone())}
-                    </div>
-                    {super::restore::restore_panel(answer.clone(), restoring)}
-                }
-            })}
-            {(ending.plan && ending.draft.is_none() && is_last && plan_mode && ending.finished.is_some()).then(|| view! {
-                <div class="notice plan">
-                    <span>"The plan is ready. Carry it out?"</span>
-                    <button class="primary" on:click=move |_| actions::run_plan(ctx, PermissionMode::Default)>"Run, asking before changes"</button>
-                    <button on:click=move |_| actions::run_plan(ctx, PermissionMode::Auto)>"Run without asking"</button>
-                </div>
-            })}
+            {error_notice(&answer, &ending)}
+            {draft_notice(&answer, &ending)}
+            {ending.finished.is_some().then(|| answer_actions(&answer, ending.error.is_some(), restoring))}
+            {offers_plan.then(plan_notice)}
         }
+    }
+}
+
+fn error_notice(answer: &Answer, ending: &Ending) -> Option<impl IntoView + use<>> {
+    let message = ending.error.clone()?;
+    let ctx = ctx();
+    // Offered once the turn is over: until its `done`, the thread is busy.
+    let retry = (answer.is_last && ending.finished.is_some()).then(|| {
+        let entry_id = answer.entry_id.clone();
+        view! {
+            <button class="retry" on:click=move |_| actions::answer_again(ctx, entry_id.clone(), actions::Again::Retry)>"Retry"</button>
+        }
+    });
+    Some(view! {
+        <div class="notice error" role="alert">
+            <span>{message}</span>
+            {retry}
+        </div>
+    })
+}
+
+fn draft_notice(answer: &Answer, ending: &Ending) -> Option<impl IntoView + use<>> {
+    let plan_id = ending
+        .draft
+        .clone()
+        .filter(|_| answer.is_last && ending.finished == Some(TurnStatus::Completed))?;
+    let ctx = ctx();
+    let run_id = plan_id.clone();
+    let ask_id = plan_id.clone();
+    Some(view! {
+        <div class="notice plan draft">
+            <span>{format!("Plan {plan_id} is a draft: nothing ran yet.")}</span>
+            <button class="primary run-draft" on:click=move |_| actions::run_draft(ctx, run_id.clone(), None)>"Run it"</button>
+            <button class="run-draft-asking" on:click=move |_| actions::run_draft(ctx, ask_id.clone(), Some(PermissionMode::Default))>"Run, asking before changes"</button>
+        </div>
+    })
+}
+
+/// A finished answer can be copied; the last one, once it ended without failing (a
+/// failure offers Retry), can be given again.
+fn answer_actions(
+    answer: &Answer,
+    failed: bool,
+    restoring: RwSignal<Option<super::restore::Restoring>>,
+) -> impl IntoView + use<> {
+    let ctx = ctx();
+    let entry_id = answer.entry_id.clone();
+    let turn = answer.turn.clone();
+    view! {
+        <div class="answer-actions">
+            {(answer.is_last && !failed).then(|| view! {
+                <button class="ghost regenerate" title="Answer the same question again, in this answer's place"
+                    on:click=move |_| actions::answer_again(ctx, entry_id.clone(), actions::Again::Regenerate)>"↻ Regenerate"</button>
+            })}
+            {copy_button(ctx, "copy-answer", "Copy this answer's text", {
+                let turn = turn.clone();
+                move || turn.with_untracked(TurnView::text)
+            })}
+            {super::restore::restore_button(turn.clone(), restoring)}
+            {answer_usage(turn.clone())}
+        </div>
+        {super::restore::restore_panel(turn, restoring)}
+    }
+}
+
+fn plan_notice() -> impl IntoView {
+    let ctx = ctx();
+    view! {
+        <div class="notice plan">
+            <span>"The plan is ready. Carry it out?"</span>
+            <button class="primary" on:click=move |_| actions::run_plan(ctx, PermissionMode::Default)>"Run, asking before changes"</button>
+            <button on:click=move |_| actions::run_plan(ctx, PermissionMode::Auto)>"Run without asking"</button>
+        </div>
     }
 }

@@ -31,29 +31,6 @@ pub fn FirstRun() -> impl IntoView {
         });
     };
     detect();
-    let custom_url = RwSignal::new(String::new());
-    let custom_dialect = RwSignal::new(Dialect::Openai);
-    let custom_models = RwSignal::new(None::<Vec<String>>);
-    // What went wrong with the address, said beside it, with the way to the other API
-    // when the address plainly speaks that one.
-    let custom_problem = RwSignal::new(None::<ServerState>);
-    let connect = move || {
-        let (dialect, base_url) = (custom_dialect.get_untracked(), custom_url.get_untracked());
-        custom_problem.set(None);
-        leptos::task::spawn_local(async move {
-            match check_server(dialect, base_url).await {
-                (_, Some(models)) => custom_models.set(Some(models)),
-                (state, None) => {
-                    custom_models.set(None);
-                    custom_problem.set(Some(state));
-                }
-            }
-        });
-    };
-    let switch_dialect = Callback::new(move |dialect: Dialect| {
-        custom_dialect.set(dialect);
-        connect();
-    });
     let skip = move |_| {
         let settings = Settings {
             first_run_done: true,
@@ -71,37 +48,68 @@ pub fn FirstRun() -> impl IntoView {
                     Search::Done(found) if found.is_empty() => view! { <NoServer retry=Callback::new(move |()| detect()) /> }.into_any(),
                     Search::Done(found) => found.into_iter().map(|server| view! { <Found server=server /> }).collect_view().into_any(),
                 }}
-                <details class="custom-server">
-                    <summary>"Use another server"</summary>
-                    <div class="row">
-                        <input type="url" class="custom-url" placeholder="http://gpu-box:8000/v1" aria-label="Server address"
-                            prop:value=move || custom_url.get() on:input=move |event| custom_url.set(event_target_value(&event)) />
-                        <select aria-label="API" prop:value=move || custom_dialect.get().as_str()
-                            on:change=move |event| {
-                                if let Ok(dialect) = event_target_value(&event).parse() {
-                                    custom_dialect.set(dialect);
-                                }
-                            }>
-                            <option value="openai">"OpenAI-compatible"</option>
-                            <option value="ollama">"Ollama"</option>
-                        </select>
-                        <button class="connect" on:click=move |_| connect()>"Connect"</button>
-                    </div>
-                    {move || custom_problem.get().map(|state| server_status(state, switch_dialect))}
-                    {move || custom_models.get().map(|models| {
-                        let url = custom_url.get_untracked();
-                        let dialect = custom_dialect.get_untracked();
-                        if models.is_empty() {
-                            view! { <p class="muted">"Connected, but it offers no models yet."</p> }.into_any()
-                        } else {
-                            view! { <ModelChoices dialect=dialect base_url=url models=models /> }.into_any()
-                        }
-                    })}
-                </details>
+                <CustomServer />
                 <button class="ghost skip" on:click=skip>"Skip for now"</button>
             </div>
             <super::Toast />
         </main>
+    }
+}
+
+/// A server the search did not find, by its address and API: connected on asking,
+/// its models offered, or what went wrong said beside it (with the way to the other
+/// API when the address plainly speaks that one).
+#[component]
+fn CustomServer() -> impl IntoView {
+    let url = RwSignal::new(String::new());
+    let dialect = RwSignal::new(Dialect::Openai);
+    let models = RwSignal::new(None::<Vec<String>>);
+    let problem = RwSignal::new(None::<ServerState>);
+    let connect = move || {
+        let (dialect, base_url) = (dialect.get_untracked(), url.get_untracked());
+        problem.set(None);
+        leptos::task::spawn_local(async move {
+            match check_server(dialect, base_url).await {
+                (_, Some(found)) => models.set(Some(found)),
+                (state, None) => {
+                    models.set(None);
+                    problem.set(Some(state));
+                }
+            }
+        });
+    };
+    let switch_dialect = Callback::new(move |chosen: Dialect| {
+        dialect.set(chosen);
+        connect();
+    });
+    view! {
+        <details class="custom-server">
+            <summary>"Use another server"</summary>
+            <div class="row">
+                <input type="url" class="custom-url" placeholder="http://gpu-box:8000/v1" aria-label="Server address"
+                    prop:value=move || url.get() on:input=move |event| url.set(event_target_value(&event)) />
+                <select aria-label="API" prop:value=move || dialect.get().as_str()
+                    on:change=move |event| {
+                        if let Ok(chosen) = event_target_value(&event).parse() {
+                            dialect.set(chosen);
+                        }
+                    }>
+                    <option value="openai">"OpenAI-compatible"</option>
+                    <option value="ollama">"Ollama"</option>
+                </select>
+                <button class="connect" on:click=move |_| connect()>"Connect"</button>
+            </div>
+            {move || problem.get().map(|state| server_status(state, switch_dialect))}
+            {move || models.get().map(|found| {
+                let base_url = url.get_untracked();
+                let dialect = dialect.get_untracked();
+                if found.is_empty() {
+                    view! { <p class="muted">"Connected, but it offers no models yet."</p> }.into_any()
+                } else {
+                    view! { <ModelChoices dialect=dialect base_url=base_url models=found /> }.into_any()
+                }
+            })}
+        </details>
     }
 }
 

@@ -80,7 +80,6 @@ pub fn restore_panel(
     turn: ArcRwSignal<TurnView>,
     restoring: RwSignal<Option<Restoring>>,
 ) -> impl IntoView {
-    let ctx = ctx();
     move || {
         let state = restoring.get()?;
         let close = move |_| restoring.set(None);
@@ -96,65 +95,70 @@ pub fn restore_panel(
                 </div>
             }
             .into_any(),
-            Restoring::Shown(plan) => {
-                let refusal = plan.refusal();
-                let files = plan
-                    .files
-                    .iter()
-                    .map(|file| {
-                        let said = match &file.problem {
-                            Some(problem) => {
-                                view! { <span class="error-text">{format!("✗ {problem}")}</span> }
-                                    .into_any()
-                            }
-                            None => view! { <span>{file.action.said()}</span> }.into_any(),
-                        };
-                        view! {
-                            <li class="restore-file">
-                                <code>{file.path.clone()}</code> ": " {said}
-                                {(!file.diff.is_empty()).then(|| diff_view(&file.diff))}
-                            </li>
-                        }
-                    })
-                    .collect_view();
-                let turn = turn.clone();
-                let (thread_id, answer_id) = (plan.thread_id.clone(), plan.answer_id.clone());
-                let confirm = move |_| {
-                    let (thread_id, answer_id) = (thread_id.clone(), answer_id.clone());
-                    let turn = turn.clone();
-                    leptos::task::spawn_local(async move {
-                        match ipc::call(&RestoreAnswer {
-                            thread_id,
-                            answer_id,
-                        })
-                        .await
-                        {
-                            Ok(done) => {
-                                let count = done.files.len();
-                                turn.update(|view| view.restorable.clear());
-                                restoring.set(None);
-                                ctx.say(format!(
-                                    "Put back {count} file{}.",
-                                    if count == 1 { "" } else { "s" }
-                                ));
-                            }
-                            Err(err) => restoring.set(Some(Restoring::Failed(err.message))),
-                        }
-                    });
-                };
-                view! {
-                    <div class="restore-panel" role="group" aria-label="Restore files" node_ref=revealed()>
-                        <p>{format!("Restore puts these files in {} back as they were before this answer:", plan.workspace)}</p>
-                        <ul class="restore-files-list">{files}</ul>
-                        {refusal.clone().map(|refusal| view! { <p class="error-text restore-problem" role="alert">{refusal}</p> })}
-                        <div class="restore-buttons">
-                            <button class="primary restore-confirm" disabled=refusal.is_some() on:click=confirm>"Restore"</button>
-                            <button class="restore-cancel" on:click=close>"Cancel"</button>
-                        </div>
-                    </div>
+            Restoring::Shown(plan) => plan_shown(turn.clone(), &plan, restoring).into_any(),
+        })
+    }
+}
+
+/// What Restore would do to each file, and the buttons to do it or not.
+fn plan_shown(
+    turn: ArcRwSignal<TurnView>,
+    plan: &RestorePlan,
+    restoring: RwSignal<Option<Restoring>>,
+) -> impl IntoView + use<> {
+    let ctx = ctx();
+    let refusal = plan.refusal();
+    let files = plan
+        .files
+        .iter()
+        .map(|file| {
+            let said = match &file.problem {
+                Some(problem) => {
+                    view! { <span class="error-text">{format!("✗ {problem}")}</span> }.into_any()
                 }
-                .into_any()
+                None => view! { <span>{file.action.said()}</span> }.into_any(),
+            };
+            view! {
+                <li class="restore-file">
+                    <code>{file.path.clone()}</code> ": " {said}
+                    {(!file.diff.is_empty()).then(|| diff_view(&file.diff))}
+                </li>
             }
         })
+        .collect_view();
+    let (thread_id, answer_id) = (plan.thread_id.clone(), plan.answer_id.clone());
+    let confirm = move |_| {
+        let (thread_id, answer_id) = (thread_id.clone(), answer_id.clone());
+        let turn = turn.clone();
+        leptos::task::spawn_local(async move {
+            match ipc::call(&RestoreAnswer {
+                thread_id,
+                answer_id,
+            })
+            .await
+            {
+                Ok(done) => {
+                    let count = done.files.len();
+                    turn.update(|view| view.restorable.clear());
+                    restoring.set(None);
+                    ctx.say(format!(
+                        "Put back {count} file{}.",
+                        if count == 1 { "" } else { "s" }
+                    ));
+                }
+                Err(err) => restoring.set(Some(Restoring::Failed(err.message))),
+            }
+        });
+    };
+    view! {
+        <div class="restore-panel" role="group" aria-label="Restore files" node_ref=revealed()>
+            <p>{format!("Restore puts these files in {} back as they were before this answer:", plan.workspace)}</p>
+            <ul class="restore-files-list">{files}</ul>
+            {refusal.clone().map(|refusal| view! { <p class="error-text restore-problem" role="alert">{refusal}</p> })}
+            <div class="restore-buttons">
+                <button class="primary restore-confirm" disabled=refusal.is_some() on:click=confirm>"Restore"</button>
+                <button class="restore-cancel" on:click=move |_| restoring.set(None)>"Cancel"</button>
+            </div>
+        </div>
     }
 }

@@ -41,68 +41,16 @@ fn text_of<T: ToString>(value: Option<T>) -> String {
 pub fn SettingsScreen() -> impl IntoView {
     let ctx = ctx();
     let draft = RwSignal::new(ctx.config.settings.get_untracked());
-    let temperature = RwSignal::new(text_of(draft.with_untracked(|s| s.temperature)));
-    let top_p = RwSignal::new(text_of(draft.with_untracked(|s| s.top_p)));
-    let max_tokens = RwSignal::new(text_of(draft.with_untracked(|s| s.max_tokens)));
-    let context_cap = RwSignal::new(text_of(draft.with_untracked(|s| s.context_cap)));
-    let models = RwSignal::new(Vec::<String>::new());
-    let status = RwSignal::new(ServerState::Checking);
-    // Each check has a number; a slower, older one must not overwrite a newer one.
-    let checks = ipc::Latest::new();
-
-    let test_server = move || {
-        let (dialect, base_url) = draft.with_untracked(|s| (s.dialect, s.base_url.clone()));
-        let check = checks.ask();
-        status.set(ServerState::Checking);
-        leptos::task::spawn_local(async move {
-            let (state, found) = check_server(dialect, base_url).await;
-            if let Some(found) = found {
-                models.set(found);
-            }
-            if checks.is_latest(check) {
-                status.set(state);
-            }
-        });
+    let numbers = NumberFields::of(draft);
+    let server = ServerWatch::new();
+    server.run(draft);
+    let test_server = move || server.run(draft);
+    let address_typed = move |text: String| server.typed(draft, text);
+    let save = move |_| match numbers.settings(draft) {
+        Ok(settings) => save_settings(ctx, settings, Some(draft)),
+        Err(problem) => ctx.say(problem.to_string()),
     };
-    test_server();
-    // While the address is typed, the last verdict is about another address: it is
-    // withdrawn, and the new one is checked once the typing pauses.
-    let address_typed = move |text: String| {
-        draft.update(|s| s.base_url = text);
-        let check = checks.ask();
-        status.set(ServerState::Edited);
-        set_timeout(
-            move || {
-                if checks.is_latest(check) {
-                    test_server();
-                }
-            },
-            std::time::Duration::from_millis(700),
-        );
-    };
-
-    let save = move |_| {
-        let numbers = (|| -> Result<_, NotANumber> {
-            Ok((
-                parse_number::<f64>("Temperature", &temperature.get_untracked())?,
-                parse_number::<f64>("Top-p", &top_p.get_untracked())?,
-                parse_number::<u32>("The answer length limit", &max_tokens.get_untracked())?,
-                parse_number::<u32>("The context window", &context_cap.get_untracked())?,
-            ))
-        })();
-        let (temperature, top_p, max_tokens, context_cap) = match numbers {
-            Ok(numbers) => numbers,
-            Err(problem) => return ctx.say(problem.to_string()),
-        };
-        let settings = Settings {
-            temperature,
-            top_p,
-            max_tokens,
-            context_cap,
-            ..draft.get_untracked()
-        };
-        save_settings(ctx, settings, Some(draft));
-    };
+    let (models, status) = (server.models, server.status);
 
     view! {
         <main class="settings">
@@ -112,7 +60,7 @@ pub fn SettingsScreen() -> impl IntoView {
             </header>
             <div class="settings-body">
                 {server_section(ctx, draft, status, test_server, address_typed)}
-                {model_section(ctx, draft, models, [temperature, top_p, max_tokens, context_cap])}
+                {model_section(ctx, draft, models, numbers.all())}
                 <section class="prices-section">
                     <h2>"Prices"</h2>
                     <super::prices::Prices />
@@ -132,6 +80,96 @@ pub fn SettingsScreen() -> impl IntoView {
                 <button class="primary save-settings" on:click=save>"Save settings"</button>
             </footer>
         </main>
+    }
+}
+
+/// The settings typed as numbers, kept as typed until saved.
+#[derive(Clone, Copy)]
+struct NumberFields {
+    temperature: RwSignal<String>,
+    top_p: RwSignal<String>,
+    max_tokens: RwSignal<String>,
+    context_cap: RwSignal<String>,
+}
+
+impl NumberFields {
+    fn of(draft: RwSignal<Settings>) -> Self {
+        draft.with_untracked(|s| Self {
+            temperature: RwSignal::new(text_of(s.temperature)),
+            top_p: RwSignal::new(text_of(s.top_p)),
+            max_tokens: RwSignal::new(text_of(s.max_tokens)),
+            context_cap: RwSignal::new(text_of(s.context_cap)),
+        })
+    }
+
+    fn all(self) -> [RwSignal<String>; 4] {
+        [
+            self.temperature,
+            self.top_p,
+            self.max_tokens,
+            self.context_cap,
+        ]
+    }
+
+    /// The draft with the numbers as typed, or which one is not a number.
+    fn settings(self, draft: RwSignal<Settings>) -> Result<Settings, NotANumber> {
+        Ok(Settings {
+            temperature: parse_number("Temperature", &self.temperature.get_untracked())?,
+            top_p: parse_number("Top-p", &self.top_p.get_untracked())?,
+            max_tokens: parse_number("The answer length limit", &self.max_tokens.get_untracked())?,
+            context_cap: parse_number("The context window", &self.context_cap.get_untracked())?,
+            ..draft.get_untracked()
+        })
+    }
+}
+
+/// The model server's check: its verdict and the models it offers.
+#[derive(Clone, Copy)]
+struct ServerWatch {
+    models: RwSignal<Vec<String>>,
+    status: RwSignal<ServerState>,
+    // Each check has a number; a slower, older one must not overwrite a newer one.
+    checks: ipc::Latest,
+}
+
+impl ServerWatch {
+    fn new() -> Self {
+        Self {
+            models: RwSignal::new(Vec::new()),
+            status: RwSignal::new(ServerState::Checking),
+            checks: ipc::Latest::new(),
+        }
+    }
+
+    fn run(self, draft: RwSignal<Settings>) {
+        let (dialect, base_url) = draft.with_untracked(|s| (s.dialect, s.base_url.clone()));
+        let check = self.checks.ask();
+        self.status.set(ServerState::Checking);
+        leptos::task::spawn_local(async move {
+            let (state, found) = check_server(dialect, base_url).await;
+            if let Some(found) = found {
+                self.models.set(found);
+            }
+            if self.checks.is_latest(check) {
+                self.status.set(state);
+            }
+        });
+    }
+
+    /// While the address is typed, the last verdict is about another address: it is
+    /// withdrawn, and the new one is checked once the typing pauses.
+    fn typed(self, draft: RwSignal<Settings>, text: String) {
+        draft.update(|s| s.base_url = text);
+        let check = self.checks.ask();
+        self.status.set(ServerState::Edited);
+        set_timeout(
+            move || {
+                if self.checks.is_latest(check) {
+                    self.run(draft);
+                }
+            },
+            std::time::Duration::from_millis(700),
+        );
     }
 }
 
@@ -479,39 +517,8 @@ fn ApiKey(base_url: Signal<String>) -> impl IntoView {
 /// (`server: NAME`), each with what it says of itself.
 #[component]
 fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoView {
-    let ctx = ctx();
     let name = RwSignal::new(String::new());
-    // Asked once the list is shown, and again each time a changed list is saved (a
-    // server just kept says what it is without reopening Settings); not on every
-    // keystroke: each server is a round trip, and a machine that is off takes a few
-    // seconds to say nothing.
-    let reports = RwSignal::new(Vec::<ServerView>::new());
-    let asked = ipc::Latest::new();
-    // Any change of the settings wakes this; only a changed server list asks.
-    Effect::new(move |before: Option<Vec<SavedEndpoint>>| {
-        let saved = ctx.config.settings.with(|s| s.endpoints.clone());
-        if before.as_ref() == Some(&saved) {
-            return saved;
-        }
-        let this = asked.ask();
-        leptos::task::spawn_local(async move {
-            let found = ipc::call(&ServerReports {}).await;
-            if let Ok(found) = found
-                && asked.is_latest(this)
-            {
-                reports.set(found);
-            }
-        });
-        saved
-    });
-    let said = move |name: &str| {
-        reports.with(|reports| {
-            reports
-                .iter()
-                .find(|report| report.server.name == name)
-                .map(server_facts)
-        })
-    };
+    let reports = server_reports(ctx());
     let add = move |_| {
         let label = name.get_untracked().trim().to_owned();
         if label.is_empty() {
@@ -533,25 +540,9 @@ fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoVie
             <span>"Named servers"</span>
             <p class="hint muted">"An agent profile runs on one with "<code>"server: NAME"</code>"; "<code>"cairn servers"</code>" keeps the same list."</p>
             <ul>
-                {move || draft.with(|s| s.endpoints.clone()).into_iter().map(|endpoint| {
-                    let used = endpoint.clone();
-                    let removed = endpoint.name.clone();
-                    view! {
-                        <li>
-                            <span>{endpoint.name.clone()}</span>
-                            <span class="muted">{endpoint.base_url.clone()}</span>
-                            <span class="server-facts muted">{
-                                let name = endpoint.name.clone();
-                                move || said(&name)
-                            }</span>
-                            <button class="ghost" on:click=move |_| {
-                                draft.update(|s| { s.dialect = used.dialect; s.base_url = used.base_url.clone(); });
-                                on_use.run(());
-                            }>"Use"</button>
-                            <button class="ghost" on:click=move |_| draft.update(|s| s.endpoints.retain(|e| e.name != removed))>"Remove"</button>
-                        </li>
-                    }
-                }).collect_view()}
+                {move || draft.with(|s| s.endpoints.clone()).into_iter()
+                    .map(|endpoint| saved_server(draft, endpoint, reports, on_use))
+                    .collect_view()}
             </ul>
             <div class="row">
                 <input type="text" placeholder="Name, to keep it" prop:value=move || name.get()
@@ -559,6 +550,67 @@ fn SavedServers(draft: RwSignal<Settings>, on_use: Callback<()>) -> impl IntoVie
                 <button on:click=add>"Keep"</button>
             </div>
         </div>
+    }
+}
+
+/// What the named servers say of themselves: asked once the list is shown, and again
+/// each time a changed list is saved (a server just kept says what it is without
+/// reopening Settings); not on every keystroke: each server is a round trip, and a
+/// machine that is off takes a few seconds to say nothing.
+fn server_reports(ctx: Ctx) -> RwSignal<Vec<ServerView>> {
+    let reports = RwSignal::new(Vec::<ServerView>::new());
+    let asked = ipc::Latest::new();
+    // Any change of the settings wakes this; only a changed server list asks.
+    Effect::new(move |before: Option<Vec<SavedEndpoint>>| {
+        let saved = ctx.config.settings.with(|s| s.endpoints.clone());
+        if before.as_ref() == Some(&saved) {
+            return saved;
+        }
+        let this = asked.ask();
+        leptos::task::spawn_local(async move {
+            let found = ipc::call(&ServerReports {}).await;
+            if let Ok(found) = found
+                && asked.is_latest(this)
+            {
+                reports.set(found);
+            }
+        });
+        saved
+    });
+    reports
+}
+
+/// One named server: its address, what it said of itself, Use and Remove.
+fn saved_server(
+    draft: RwSignal<Settings>,
+    endpoint: SavedEndpoint,
+    reports: RwSignal<Vec<ServerView>>,
+    on_use: Callback<()>,
+) -> impl IntoView {
+    let said = {
+        let name = endpoint.name.clone();
+        move || {
+            reports.with(|reports| {
+                reports
+                    .iter()
+                    .find(|report| report.server.name == name)
+                    .map(server_facts)
+            })
+        }
+    };
+    let used = endpoint.clone();
+    let removed = endpoint.name.clone();
+    view! {
+        <li>
+            <span>{endpoint.name}</span>
+            <span class="muted">{endpoint.base_url}</span>
+            <span class="server-facts muted">{said}</span>
+            <button class="ghost" on:click=move |_| {
+                draft.update(|s| { s.dialect = used.dialect; s.base_url = used.base_url.clone(); });
+                on_use.run(());
+            }>"Use"</button>
+            <button class="ghost" on:click=move |_| draft.update(|s| s.endpoints.retain(|e| e.name != removed))>"Remove"</button>
+        </li>
     }
 }
 

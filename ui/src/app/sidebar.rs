@@ -94,6 +94,74 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
     let ctx = ctx();
     let id = thread.id.clone();
     let renaming = RwSignal::new(None::<String>);
+    let is_current = {
+        let id = id.clone();
+        move || ctx.current_id().as_deref() == Some(id.as_str())
+    };
+    let rename = {
+        let id = id.clone();
+        move |title: String| {
+            renaming.set(None);
+            rename_thread(ctx, id.clone(), title);
+        }
+    };
+    let opener = thread.clone();
+    view! {
+        <li class="thread" class:current=is_current data-thread=id.clone()>
+            {move || match renaming.get() {
+                Some(text) => rename_field(text, rename.clone(), renaming).into_any(),
+                None => thread_open_button(ctx, &opener).into_any(),
+            }}
+            <button class="ghost icon-button thread-menu" aria-label="Chat actions" on:click={
+                let id = id.clone();
+                move |_| ctx.nav.open_menu.update(|open| {
+                    *open = if open.as_deref() == Some(id.as_str()) { None } else { Some(id.clone()) };
+                })
+            }>"⋯"</button>
+            {thread_menu(ctx, thread, renaming)}
+        </li>
+    }
+}
+
+/// A chat in the list: its title, whether it is answering or waits on you, and when
+/// it last changed.
+fn thread_open_button(ctx: Ctx, thread: &ThreadInfo) -> impl IntoView + use<> {
+    let running = {
+        let id = thread.id.clone();
+        move || ctx.is_running(&id)
+    };
+    let pending = {
+        let id = thread.id.clone();
+        move || {
+            ctx.chats
+                .pending
+                .with(|pending| pending.iter().filter(|p| p.thread_id == id).count())
+        }
+    };
+    let open = {
+        let id = thread.id.clone();
+        move |_| actions::open_thread(ctx, id.clone())
+    };
+    let title = thread.title.clone();
+    let updated = thread.updated_at;
+    view! {
+        <button class="thread-open" on:click=open>
+            <span class="thread-title">{title}</span>
+            <span class="thread-meta">
+                <Show when=running><span class="dot running" title="Answering"></span></Show>
+                {move || (pending() > 0).then(|| view! {
+                    <span class="badge pending" title="Waiting for your approval">{pending()}</span>
+                })}
+                <span class="thread-time">{format::ago(updated, now_ms() as i64)}</span>
+            </span>
+        </button>
+    }
+}
+
+/// A chat's actions menu, shown while it is the open one: rename, export, and delete
+/// (asked twice).
+fn thread_menu(ctx: Ctx, thread: ThreadInfo, renaming: RwSignal<Option<String>>) -> impl IntoView {
+    let id = thread.id;
     let menu = {
         let id = id.clone();
         Signal::derive(move || {
@@ -104,33 +172,6 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
     };
     let close_menu = move || ctx.nav.open_menu.set(None);
     let confirm_delete = RwSignal::new(false);
-    let is_current = {
-        let id = id.clone();
-        move || ctx.current_id().as_deref() == Some(id.as_str())
-    };
-    let running = {
-        let id = id.clone();
-        move || ctx.is_running(&id)
-    };
-    let pending = {
-        let id = id.clone();
-        move || {
-            ctx.chats
-                .pending
-                .with(|pending| pending.iter().filter(|p| p.thread_id == id).count())
-        }
-    };
-    let open = {
-        let id = id.clone();
-        move |_| actions::open_thread(ctx, id.clone())
-    };
-    let rename = {
-        let id = id.clone();
-        move |title: String| {
-            renaming.set(None);
-            rename_thread(ctx, id.clone(), title);
-        }
-    };
     let delete = {
         let id = id.clone();
         move |_| {
@@ -139,63 +180,33 @@ fn ThreadItem(thread: ThreadInfo) -> impl IntoView {
             delete_thread(ctx, id.clone());
         }
     };
-    let export = {
+    let export = move |format: ExportFormat| {
         let id = id.clone();
-        move |format: ExportFormat| {
-            let id = id.clone();
-            move |_| {
-                close_menu();
-                actions::export(ctx, id.clone(), format);
-            }
+        move |_| {
+            close_menu();
+            actions::export(ctx, id.clone(), format);
         }
     };
-    let title = thread.title.clone();
-    let updated = thread.updated_at;
+    let title = thread.title;
     view! {
-        <li class="thread" class:current=is_current data-thread=id.clone()>
-            {move || match renaming.get() {
-                Some(text) => rename_field(text, rename.clone(), renaming).into_any(),
-                None => view! {
-                    <button class="thread-open" on:click=open.clone()>
-                        <span class="thread-title">{title.clone()}</span>
-                        <span class="thread-meta">
-                            <Show when=running.clone()><span class="dot running" title="Answering"></span></Show>
-                            {
-                                let pending = pending.clone();
-                                move || (pending() > 0).then(|| view! {
-                                    <span class="badge pending" title="Waiting for your approval">{pending()}</span>
-                                })
-                            }
-                            <span class="thread-time">{format::ago(updated, now_ms() as i64)}</span>
-                        </span>
-                    </button>
-                }.into_any(),
-            }}
-            <button class="ghost icon-button thread-menu" aria-label="Chat actions" on:click={
-                let id = id.clone();
-                move |_| ctx.nav.open_menu.update(|open| {
-                    *open = if open.as_deref() == Some(id.as_str()) { None } else { Some(id.clone()) };
-                })
-            }>"⋯"</button>
-            <Show when=move || menu.get()>
-                <div class="menu" role="menu">
-                    <button role="menuitem" on:click={
-                        let title = thread.title.clone();
-                        move |_| { close_menu(); renaming.set(Some(title.clone())); }
-                    }>"Rename"</button>
-                    <button role="menuitem" on:click=export(ExportFormat::Md)>"Export as Markdown"</button>
-                    <button role="menuitem" on:click=export(ExportFormat::Json)>"Export as JSON"</button>
-                    {
-                        let delete = delete.clone();
-                        move || if confirm_delete.get() {
-                            view! { <button role="menuitem" class="danger" on:click=delete.clone()>"Delete for good"</button> }.into_any()
-                        } else {
-                            view! { <button role="menuitem" on:click=move |_| confirm_delete.set(true)>"Delete…"</button> }.into_any()
-                        }
+        <Show when=move || menu.get()>
+            <div class="menu" role="menu">
+                <button role="menuitem" on:click={
+                    let title = title.clone();
+                    move |_| { close_menu(); renaming.set(Some(title.clone())); }
+                }>"Rename"</button>
+                <button role="menuitem" on:click=export.clone()(ExportFormat::Md)>"Export as Markdown"</button>
+                <button role="menuitem" on:click=export.clone()(ExportFormat::Json)>"Export as JSON"</button>
+                {
+                    let delete = delete.clone();
+                    move || if confirm_delete.get() {
+                        view! { <button role="menuitem" class="danger" on:click=delete.clone()>"Delete for good"</button> }.into_any()
+                    } else {
+                        view! { <button role="menuitem" on:click=move |_| confirm_delete.set(true)>"Delete…"</button> }.into_any()
                     }
-                </div>
-            </Show>
-        </li>
+                }
+            </div>
+        </Show>
     }
 }
 

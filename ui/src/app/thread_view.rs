@@ -185,14 +185,41 @@ fn user_message(ctx: Ctx, id: String, text: String) -> AnyView {
         let last_question = last_question.clone();
         move || last_question() && answered()
     };
-    let editing = {
-        let last_question = last_question.clone();
-        move || last_question() && ctx.chat.editing.with(Option::is_some)
-    };
+    let editing = move || last_question() && ctx.chat.editing.with(Option::is_some);
+    view! {
+        <div class="message user">
+            <Show when=editing fallback=move || question_shown(ctx, text.clone(), editable.clone())>
+                {edit_box(ctx)}
+            </Show>
+        </div>
+    }
+    .into_any()
+}
+
+/// A question as sent, with Copy, and Edit while it is the last one answered.
+fn question_shown(
+    ctx: Ctx,
+    text: String,
+    editable: impl Fn() -> bool + Send + Sync + 'static,
+) -> impl IntoView {
     let start_editing = {
         let text = text.clone();
         move |_| ctx.chat.editing.set(Some(text.clone()))
     };
+    let copied = text.clone();
+    view! {
+        <Show when=editable>
+            <button class="ghost edit-question" title="Rewrite this question and send it again"
+                on:click=start_editing.clone()>"Edit"</button>
+        </Show>
+        {copy_button(ctx, "copy-question", "Copy this question", move || copied.clone())}
+        <div class="bubble">{text}</div>
+    }
+}
+
+/// The last question being rewritten: Enter sends it again in place of its answer,
+/// Escape drops the edit.
+fn edit_box(ctx: Ctx) -> impl IntoView {
     let send = move || {
         let Some(edited) = ctx.chat.editing.get_untracked() else {
             return;
@@ -209,43 +236,25 @@ fn user_message(ctx: Ctx, id: String, text: String) -> AnyView {
         }
     };
     view! {
-        <div class="message user">
-            <Show when=editing.clone() fallback=move || {
-                let start_editing = start_editing.clone();
-                view! {
-                    <Show when=editable.clone()>
-                        <button class="ghost edit-question" title="Rewrite this question and send it again"
-                            on:click=start_editing.clone()>"Edit"</button>
-                    </Show>
-                    {
-                        let text = text.clone();
-                        copy_button(ctx, "copy-question", "Copy this question", move || text.clone())
+        <div class="edit-box">
+            <textarea class="edit-input" aria-label="Edit your question"
+                prop:value=move || ctx.chat.editing.get().unwrap_or_default()
+                on:input=move |event| ctx.chat.editing.set(Some(event_target_value(&event)))
+                on:keydown=move |event| {
+                    if event.key() == "Enter" && !event.shift_key() && !event.is_composing() {
+                        event.prevent_default();
+                        send();
+                    } else if event.key() == "Escape" {
+                        event.stop_propagation();
+                        ctx.chat.editing.set(None);
                     }
-                    <div class="bubble">{text.clone()}</div>
-                }
-            }>
-                <div class="edit-box">
-                    <textarea class="edit-input" aria-label="Edit your question"
-                        prop:value=move || ctx.chat.editing.get().unwrap_or_default()
-                        on:input=move |event| ctx.chat.editing.set(Some(event_target_value(&event)))
-                        on:keydown=move |event| {
-                            if event.key() == "Enter" && !event.shift_key() && !event.is_composing() {
-                                event.prevent_default();
-                                send();
-                            } else if event.key() == "Escape" {
-                                event.stop_propagation();
-                                ctx.chat.editing.set(None);
-                            }
-                        }></textarea>
-                    <div class="edit-buttons">
-                        <button class="ghost" on:click=move |_| ctx.chat.editing.set(None)>"Cancel"</button>
-                        <button class="primary send-edit" on:click=move |_| send()>"Send again"</button>
-                    </div>
-                </div>
-            </Show>
+                }></textarea>
+            <div class="edit-buttons">
+                <button class="ghost" on:click=move |_| ctx.chat.editing.set(None)>"Cancel"</button>
+                <button class="primary send-edit" on:click=move |_| send()>"Send again"</button>
+            </div>
         </div>
     }
-    .into_any()
 }
 
 /// A hand-over: a slim divider saying who handed the chat to whom and why, then the
