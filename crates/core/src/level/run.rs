@@ -257,11 +257,12 @@ fn last_word(
 }
 
 /// A round that only makes again changes made since the user asked, each with the
-/// same arguments as one made well with only reading since: nothing is left to do,
-/// so nothing runs and the level ends, its answer saying so with what the changes
-/// did. Small models asked what they did wrote the same file again instead (or read
-/// their source and wrote it again, round after round), until the loop guard failed
-/// a turn whose work was done.
+/// same arguments as one made well with only reading (or file changes that failed,
+/// so changed nothing) since: nothing is left to do, so nothing runs and the level
+/// ends, its answer saying so with what the changes did. Small models asked what
+/// they did wrote the same file again instead (or read their source and wrote it
+/// again, round after round; or, the 0.5B, tried an edit the tool refused and then
+/// made its first edit again), until the loop guard failed a turn whose work was done.
 fn change_made_again(turn: &Turn, level: &mut Level, round: &Round) -> Option<LevelEnd> {
     if round.calls.is_empty() || level.scope.finish.is_some() {
         return None;
@@ -274,13 +275,18 @@ fn change_made_again(turn: &Turn, level: &mut Level, round: &Round) -> Option<Le
     let earlier = level.calls_since_asked();
     let mut done = Vec::new();
     for call in &round.calls {
-        // The newest earlier call it repeats, past reads and the round's own
-        // changes made before: anything else may have changed what it wrote.
+        // The newest earlier call it repeats, past reads, refused file changes and
+        // the round's own changes made before: anything else may have changed what
+        // it wrote (a command that failed may have written before it did).
         let (_, result) = earlier
             .iter()
-            .take_while(|(earlier, _)| {
-                category(&earlier.name) == Some(ToolCategory::Read)
-                    || round.calls.iter().any(|call| same_call(call, earlier))
+            .take_while(|(earlier, result)| {
+                let refused = matches!(result, ChatMessage::Tool { is_error: true, .. });
+                match category(&earlier.name) {
+                    Some(ToolCategory::Read) => true,
+                    Some(ToolCategory::Write) if refused => true,
+                    _ => round.calls.iter().any(|call| same_call(call, earlier)),
+                }
             })
             .find(|(earlier, _)| same_call(earlier, call))?;
         let ChatMessage::Tool {

@@ -525,6 +525,14 @@ async fn a_window_too_small_to_work_in_is_said_before_any_model_call() {
     assert!(run.of_type("budget_exceeded").is_empty());
 }
 
+/// What a level that made a change again answers, `made` being what the change did.
+fn made_again(made: &str) -> String {
+    format!(
+        "(The model made the same change again; it was done already, so it was not run \
+         twice.) {made}"
+    )
+}
+
 #[tokio::test]
 async fn a_change_made_again_is_not_run_and_ends_the_level_saying_it_was_done() {
     const MADE: &str = "created `message.txt` (6 bytes)";
@@ -550,13 +558,7 @@ async fn a_change_made_again_is_not_run_and_ends_the_level_saying_it_was_done() 
     run.assert_completed();
     assert_eq!(probe.calls(), 2);
     assert_eq!(model.requests().len(), 3);
-    assert_eq!(
-        run.outcome.text,
-        format!(
-            "(The model made the same change again; it was done already, so it was not run \
-             twice.) {MADE}"
-        )
-    );
+    assert_eq!(run.outcome.text, made_again(MADE));
     assert_eq!(run.root_chunks(), run.outcome.text, "the user sees it said");
     super::support::assert_calls_paired(&run.outcome.messages);
 }
@@ -599,18 +601,39 @@ async fn a_change_made_again_after_reading_again_is_not_run_but_one_after_a_comm
     };
 
     // Reading again between, the loop a small model falls into: not written twice.
-    assert_eq!(
-        run("source").await,
-        (
-            format!(
-                "(The model made the same change again; it was done already, so it was not \
-                 run twice.) {MADE}"
-            ),
-            [2, 1, 0]
-        )
-    );
+    assert_eq!(run("source").await, (made_again(MADE), [2, 1, 0]));
     // A command between may have changed the file: the write runs again.
     assert_eq!(run("command").await, ("Wrote it.".to_owned(), [1, 2, 1]));
+}
+
+#[tokio::test]
+async fn a_change_made_again_after_a_refused_change_is_not_run() {
+    const MADE: &str = "edited `summary.md`";
+    let model = ScriptedModel::new();
+    let edit = || {
+        ScriptedTurn::new().tool(
+            "edit",
+            json!({"path": "summary.md", "old_text": "yellow", "new_text": "green"}),
+        )
+    };
+    model.root([
+        edit(),
+        // The 0.5B's own step between: an edit the tool refuses, which changes nothing.
+        ScriptedTurn::new().tool("edit", json!({"path": "summary.md", "fail": true})),
+        edit(),
+        ScriptedTurn::text("never asked"),
+    ]);
+    let probe = Probe::new("edit")
+        .category(ToolCategory::Write)
+        .output(MADE);
+    let run = Harness::new(&model)
+        .mode(PermissionMode::Auto)
+        .tool(probe.clone())
+        .run("Replace yellow with green in summary.md.")
+        .await;
+    run.assert_completed();
+    assert_eq!(probe.calls(), 2, "the first edit and the refused one");
+    assert_eq!(run.outcome.text, made_again(MADE));
 }
 
 #[tokio::test]
