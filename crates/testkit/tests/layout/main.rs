@@ -189,10 +189,7 @@ fn the_runtime_hands_out_no_store_sessions_or_server() {
     let mut leaks = Vec::new();
     for path in rust_files(&root().join("crates/runtime/src")) {
         let text = std::fs::read_to_string(&path).unwrap();
-        let text = text
-            .split("#[cfg(test)]\nmod tests")
-            .next()
-            .unwrap_or_default();
+        let text = product_code(&text);
         leaks.extend(
             runtime_leaks(text)
                 .into_iter()
@@ -288,14 +285,17 @@ fn crate_at(src: &Path) -> Crate {
         }
         let text = std::fs::read_to_string(&path).unwrap();
         // A file's own tests may reach anywhere; the module's code may not.
-        let code = text
-            .split("#[cfg(test)]\nmod tests")
-            .next()
-            .unwrap_or_default()
-            .to_owned();
+        let code = product_code(&text).to_owned();
         found.insert(name, code);
     }
     Crate::new(found)
+}
+
+/// A source file's code without its `#[cfg(test)] mod tests` (a file's own tests may
+/// do what its code may not).
+fn product_code(text: &str) -> &str {
+    text.split_once("#[cfg(test)]\nmod tests")
+        .map_or(text, |(product, _)| product)
 }
 
 /// The product's source folders: each crate's `src`, the desktop shell, the webview.
@@ -355,10 +355,7 @@ fn each_engine_type_has_one_impl_block() {
     let mut blocks: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     for file in rust_files(&src) {
         let text = std::fs::read_to_string(&file).unwrap();
-        let code = text
-            .split("#[cfg(test)]\nmod tests")
-            .next()
-            .unwrap_or_default();
+        let code = product_code(&text);
         let stem = file.file_stem().unwrap().to_string_lossy();
         let platform = match stem.as_ref() {
             "unix" | "windows" | "linux" | "macos" => stem.into_owned(),
@@ -400,9 +397,7 @@ fn each_engine_type_has_one_impl_block() {
 
 /// The `Result`s in `code` whose error is a bare `String`, their tests left out.
 fn string_failures(code: &str) -> usize {
-    let code = code
-        .split_once("#[cfg(test)]\nmod tests")
-        .map_or(code, |(product, _)| product);
+    let code = product_code(code);
     code.match_indices("Result<")
         .filter(|(at, _)| {
             let inner = &code[at + "Result<".len()..];
@@ -458,9 +453,7 @@ fn a_string_failure_is_counted_however_it_is_nested() {
 /// name, its tests left out. A function ends at the first `}` at its own indentation,
 /// as rustfmt writes them.
 fn long_functions(code: &str, limit: usize) -> Vec<(String, usize)> {
-    let code = code
-        .split_once("#[cfg(test)]\nmod tests")
-        .map_or(code, |(product, _)| product);
+    let code = product_code(code);
     let lines: Vec<&str> = code.lines().collect();
     let mut found = Vec::new();
     for (at, line) in lines.iter().enumerate() {
