@@ -7,6 +7,7 @@ use cairn_protocol::describe::CallAbout;
 use cairn_protocol::{CallKind, ToolCategory};
 use serde_json::Value;
 
+use crate::disclosure::{Disclosure, LIST_TOOL_GROUPS, LOAD_TOOLS};
 use crate::engine_tools::registry::REGISTRY;
 use crate::engine_tools::{EngineTool, NotHere};
 use crate::level::Scope;
@@ -16,17 +17,21 @@ use crate::tool::Tool;
 /// call's result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum NoCallee {
-    /// No tool of that name is offered here.
+    /// No tool of that name is offered here. Worded as what to do, not as a list:
+    /// told "Available tools: …" after an invented `tick_box`, the 1.5B loaded its
+    /// loaded groups again; told to call one of them instead, with the group tools
+    /// left out once nothing waits, it read the file it was to change.
     #[error(
-        "there is no tool `{name}`. Available tools{}: {}",
+        "there is no tool `{name}`. Call one of these instead{}: {}",
         if *.grouped { " (more with load_tools)" } else { "" },
         .available.join(", ")
     )]
     Unknown {
         name: String,
-        /// Some tools wait in groups, to be loaded.
+        /// Some tools still wait in groups, to be loaded.
         grouped: bool,
-        /// The names the model sees here.
+        /// The names the model can use here: the group tools only while a group
+        /// waits.
         available: Vec<String>,
     },
     /// One of the engine's own tools, which cannot be answered here.
@@ -50,15 +55,18 @@ impl<'a> Callee<'a> {
                 return Ok(found.map(|()| Self::Engine(*tool))?);
             }
         }
-        scope
-            .tools
-            .get(name)
-            .map(Self::Tool)
-            .ok_or_else(|| NoCallee::Unknown {
+        scope.tools.get(name).map(Self::Tool).ok_or_else(|| {
+            let grouped = scope.disclosure().is_some_and(Disclosure::has_waiting);
+            let mut available = scope.callable_names();
+            if !grouped {
+                available.retain(|tool| ![LOAD_TOOLS, LIST_TOOL_GROUPS].contains(&tool.as_str()));
+            }
+            NoCallee::Unknown {
                 name: name.to_owned(),
-                grouped: scope.disclosure().is_some(),
-                available: scope.callable_names(),
-            })
+                grouped,
+                available,
+            }
+        })
     }
 
     /// Whether the call may run at the same time as its neighbours in a round.

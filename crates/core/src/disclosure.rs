@@ -267,7 +267,19 @@ impl Disclosure {
         out
     }
 
-    /// `load_tools`: loads the named groups, or says which do not exist.
+    /// Whether some group still waits to be loaded: an unknown tool's error points to
+    /// `load_tools` only then (with every group loaded, the 1.5B, so pointed, loaded
+    /// them all again and again until the loop guard ended its turn).
+    pub fn has_waiting(&self) -> bool {
+        let loaded = self.lock();
+        self.groups
+            .keys()
+            .any(|group| !loaded.groups.contains(group))
+    }
+
+    /// `load_tools`: loads the named groups, or says which do not exist. Groups
+    /// already loaded are said to be, not loaded again in words: a model told "Loaded"
+    /// each time takes it for progress.
     pub fn load(&self, groups: &[String]) -> Result<String, NoSuchGroup> {
         let unknown: Vec<String> = groups
             .iter()
@@ -280,23 +292,38 @@ impl Disclosure {
                 groups: self.groups.keys().cloned().collect(),
             });
         }
-        let mut tools = Vec::new();
+        let (mut fresh, mut already, mut tools) = (Vec::new(), Vec::new(), Vec::new());
         for group in groups {
-            self.load_group(group);
-            tools.extend(self.groups[group].iter().map(|spec| spec.name.clone()));
+            if self.load_group(group) {
+                fresh.push(group.as_str());
+            } else {
+                already.push(group.as_str());
+            }
+            tools.extend(self.groups[group].iter().map(|spec| spec.name.as_str()));
         }
-        Ok(format!(
-            "Loaded {}. You can now call: {}",
-            groups.join(", "),
-            tools.join(", ")
-        ))
+        let tools = tools.join(", ");
+        Ok(match (fresh.is_empty(), already.is_empty()) {
+            (true, _) => format!(
+                "Already loaded: {}, nothing new: call {tools} or another tool you have.",
+                already.join(", ")
+            ),
+            (false, true) => format!("Loaded {}. You can now call: {tools}", fresh.join(", ")),
+            (false, false) => format!(
+                "Loaded {} ({} already were). You can now call: {tools}",
+                fresh.join(", "),
+                already.join(", ")
+            ),
+        })
     }
 
-    fn load_group(&self, group: &str) {
+    /// Loads `group`; whether it was not loaded before.
+    fn load_group(&self, group: &str) -> bool {
         let mut loaded = self.lock();
-        if loaded.groups.insert(group.to_owned()) {
+        let fresh = loaded.groups.insert(group.to_owned());
+        if fresh {
             loaded.visible = None;
         }
+        fresh
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Loaded> {
@@ -558,7 +585,11 @@ mod tests {
             folded.load(&["nope".into()]).unwrap_err().to_string(),
             "no tool group named nope; the groups are: memory, web"
         );
-        folded.load(&["web".into()]).unwrap();
+        assert!(folded.has_waiting());
+        assert_eq!(
+            folded.load(&["web".into()]).unwrap(),
+            "Loaded web. You can now call: web_fetch"
+        );
         assert!(names(&folded.visible().0).contains(&"web_fetch"));
         folded.note_call("memory_write");
         assert!(names(&folded.visible().0).ends_with(&[
@@ -566,6 +597,23 @@ mod tests {
             "memory_write",
             "web_fetch"
         ]));
+        assert!(!folded.has_waiting());
+    }
+
+    #[test]
+    fn a_group_loaded_again_is_said_to_be_loaded_already() {
+        let folded = folded(offers(), &["memory", "web"]);
+        folded.load(&["web".into()]).unwrap();
+        assert_eq!(
+            folded.load(&["memory".into(), "web".into()]).unwrap(),
+            "Loaded memory (web already were). You can now call: memory_read, memory_write, \
+             web_fetch"
+        );
+        assert_eq!(
+            folded.load(&["memory".into(), "web".into()]).unwrap(),
+            "Already loaded: memory, web, nothing new: call memory_read, memory_write, \
+             web_fetch or another tool you have."
+        );
     }
 
     #[test]

@@ -488,7 +488,7 @@ mod tests {
         );
         assert_eq!(
             asked(&failed_last, 4),
-            format!("It failed. Try again with the fix: {request}"),
+            format!("It failed. Do what the error says, then: {request}"),
             "a write that failed changed nothing, and the model is asked to try again"
         );
     }

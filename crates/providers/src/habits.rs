@@ -39,16 +39,19 @@ impl Restate {
     /// round whose every call failed, it is asked to try again: asked only to answer,
     /// the 1.5B answered with the error's own words; and for a change, only to try
     /// again: offered an answer too, it said in words how its script should be fixed.
+    /// It is pointed at the error's own words, which say what to do (read the file
+    /// first, a tool that exists, a call the user denied left alone): told only to
+    /// "try again with the fix", the 1.5B wrote its refused call again.
     pub(crate) fn words(self, request: &str, outcome: Outcome) -> String {
         match (self, outcome) {
             (_, Outcome::Changed) => {
                 format!("With this result, say in one sentence what you did: {request}")
             }
             (_, Outcome::Failed) if !is_question(request) => {
-                format!("It failed. Try again with the fix: {request}")
+                format!("It failed. Do what the error says, then: {request}")
             }
             (_, Outcome::Failed) => {
-                format!("It failed. Try again with the fix, or answer in one sentence: {request}")
+                format!("It failed. Do what the error says, or answer in one sentence: {request}")
             }
             (Self::AnswerOrChange, Outcome::Read) if !is_question(request) => {
                 format!(
@@ -164,12 +167,12 @@ mod tests {
             );
             assert_eq!(
                 restate.words(request, Outcome::Failed),
-                format!("It failed. Try again with the fix: {request}")
+                format!("It failed. Do what the error says, then: {request}")
             );
             let question = "What does greet.py print?";
             assert_eq!(
                 restate.words(question, Outcome::Failed),
-                format!("It failed. Try again with the fix, or answer in one sentence: {question}")
+                format!("It failed. Do what the error says, or answer in one sentence: {question}")
             );
         }
     }

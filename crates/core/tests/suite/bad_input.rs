@@ -37,8 +37,51 @@ async fn an_unknown_tool_lists_the_real_ones() {
     let err = error_for(ScriptedTurn::call("delete_everything", json!({}))).await;
     assert_eq!(
         err,
-        "Error: there is no tool `delete_everything`. Available tools (more with load_tools): \
-         probe, run_subtask, load_tools"
+        "Error: there is no tool `delete_everything`. Call one of these instead (more with \
+         load_tools): probe, run_subtask, load_tools"
+    );
+}
+
+/// With every group loaded, nothing more waits behind `load_tools`: the error does not
+/// send the model there, and loading again is said to bring nothing new.
+#[tokio::test]
+async fn with_every_group_loaded_an_unknown_tool_points_nowhere_else() {
+    let model = ScriptedModel::new();
+    model.root([
+        ScriptedTurn::call("load_tools", json!({"groups": ["plans"]})),
+        ScriptedTurn::call("delete_everything", json!({})),
+        ScriptedTurn::call("load_tools", json!({"groups": ["plans"]})),
+        ScriptedTurn::text("sorry"),
+    ]);
+    let run = Harness::new(&model)
+        .tool(Probe::new("probe"))
+        .run("go")
+        .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    let ends: Vec<(String, bool)> = run
+        .tool_ends()
+        .into_iter()
+        .map(|(_, result, is_error)| (result.as_str().unwrap().to_owned(), is_error))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (
+                "Loaded plans. You can now call: create_plan".to_owned(),
+                false
+            ),
+            (
+                "Error: there is no tool `delete_everything`. Call one of these instead: probe, \
+                 run_subtask, create_plan"
+                    .to_owned(),
+                true
+            ),
+            (
+                "Already loaded: plans, nothing new: call create_plan or another tool you have."
+                    .to_owned(),
+                false
+            ),
+        ]
     );
 }
 
