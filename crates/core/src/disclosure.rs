@@ -309,7 +309,7 @@ impl Disclosure {
             ),
             (false, true) => format!("Loaded {}. You can now call: {tools}", fresh.join(", ")),
             (false, false) => format!(
-                "Loaded {} ({} already were). You can now call: {tools}",
+                "Loaded {} ({} already loaded). You can now call: {tools}",
                 fresh.join(", "),
                 already.join(", ")
             ),
@@ -606,7 +606,7 @@ mod tests {
         folded.load(&["web".into()]).unwrap();
         assert_eq!(
             folded.load(&["memory".into(), "web".into()]).unwrap(),
-            "Loaded memory (web already were). You can now call: memory_read, memory_write, \
+            "Loaded memory (web already loaded). You can now call: memory_read, memory_write, \
              web_fetch"
         );
         assert_eq!(
