@@ -459,9 +459,11 @@ fn long_functions(code: &str, limit: usize) -> Vec<(String, usize)> {
     for (at, line) in lines.iter().enumerate() {
         let body = line.trim_start();
         let indent = &line[..line.len() - body.len()];
-        let signature = ["pub ", "pub(crate) ", "async ", "const ", "unsafe "]
+        let signature = ["async ", "const ", "unsafe "]
             .iter()
-            .fold(body, |rest, word| rest.strip_prefix(word).unwrap_or(rest));
+            .fold(without_visibility(body), |rest, word| {
+                rest.strip_prefix(word).unwrap_or(rest)
+            });
         let Some(name) = signature.strip_prefix("fn ") else {
             continue;
         };
@@ -482,6 +484,19 @@ fn long_functions(code: &str, limit: usize) -> Vec<(String, usize)> {
         }
     }
     found
+}
+
+/// `line` without the visibility it opens with (`pub`, `pub(crate)`, `pub(super)`,
+/// `pub(in path)`).
+fn without_visibility(line: &str) -> &str {
+    let Some(rest) = line.strip_prefix("pub") else {
+        return line;
+    };
+    let rest = match rest.strip_prefix('(') {
+        Some(scoped) => scoped.split_once(')').map_or(rest, |(_, after)| after),
+        None => rest,
+    };
+    rest.strip_prefix(' ').unwrap_or(line)
 }
 
 /// The webview's code is read a component at a time: no function in it runs past 80
@@ -514,10 +529,15 @@ fn a_long_function_is_found_at_any_depth_and_a_short_one_is_not() {
          fn short() {{\n    let y = 2;\n}}\n\
          fn one_line() {{}}\n\
          impl A {{\n    pub(crate) async fn nested(\n        a: u8,\n    ) {{\n{body}    }}\n}}\n\
+         pub(super) fn scoped() {{\n{body}}}\n\
          #[cfg(test)]\nmod tests {{\n    fn test_long() {{\n{body}    }}\n}}\n"
     );
     assert_eq!(
         long_functions(&code, 80),
-        vec![("long".to_owned(), 82), ("nested".to_owned(), 84)]
+        vec![
+            ("long".to_owned(), 82),
+            ("nested".to_owned(), 84),
+            ("scoped".to_owned(), 82)
+        ]
     );
 }
