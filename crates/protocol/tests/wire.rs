@@ -9,8 +9,60 @@ fn round_trip(event: Event, expected: Value) {
     let encoded = serde_json::to_value(&event).unwrap();
     assert_eq!(encoded, expected, "encoding of {}", event.type_name());
     assert_eq!(encoded["type"], event.type_name());
-    let decoded: Event = serde_json::from_value(encoded).unwrap();
+    let decoded: Event = serde_json::from_value(encoded.clone()).unwrap();
     assert_eq!(decoded, event);
+    let by_tag = Event::from_tagged(event.type_name(), encoded).unwrap();
+    assert_eq!(by_tag, event, "{} read by its tag", event.type_name());
+}
+
+#[test]
+fn the_tags_read_by_hand_are_the_derived_readers_own() {
+    // serde names every variant it knows when it meets one it does not.
+    let unknown = serde_json::from_value::<Event>(json!({"type": "nope"})).unwrap_err();
+    let message = unknown.to_string();
+    let expected = message.split("expected one of ").nth(1).unwrap();
+    let derived: Vec<&str> = expected
+        .split(", ")
+        .map(|tag| tag.trim_matches('`'))
+        .collect();
+    assert_eq!(derived, Event::TAGS);
+
+    let unknown = Event::from_tagged("nope", json!({})).unwrap_err();
+    assert!(
+        unknown
+            .to_string()
+            .starts_with("unknown variant `nope`, expected one of `chunk`"),
+        "{unknown}"
+    );
+}
+
+#[test]
+fn prompt_progress_and_cut() {
+    round_trip(
+        Event::PromptProgress(PromptProgress {
+            parent_id: None,
+            depth: 0,
+            total: 1500,
+            cached: 200,
+            read: 700,
+            elapsed_ms: 9000,
+            left_ms: Some(8000),
+        }),
+        json!({"type": "prompt_progress", "parent_id": null, "depth": 0, "total": 1500,
+               "cached": 200, "read": 700, "elapsed_ms": 9000, "left_ms": 8000}),
+    );
+    round_trip(
+        Event::PromptCut(PromptCut {
+            parent_id: Some("call_2".into()),
+            depth: 1,
+            sent: 5000,
+            read: 2048,
+            window: 2048,
+            refused: false,
+        }),
+        json!({"type": "prompt_cut", "parent_id": "call_2", "depth": 1, "sent": 5000,
+               "read": 2048, "window": 2048, "refused": false}),
+    );
 }
 
 #[test]

@@ -300,7 +300,7 @@ fn turn_channel(ctx: Ctx, turn: ArcRwSignal<TurnView>) -> (ipc::Channel, Rc<Cell
     });
     let done = Rc::new(Cell::new(false));
     let seen_done = Rc::clone(&done);
-    let channel = ipc::channel(move |event: Event| {
+    let channel = ipc::event_channel(move |event: Event| {
         if feed.target.borrow().is_none() {
             return;
         }
