@@ -295,7 +295,7 @@ pub struct ToolApprovalRequest {
 }
 
 /// What a call would do, shown in its approval instead of its raw arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ApprovalPreview {
     /// A file that does not exist yet, and what it would hold.
@@ -305,6 +305,52 @@ pub enum ApprovalPreview {
     Diff { path: String, diff: String },
     /// A command as the shell would run it, in its folder.
     Command { folder: String, command: String },
+}
+
+/// Read through one struct of every variant's fields, not serde's derived reader of a
+/// tagged enum, which buffers the object first and compiles a reader of that buffer
+/// for each variant (the webview's wasm, whose size is its memory, would carry it).
+impl<'de> Deserialize<'de> for ApprovalPreview {
+    fn deserialize<D: serde::Deserializer<'de>>(body: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Fields {
+            kind: String,
+            path: Option<String>,
+            content: Option<String>,
+            diff: Option<String>,
+            folder: Option<String>,
+            command: Option<String>,
+        }
+        let fields = Fields::deserialize(body)?;
+        Ok(match fields.kind.as_str() {
+            "new_file" => Self::NewFile {
+                path: required::<D>(fields.path, "path")?,
+                content: required::<D>(fields.content, "content")?,
+            },
+            "diff" => Self::Diff {
+                path: required::<D>(fields.path, "path")?,
+                diff: required::<D>(fields.diff, "diff")?,
+            },
+            "command" => Self::Command {
+                folder: required::<D>(fields.folder, "folder")?,
+                command: required::<D>(fields.command, "command")?,
+            },
+            other => {
+                return Err(serde::de::Error::unknown_variant(
+                    other,
+                    &["new_file", "diff", "command"],
+                ));
+            }
+        })
+    }
+}
+
+/// A field a hand-written reader of a tagged enum's variant needs.
+pub(crate) fn required<'de, D: serde::Deserializer<'de>>(
+    value: Option<String>,
+    field: &'static str,
+) -> Result<String, D::Error> {
+    value.ok_or_else(|| serde::de::Error::missing_field(field))
 }
 
 impl ApprovalPreview {

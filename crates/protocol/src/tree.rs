@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Event, ToolCallStatus};
+use crate::event::{Event, ToolCallStatus, required};
 use crate::plan::{PlanCreated, PlanReview};
 
 /// Previews in the tree are cut to this many characters.
@@ -49,7 +49,7 @@ pub struct TreePlan {
 }
 
 /// One piece of a stored answer's timeline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TimelineEntry {
     /// Text a level wrote: `parent_id` is null at the root, else the `run_subtask` call
@@ -60,6 +60,31 @@ pub enum TimelineEntry {
     },
     /// A call, by its node's id (the node knows its parent).
     Call { id: String },
+}
+
+/// Read through one struct of both variants' fields, as `ApprovalPreview` is, so that
+/// the webview compiles no buffering reader of a tagged enum.
+impl<'de> Deserialize<'de> for TimelineEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(body: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Fields {
+            kind: String,
+            parent_id: Option<String>,
+            content: Option<String>,
+            id: Option<String>,
+        }
+        let fields = Fields::deserialize(body)?;
+        Ok(match fields.kind.as_str() {
+            "text" => Self::Text {
+                parent_id: fields.parent_id,
+                content: required::<D>(fields.content, "content")?,
+            },
+            "call" => Self::Call {
+                id: required::<D>(fields.id, "id")?,
+            },
+            other => return Err(serde::de::Error::unknown_variant(other, &["text", "call"])),
+        })
+    }
 }
 
 /// Builds an answer's timeline from its events, as a front end showed them live.

@@ -656,3 +656,125 @@ fn a_budget_says_what_was_used_in_its_unit_and_how_to_raise_it() {
         "raise it with CAIRN_MAX_TOTAL_LLM_CALLS"
     );
 }
+
+#[test]
+fn tagged_shapes_read_by_hand_take_what_they_write_in_any_order() {
+    let entries = [
+        TimelineEntry::Text {
+            parent_id: None,
+            content: "Looking.".into(),
+        },
+        TimelineEntry::Text {
+            parent_id: Some("call_1".into()),
+            content: "Inside.".into(),
+        },
+        TimelineEntry::Call {
+            id: "call_2".into(),
+        },
+    ];
+    for entry in entries {
+        let wire = serde_json::to_value(&entry).unwrap();
+        assert_eq!(
+            serde_json::from_value::<TimelineEntry>(wire).unwrap(),
+            entry
+        );
+    }
+    // The tag need not come first, and an absent optional field is none.
+    let text: TimelineEntry = serde_json::from_str(r#"{"content": "Hi", "kind": "text"}"#).unwrap();
+    assert_eq!(
+        text,
+        TimelineEntry::Text {
+            parent_id: None,
+            content: "Hi".into()
+        }
+    );
+    let diff: ApprovalPreview =
+        serde_json::from_str(r#"{"diff": "@@", "path": "a", "kind": "diff", "extra": 1}"#).unwrap();
+    assert_eq!(
+        diff,
+        ApprovalPreview::Diff {
+            path: "a".into(),
+            diff: "@@".into()
+        }
+    );
+
+    let problems = [
+        (
+            serde_json::from_str::<ApprovalPreview>(r#"{"kind": "blob", "path": "a"}"#),
+            "unknown variant `blob`, expected one of `new_file`, `diff`, `command`",
+        ),
+        (
+            serde_json::from_str::<ApprovalPreview>(r#"{"kind": "diff", "path": "a"}"#),
+            "missing field `diff`",
+        ),
+        (
+            serde_json::from_str::<ApprovalPreview>(r#"{"path": "a", "diff": "@@"}"#),
+            "missing field `kind`",
+        ),
+    ];
+    for (read, problem) in problems {
+        let err = read.unwrap_err().to_string();
+        assert!(err.starts_with(problem), "{err}");
+    }
+    let err = serde_json::from_str::<TimelineEntry>(r#"{"kind": "call"}"#).unwrap_err();
+    assert!(err.to_string().starts_with("missing field `id`"), "{err}");
+}
+
+#[test]
+fn every_shell_event_reads_by_its_tag() {
+    use cairn_protocol::desktop::{PendingApproval, ShellEvent};
+    let request = ToolApprovalRequest {
+        approval_id: "ap_1".into(),
+        tool_call_id: "call_1".into(),
+        name: "run_command".into(),
+        args: json!({"command": "ls"}),
+        category: ToolCategory::Execute,
+        parent_id: None,
+        depth: 0,
+        session_grant: None,
+        subtask_title: None,
+        action: None,
+        preview: Some(ApprovalPreview::Command {
+            folder: "/w".into(),
+            command: "ls".into(),
+        }),
+    };
+    let events = [
+        ShellEvent::OpenThread {
+            thread_id: "t1".into(),
+        },
+        ShellEvent::FocusComposer,
+        ShellEvent::NewChat,
+        ShellEvent::Running {
+            threads: vec!["t1".into(), "t2".into()],
+        },
+        ShellEvent::Pending {
+            approvals: vec![PendingApproval {
+                thread_id: "t1".into(),
+                request,
+            }],
+        },
+        ShellEvent::Answered {
+            approval_id: "ap_1".into(),
+        },
+        ShellEvent::Notice {
+            message: "The shortcut is taken.".into(),
+        },
+        ShellEvent::ConfirmQuit,
+    ];
+    let mut tags = Vec::new();
+    for event in events {
+        let wire = serde_json::to_value(&event).unwrap();
+        let tag = wire["type"].as_str().unwrap().to_owned();
+        assert_eq!(ShellEvent::from_tagged(&tag, wire.clone()).unwrap(), event);
+        assert_eq!(serde_json::from_value::<ShellEvent>(wire).unwrap(), event);
+        tags.push(tag);
+    }
+    assert_eq!(
+        tags,
+        ShellEvent::TAGS,
+        "a sample of every variant, in order"
+    );
+    let err = ShellEvent::from_tagged("open_thread", json!({})).unwrap_err();
+    assert_eq!(err.to_string(), "missing field `thread_id`");
+}

@@ -2,7 +2,7 @@
 //! back. `window.__TAURI__` is there because the app sets `withGlobalTauri`.
 
 use cairn_protocol::desktop::commands::{Command, Streaming};
-use cairn_protocol::desktop::{CommandError, CommandErrorKind};
+use cairn_protocol::desktop::{CommandError, CommandErrorKind, ShellEvent};
 use cairn_protocol::event::Event;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -82,15 +82,27 @@ pub fn channel<T: DeserializeOwned + 'static>(handler: impl FnMut(T) + 'static) 
 /// through serde's buffering reader of tagged enums.
 pub fn event_channel(handler: impl FnMut(Event) + 'static) -> Channel {
     channel_reading(
+        |value| Event::from_tagged(&tag(&value), serde_wasm_bindgen::Deserializer::from(value)),
+        handler,
+    )
+}
+
+/// The shell's own events, read by their tag as a turn's are.
+pub fn shell_channel(handler: impl FnMut(ShellEvent) + 'static) -> Channel {
+    channel_reading(
         |value| {
-            let tag = js_sys::Reflect::get(&value, &JsValue::from_str("type"))
-                .ok()
-                .and_then(|tag| tag.as_string())
-                .unwrap_or_default();
-            Event::from_tagged(&tag, serde_wasm_bindgen::Deserializer::from(value))
+            ShellEvent::from_tagged(&tag(&value), serde_wasm_bindgen::Deserializer::from(value))
         },
         handler,
     )
+}
+
+/// A message's `type`; empty where it has none, which no reader takes.
+fn tag(value: &JsValue) -> String {
+    js_sys::Reflect::get(value, &JsValue::from_str("type"))
+        .ok()
+        .and_then(|tag| tag.as_string())
+        .unwrap_or_default()
 }
 
 fn channel_reading<T: 'static>(

@@ -121,7 +121,7 @@ fn QuitDialog() -> impl IntoView {
 }
 
 async fn startup(ctx: Ctx) {
-    let channel = ipc::channel(move |event: ShellEvent| shell_event(ctx, event));
+    let channel = ipc::shell_channel(move |event| shell_event(ctx, event));
     let started: Result<Startup, _> = ipc::call_streaming(&UiReady {}, &channel).await;
     match started {
         Ok(startup) => {

@@ -327,6 +327,70 @@ pub enum ShellEvent {
     ConfirmQuit,
 }
 
+impl ShellEvent {
+    /// Every wire tag, in the order of the variants.
+    pub const TAGS: &'static [&'static str] = &[
+        "open_thread",
+        "focus_composer",
+        "new_chat",
+        "running",
+        "pending",
+        "answered",
+        "notice",
+        "confirm_quit",
+    ];
+
+    /// Reads the event tagged `tag` from `body`, the object that carried the tag: as
+    /// `Event::from_tagged`, so that the webview compiles no buffering reader of it.
+    pub fn from_tagged<'de, D: serde::Deserializer<'de>>(
+        tag: &str,
+        body: D,
+    ) -> Result<Self, D::Error> {
+        // The variants' fields, read the way the derived reader reads them.
+        #[derive(Deserialize)]
+        struct OpenThread {
+            thread_id: String,
+        }
+        #[derive(Deserialize)]
+        struct Running {
+            threads: Vec<String>,
+        }
+        #[derive(Deserialize)]
+        struct Pending {
+            approvals: Vec<PendingApproval>,
+        }
+        #[derive(Deserialize)]
+        struct Answered {
+            approval_id: String,
+        }
+        #[derive(Deserialize)]
+        struct Notice {
+            message: String,
+        }
+        Ok(match tag {
+            "open_thread" => Self::OpenThread {
+                thread_id: OpenThread::deserialize(body)?.thread_id,
+            },
+            "focus_composer" => Self::FocusComposer,
+            "new_chat" => Self::NewChat,
+            "running" => Self::Running {
+                threads: Running::deserialize(body)?.threads,
+            },
+            "pending" => Self::Pending {
+                approvals: Pending::deserialize(body)?.approvals,
+            },
+            "answered" => Self::Answered {
+                approval_id: Answered::deserialize(body)?.approval_id,
+            },
+            "notice" => Self::Notice {
+                message: Notice::deserialize(body)?.message,
+            },
+            "confirm_quit" => Self::ConfirmQuit,
+            other => return Err(serde::de::Error::unknown_variant(other, Self::TAGS)),
+        })
+    }
+}
+
 /// An IPC command's failure, as the webview shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandError {
