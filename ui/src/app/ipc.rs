@@ -81,28 +81,30 @@ pub fn channel<T: DeserializeOwned + 'static>(handler: impl FnMut(T) + 'static) 
 /// A channel of a turn's events: each read by its `type` (`Event::from_tagged`), not
 /// through serde's buffering reader of tagged enums.
 pub fn event_channel(handler: impl FnMut(Event) + 'static) -> Channel {
-    channel_reading(
-        |value| Event::from_tagged(&tag(&value), serde_wasm_bindgen::Deserializer::from(value)),
-        handler,
-    )
+    tagged_channel(Event::from_tagged, handler)
 }
 
 /// The shell's own events, read by their tag as a turn's are.
 pub fn shell_channel(handler: impl FnMut(ShellEvent) + 'static) -> Channel {
+    tagged_channel(ShellEvent::from_tagged, handler)
+}
+
+/// A channel whose messages are read by `read` from their `type` (empty where they
+/// have none, which no reader takes) and the message itself.
+fn tagged_channel<T: 'static>(
+    read: fn(&str, serde_wasm_bindgen::Deserializer) -> Result<T, serde_wasm_bindgen::Error>,
+    handler: impl FnMut(T) + 'static,
+) -> Channel {
     channel_reading(
-        |value| {
-            ShellEvent::from_tagged(&tag(&value), serde_wasm_bindgen::Deserializer::from(value))
+        move |value| {
+            let tag = js_sys::Reflect::get(&value, &JsValue::from_str("type"))
+                .ok()
+                .and_then(|tag| tag.as_string())
+                .unwrap_or_default();
+            read(&tag, serde_wasm_bindgen::Deserializer::from(value))
         },
         handler,
     )
-}
-
-/// A message's `type`; empty where it has none, which no reader takes.
-fn tag(value: &JsValue) -> String {
-    js_sys::Reflect::get(value, &JsValue::from_str("type"))
-        .ok()
-        .and_then(|tag| tag.as_string())
-        .unwrap_or_default()
 }
 
 fn channel_reading<T: 'static>(
