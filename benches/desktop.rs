@@ -13,7 +13,11 @@
 //!   against the same figure for an empty Tauri + Leptos window
 //!   (`bench/empty-window`, path in `CAIRN_BASELINE_APP`) set up the way Cairn sets
 //!   up WebKit on this machine; both on WebKit's GPU path, composited, as well, and
-//!   the empty window as WebKit sets it up.
+//!   the empty window as WebKit sets it up; and how much of Cairn's own code stays
+//!   resident (the link's startup order, `src-tauri/startup-order.txt`, keeps it small).
+//!
+//! The app measured is the release build that ships, named in `CAIRN_E2E_APP`: the
+//! build cargo makes for a bench turns on what the dev-dependencies ask of shared crates.
 //!
 //! `CAIRN_BENCH=memory`, `=stream` or `=timings` (cold start and the 500 cards)
 //! measures that alone.
@@ -28,6 +32,8 @@
 
 #[path = "../tests/e2e/harness.rs"]
 mod harness;
+#[path = "desktop/seed.rs"]
+mod seed;
 #[path = "../tests/e2e/session.rs"]
 mod session;
 
@@ -36,14 +42,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use cairn_core::TurnOutcome;
-use cairn_protocol::{ChatMessage, ExecutionTree, ExecutionTreeNode, TurnStatus, Usage};
-use cairn_store::{NewThread, Store};
 use cairn_testkit::{FakeServer, Reply, sse};
-use harness::{APP, App, Home};
+use harness::{App, Home};
 
-const BIG_THREAD: &str = "Five hundred tool cards";
-const SMALL_THREAD: &str = "A short chat";
 const RUNS: usize = 10;
 const CHAT: &str = "POST /v1/chat/completions";
 /// The last words of the streamed answer: once drawn, it is all there.
@@ -53,9 +54,11 @@ const STREAM_END: &str = "That is the whole program.";
 async fn main() {
     let server = FakeServer::start().await;
     let home = Home::new();
-    seed(&home.db()).await;
+    seed::seed(&home.db()).await;
 
-    let size = std::fs::metadata(APP).expect("the release binary").len();
+    let size = std::fs::metadata(harness::app())
+        .expect("the release binary")
+        .len();
     println!("release binary: {:.1} MB ({size} bytes)", size as f64 / 1e6);
 
     // `CAIRN_BENCH=memory`, `=stream` or `=timings` measures that alone: a change
@@ -76,7 +79,7 @@ async fn main() {
             .into_iter()
             .map(|(name, value)| (OsString::from(name), value))
             .collect();
-        let cairn = idle_pss(Path::new(APP), &env);
+        let cairn = idle_pss(Path::new(harness::app()), &env);
         println!(
             "idle PSS, app + WebKit: Cairn {:.0} MiB (set CAIRN_BASELINE_APP to compare \
              with an empty window)",
@@ -169,12 +172,14 @@ fn idle_memory(baseline: &Path, env: &[(&'static str, OsString)]) {
     let (mut shipped, mut empty_same, mut cairn_gpu, mut empty_gpu, mut empty_default) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut settings = Vec::new();
+    let mut code = Vec::new();
     for _ in 0..5 {
-        let cairn = idle_pss(Path::new(APP), &with(&[]));
+        let cairn = idle_pss(Path::new(harness::app()), &with(&[]));
         settings = cairn.web_settings;
+        code.push(cairn.code);
         shipped.push(cairn.kib);
         empty_same.push(idle_pss(baseline, &with(&settings)).kib);
-        let cairn_on_gpu = idle_pss(Path::new(APP), &gpu_path);
+        let cairn_on_gpu = idle_pss(Path::new(harness::app()), &gpu_path);
         cairn_gpu.push(cairn_on_gpu.kib);
         empty_gpu.push(idle_pss(baseline, &with(&cairn_on_gpu.web_settings)).kib);
         empty_default.push(idle_pss(baseline, &with(&[])).kib);
@@ -197,6 +202,13 @@ fn idle_memory(baseline: &Path, env: &[(&'static str, OsString)]) {
          {shipped:.0} MiB, empty Tauri + Leptos window {empty_same:.0} MiB, ratio {:.2}×",
         shipped / empty_same
     );
+    let whole = code.first().map_or(0, |(_, size)| *size);
+    let resident = median(code.iter().map(|(resident, _)| *resident as f64).collect());
+    println!(
+        "Cairn's own code resident after idling: {:.1} of {:.1} MiB",
+        resident / 1024.0,
+        whole as f64 / 1024.0
+    );
     println!(
         "idle PSS, both on WebKit's GPU path, composited: Cairn {cairn_gpu:.0} MiB, empty \
          window {empty_gpu:.0} MiB, ratio {:.2}×",
@@ -214,7 +226,7 @@ async fn cold_start(home: &Home, base_url: &str) -> f64 {
     let app = App::launch(home, base_url).await;
     app.wait_for_js("return performance.getEntriesByName('cairn:ready').length > 0;")
         .await;
-    let pid = harness::processes_running(&canonical(APP))
+    let pid = harness::processes_running(&canonical(harness::app()))
         .into_iter()
         .next()
         .expect("the app's process");
@@ -234,7 +246,7 @@ async fn render_big_thread(home: &Home, base_url: &str) -> Vec<f64> {
     let app = App::launch(home, base_url).await;
     let mut samples = Vec::new();
     for _ in 0..RUNS {
-        app.wait_for_text(".thread-title", SMALL_THREAD)
+        app.wait_for_text(".thread-title", seed::SMALL_THREAD)
             .await
             .click()
             .await
@@ -259,7 +271,7 @@ async fn render_big_thread(home: &Home, base_url: &str) -> Vec<f64> {
                 title.click();
                 check();
                 "#,
-                vec![serde_json::json!(BIG_THREAD)],
+                vec![serde_json::json!(seed::BIG_THREAD)],
             )
             .await
             .expect("the big thread renders");
@@ -321,7 +333,7 @@ async fn stream_long_answer(
     let body = sse::text(&pieces);
     let event_len = body.len() / pieces.len();
     let app = App::launch(home, &server.url()).await;
-    let pid = harness::processes_running(&canonical(APP))
+    let pid = harness::processes_running(&canonical(harness::app()))
         .into_iter()
         .next()
         .and_then(|pid| pid.parse::<u32>().ok())
@@ -434,6 +446,8 @@ struct Idle {
     kib: f64,
     /// The WebKit and JSC settings its web process was started with.
     web_settings: Vec<(String, String)>,
+    /// How much of the program's own code is resident (KiB) and how much it has.
+    code: (u64, u64),
 }
 
 /// Launches `program` and measures it after 10 s of idling.
@@ -452,11 +466,38 @@ fn idle_pss(program: &Path, env: &[(OsString, OsString)]) -> Idle {
     let web_settings = harness::web_process_of(child.id())
         .map(web_settings)
         .unwrap_or_default();
+    let code = code_kib(child.id(), &canonical(&program.to_string_lossy()));
     let _ = child.kill();
     let _ = child.wait();
     // WebKit's helpers outlive a killed parent for a moment.
     std::thread::sleep(Duration::from_secs(1));
-    Idle { kib, web_settings }
+    Idle {
+        kib,
+        web_settings,
+        code,
+    }
+}
+
+/// The resident and whole size (KiB) of `program`'s executable mappings in process
+/// `pid`: what the link's startup order (src-tauri/startup-order.txt) keeps small.
+fn code_kib(pid: u32, program: &Path) -> (u64, u64) {
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
+    let program = program.to_string_lossy();
+    let (mut resident, mut size, mut in_code) = (0, 0, false);
+    for line in smaps.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let kib = || fields.get(1).and_then(|value| value.parse::<u64>().ok());
+        match fields.first() {
+            Some(&"Size:") if in_code => size += kib().unwrap_or(0),
+            Some(&"Rss:") if in_code => resident += kib().unwrap_or(0),
+            // A mapping's header: range, permissions, offset, device, inode, path.
+            Some(range) if range.contains('-') && fields.len() >= 5 => {
+                in_code = fields[1].contains('x') && fields.get(5) == Some(&&*program);
+            }
+            _ => {}
+        }
+    }
+    (resident, size)
 }
 
 /// The WebKit and JSC settings in process `pid`'s environment, by name.
@@ -503,73 +544,6 @@ fn canonical(path: &str) -> PathBuf {
     Path::new(path)
         .canonicalize()
         .unwrap_or_else(|_| PathBuf::from(path))
-}
-
-/// 20 chats, one of them with an answer of 500 tool cards.
-async fn seed(db: &Path) {
-    let store = Store::open(db).await.expect("the bench database");
-    for n in 0..18 {
-        let thread = store
-            .create_thread(NewThread {
-                title: format!("Earlier chat {n}"),
-                ..NewThread::default()
-            })
-            .await
-            .unwrap();
-        answer(&store, &thread.id, "Hello", "Hi.", 0).await;
-    }
-    let small = store
-        .create_thread(NewThread {
-            title: SMALL_THREAD.into(),
-            ..NewThread::default()
-        })
-        .await
-        .unwrap();
-    answer(&store, &small.id, "Hello", "A short answer.", 0).await;
-    let big = store
-        .create_thread(NewThread {
-            title: BIG_THREAD.into(),
-            ..NewThread::default()
-        })
-        .await
-        .unwrap();
-    answer(&store, &big.id, "Read every file", "Read them all.", 500).await;
-}
-
-async fn answer(store: &Store, thread: &str, prompt: &str, text: &str, cards: usize) {
-    let start = store.begin_turn(thread, prompt).await.unwrap();
-    let outcome = TurnOutcome {
-        thread_id: thread.into(),
-        message_id: start.assistant_id.clone(),
-        status: TurnStatus::Completed,
-        text: text.into(),
-        reasoning: String::new(),
-        messages: vec![ChatMessage::assistant(text)],
-        tree: ExecutionTree::new(
-            (0..cards)
-                .map(|i| ExecutionTreeNode {
-                    id: format!("call_{i}"),
-                    parent_id: None,
-                    name: "read_file".into(),
-                    title: None,
-                    args_preview: Some(format!("{{\"path\":\"src/module_{i}/lib.rs\"}}")),
-                    result_preview: Some(format!("pub fn f{i}() -> u32 {{ {i} }}\n")),
-                    is_error: Some(false),
-                    duration_ms: 3,
-                    ..ExecutionTreeNode::default()
-                })
-                .collect(),
-        ),
-        usage: Usage::default(),
-        calls: Vec::new(),
-        error: None,
-        budget: None,
-        switch: None,
-        cut: None,
-    };
-    cairn_runtime::commit_turn(store, thread, &start.assistant_id, &outcome)
-        .await
-        .unwrap();
 }
 
 fn median(mut samples: Vec<f64>) -> f64 {

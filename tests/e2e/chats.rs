@@ -123,7 +123,7 @@ async fn the_app_and_the_cli_open_a_new_database_together() {
     let model = Model::start().await;
     model.says(&["Both opened it."]);
     let home = Home::new();
-    let cli = std::path::Path::new(harness::APP).with_file_name("cairn");
+    let cli = std::path::Path::new(harness::app()).with_file_name("cairn");
     assert!(
         cli.exists(),
         "{} is not built: cargo build -p cairn-cli",

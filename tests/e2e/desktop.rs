@@ -113,7 +113,7 @@ async fn a_second_launch_brings_the_first_forward_and_ends() {
         session::app_has_focus(),
         "the first window came to the front"
     );
-    let exe = std::path::Path::new(harness::APP).canonicalize().unwrap();
+    let exe = std::path::Path::new(harness::app()).canonicalize().unwrap();
     let apps = harness::processes_running(&exe);
     assert_eq!(apps.len(), 1, "one app runs: {apps:?}");
     // The first instance is the one the user had: its chat is still open.
@@ -134,7 +134,7 @@ const LATER_LAUNCHES: usize = 30;
 
 /// Waits until no app runs (it quit).
 async fn wait_for_the_app_to_end() {
-    let exe = std::path::Path::new(harness::APP).canonicalize().unwrap();
+    let exe = std::path::Path::new(harness::app()).canonicalize().unwrap();
     let start = std::time::Instant::now();
     while !harness::processes_running(&exe).is_empty() {
         assert!(
@@ -182,7 +182,7 @@ async fn start_at_login_writes_an_autostart_entry_that_starts_cairn_hidden_in_th
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let written = std::fs::read_to_string(&entry).unwrap();
-    let exe = std::path::Path::new(harness::APP).canonicalize().unwrap();
+    let exe = std::path::Path::new(harness::app()).canonicalize().unwrap();
     assert!(
         written.contains(&format!("\nExec=\"{}\" --hidden\n", exe.display())),
         "{written}"
@@ -233,7 +233,7 @@ async fn with_a_tray_closing_the_window_hides_it_and_the_reply_goes_on() {
         assert!(start.elapsed() < harness::PATIENCE, "the window stayed");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let exe = std::path::Path::new(harness::APP).canonicalize().unwrap();
+    let exe = std::path::Path::new(harness::app()).canonicalize().unwrap();
     assert_eq!(harness::processes_running(&exe).len(), 1, "still running");
     model.open_gate("hidden");
     session::press_keys("ctrl+shift+space");

@@ -10,7 +10,18 @@ use std::time::{Duration, Instant};
 use thirtyfour::error::WebDriverErrorInner;
 use thirtyfour::prelude::*;
 
-pub const APP: &str = env!("CARGO_BIN_EXE_cairn-desktop");
+/// The app the tests drive: the build cargo made for them, or the one `CAIRN_E2E_APP`
+/// names. The desktop bench measures the release build that ships: the build cargo makes
+/// for a bench also turns on what the dev-dependencies ask of shared crates, so its code
+/// and its functions' names (which the link's startup order lists) are not the shipped
+/// ones.
+pub fn app() -> &'static str {
+    static APP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    APP.get_or_init(|| {
+        std::env::var("CAIRN_E2E_APP")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_cairn-desktop").to_owned())
+    })
+}
 /// How long the UI (or the desktop around it) gets to show something before a test fails.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
@@ -274,7 +285,7 @@ impl App {
         caps.set("browserName", "wry").expect("a capability");
         caps.set(
             "tauri:options",
-            serde_json::json!({"application": APP, "args": args}),
+            serde_json::json!({"application": app(), "args": args}),
         )
         .expect("a capability");
         let driver = new_session(port, caps).await;
@@ -295,7 +306,7 @@ impl App {
     /// Starts the app binary again over the same home, as a user launching it a second
     /// time would, and waits for that launch to end.
     pub async fn launch_again(home: &Home, base_url: &str) -> std::process::ExitStatus {
-        let mut second = Command::new(APP)
+        let mut second = Command::new(app())
             .envs(app_env(home, base_url))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -317,9 +328,9 @@ impl App {
 
     /// The environment the app's web process started with, one `NAME=value` a line.
     pub fn web_process_environ(&self) -> Vec<String> {
-        let exe = Path::new(APP)
+        let exe = Path::new(app())
             .canonicalize()
-            .unwrap_or_else(|_| PathBuf::from(APP));
+            .unwrap_or_else(|_| PathBuf::from(app()));
         let apps = processes_running(&exe);
         let [app_pid] = apps.as_slice() else {
             panic!("one app runs: {apps:?}");
@@ -397,9 +408,9 @@ impl App {
             .unwrap_or_default();
         // A session that went invalid means the app is gone: say whether it is, so a
         // crash or a hand-over to another instance reads apart from a slow page.
-        let app = Path::new(APP)
+        let app = Path::new(app())
             .canonicalize()
-            .unwrap_or_else(|_| PathBuf::from(APP));
+            .unwrap_or_else(|_| PathBuf::from(app()));
         let running = processes_running(&app);
         panic!(
             "waited {PATIENCE:?} for `{css}` {what}; saw {seen:?} in {html}; \
@@ -757,9 +768,9 @@ fn shader_spy() -> &'static Path {
 /// An app left from a test that failed (it hides to the tray rather than close)
 /// would answer the next launch as the single instance.
 fn kill_strays() {
-    let app = Path::new(APP)
+    let app = Path::new(app())
         .canonicalize()
-        .unwrap_or_else(|_| PathBuf::from(APP));
+        .unwrap_or_else(|_| PathBuf::from(app()));
     let start = Instant::now();
     loop {
         let strays = processes_running(&app);
