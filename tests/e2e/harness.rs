@@ -22,6 +22,7 @@ pub fn app() -> &'static str {
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_cairn-desktop").to_owned())
     })
 }
+
 /// How long the UI (or the desktop around it) gets to show something before a test fails.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
