@@ -38,7 +38,7 @@ mod seed;
 mod session;
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -226,7 +226,7 @@ async fn cold_start(home: &Home, base_url: &str) -> f64 {
     let app = App::launch(home, base_url).await;
     app.wait_for_js("return performance.getEntriesByName('cairn:ready').length > 0;")
         .await;
-    let pid = harness::processes_running(&canonical(harness::app()))
+    let pid = harness::processes_running(&harness::app_exe())
         .into_iter()
         .next()
         .expect("the app's process");
@@ -333,7 +333,7 @@ async fn stream_long_answer(
     let body = sse::text(&pieces);
     let event_len = body.len() / pieces.len();
     let app = App::launch(home, &server.url()).await;
-    let pid = harness::processes_running(&canonical(harness::app()))
+    let pid = harness::processes_running(&harness::app_exe())
         .into_iter()
         .next()
         .and_then(|pid| pid.parse::<u32>().ok())
@@ -466,7 +466,10 @@ fn idle_pss(program: &Path, env: &[(OsString, OsString)]) -> Idle {
     let web_settings = harness::web_process_of(child.id())
         .map(web_settings)
         .unwrap_or_default();
-    let code = code_kib(child.id(), &canonical(&program.to_string_lossy()));
+    let exe = program
+        .canonicalize()
+        .unwrap_or_else(|_| program.to_path_buf());
+    let code = code_kib(child.id(), &exe);
     let _ = child.kill();
     let _ = child.wait();
     // WebKit's helpers outlive a killed parent for a moment.
@@ -538,12 +541,6 @@ fn process_age_ms(pid: &str) -> f64 {
         .parse()
         .unwrap();
     (uptime - started / ticks_per_second) * 1e3
-}
-
-fn canonical(path: &str) -> PathBuf {
-    Path::new(path)
-        .canonicalize()
-        .unwrap_or_else(|_| PathBuf::from(path))
 }
 
 fn median(mut samples: Vec<f64>) -> f64 {

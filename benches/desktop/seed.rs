@@ -15,31 +15,25 @@ pub const SMALL_THREAD: &str = "A short chat";
 pub async fn seed(db: &Path) {
     let store = Store::open(db).await.expect("the bench database");
     for n in 0..18 {
-        let thread = store
-            .create_thread(NewThread {
-                title: format!("Earlier chat {n}"),
-                ..NewThread::default()
-            })
-            .await
-            .unwrap();
-        answer(&store, &thread.id, "Hello", "Hi.", 0).await;
+        let thread = new_thread(&store, format!("Earlier chat {n}")).await;
+        answer(&store, &thread, "Hello", "Hi.", 0).await;
     }
-    let small = store
+    let small = new_thread(&store, SMALL_THREAD.into()).await;
+    answer(&store, &small, "Hello", "A short answer.", 0).await;
+    let big = new_thread(&store, BIG_THREAD.into()).await;
+    answer(&store, &big, "Read every file", "Read them all.", 500).await;
+}
+
+/// A new chat titled `title`, by its id.
+async fn new_thread(store: &Store, title: String) -> String {
+    store
         .create_thread(NewThread {
-            title: SMALL_THREAD.into(),
+            title,
             ..NewThread::default()
         })
         .await
-        .unwrap();
-    answer(&store, &small.id, "Hello", "A short answer.", 0).await;
-    let big = store
-        .create_thread(NewThread {
-            title: BIG_THREAD.into(),
-            ..NewThread::default()
-        })
-        .await
-        .unwrap();
-    answer(&store, &big.id, "Read every file", "Read them all.", 500).await;
+        .unwrap()
+        .id
 }
 
 async fn answer(store: &Store, thread: &str, prompt: &str, text: &str, cards: usize) {

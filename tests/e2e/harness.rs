@@ -23,6 +23,13 @@ pub fn app() -> &'static str {
     })
 }
 
+/// The app's binary as its running processes show it: [`app`] with its links resolved.
+pub fn app_exe() -> PathBuf {
+    Path::new(app())
+        .canonicalize()
+        .unwrap_or_else(|_| PathBuf::from(app()))
+}
+
 /// How long the UI (or the desktop around it) gets to show something before a test fails.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
@@ -329,9 +336,7 @@ impl App {
 
     /// The environment the app's web process started with, one `NAME=value` a line.
     pub fn web_process_environ(&self) -> Vec<String> {
-        let exe = Path::new(app())
-            .canonicalize()
-            .unwrap_or_else(|_| PathBuf::from(app()));
+        let exe = app_exe();
         let apps = processes_running(&exe);
         let [app_pid] = apps.as_slice() else {
             panic!("one app runs: {apps:?}");
@@ -409,9 +414,7 @@ impl App {
             .unwrap_or_default();
         // A session that went invalid means the app is gone: say whether it is, so a
         // crash or a hand-over to another instance reads apart from a slow page.
-        let app = Path::new(app())
-            .canonicalize()
-            .unwrap_or_else(|_| PathBuf::from(app()));
+        let app = app_exe();
         let running = processes_running(&app);
         panic!(
             "waited {PATIENCE:?} for `{css}` {what}; saw {seen:?} in {html}; \
@@ -769,9 +772,7 @@ fn shader_spy() -> &'static Path {
 /// An app left from a test that failed (it hides to the tray rather than close)
 /// would answer the next launch as the single instance.
 fn kill_strays() {
-    let app = Path::new(app())
-        .canonicalize()
-        .unwrap_or_else(|_| PathBuf::from(app()));
+    let app = app_exe();
     let start = Instant::now();
     loop {
         let strays = processes_running(&app);
