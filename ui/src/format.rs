@@ -346,12 +346,13 @@ pub fn mode_hint(mode: PermissionMode) -> &'static str {
 /// The chip while the server reads a long prompt: "Reading the prompt: 1,200 of 1,900
 /// tokens · 8 s left".
 pub fn reading(progress: &PromptProgress) -> String {
-    let said = progress.said();
-    let mut chars = said.chars();
-    chars
-        .next()
-        .map(|first| first.to_uppercase().chain(chars).collect())
-        .unwrap_or(said)
+    // The protocol's words start with an ASCII letter: Unicode's case tables would
+    // cost the page their bytes for nothing.
+    let mut said = progress.said();
+    if let Some(first) = said.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    said
 }
 
 /// The inline notice for a budget the turn ran into.

@@ -97,7 +97,8 @@ pub fn suggestions(input: &str) -> Vec<Command> {
     if typed.contains(char::is_whitespace) || typed.contains('/') {
         return Vec::new();
     }
-    let typed = typed.to_lowercase();
+    // Command names are ASCII.
+    let typed = typed.to_ascii_lowercase();
     let starting = COMMANDS.iter().filter(|c| c.name.starts_with(&typed));
     let within = COMMANDS
         .iter()
