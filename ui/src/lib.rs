@@ -7,6 +7,7 @@
 
 pub mod announce;
 pub mod appending;
+pub mod card_head;
 pub mod format;
 pub mod highlight;
 pub mod markdown;

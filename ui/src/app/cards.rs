@@ -4,11 +4,10 @@
 
 use std::sync::Arc;
 
-use cairn_protocol::describe::Headline;
 use cairn_protocol::desktop::commands::LoadToolResult;
 use cairn_protocol::{
-    ApprovalDecision, ApprovalPreview, CallKind, Cut, Image, PermissionMode, PromptCut,
-    ToolApprovalRequest, TurnStatus, Verdict,
+    ApprovalDecision, ApprovalPreview, Cut, Image, PermissionMode, PromptCut, ToolApprovalRequest,
+    TurnStatus, Verdict,
 };
 use leptos::prelude::*;
 use serde_json::Value;
@@ -17,6 +16,7 @@ use super::copy::copy_button;
 use super::diff::diff_view;
 use super::{EntryView, actions, ctx, ipc};
 use crate::appending::{Appending, Drawn};
+use crate::card_head::Head;
 use crate::format;
 use crate::markdown::{CodeShape, settle_streaming, to_html};
 use crate::turn::{Card, CardState, Segment, StepState, TurnView};
@@ -288,66 +288,6 @@ fn show_whole(turn: ArcRwSignal<TurnView>, id: String, show_all: RwSignal<bool>)
     });
 }
 
-/// What a card's header shows.
-#[derive(Debug, Clone, PartialEq)]
-struct Head {
-    /// A subtask's title, else the tool.
-    label: String,
-    /// What the call acts on (`notes.md`, `cargo test`), or for a subtask "subtask".
-    subject: Option<String>,
-    /// An MCP tool's server.
-    server: Option<String>,
-    /// A subtask's model server, when not the thread's, and whether it waits for one
-    /// of its slots.
-    machine: Option<String>,
-    slot_wait: bool,
-    state: CardState,
-    /// The call's own time, and the time it waited for the user.
-    time: Option<u64>,
-    waited: u64,
-    depth: u32,
-}
-
-impl Head {
-    fn of(card: &Card) -> Self {
-        let (label, subject, server) = match &card.title {
-            Some(title) => {
-                let kind = match card.kind {
-                    Some(CallKind::Subtask) => "subtask",
-                    Some(CallKind::Plan) => "plan",
-                    _ => card.name.as_str(),
-                };
-                (title.clone(), Some(kind.to_owned()), None)
-            }
-            None => {
-                // Arguments still being written are text: name what they have so far.
-                let partial = card
-                    .pending
-                    .then(|| card.args.as_ref().and_then(Value::as_str))
-                    .flatten()
-                    .map(format::partial_args);
-                let line = Headline::of(
-                    &card.name,
-                    card.subject.as_deref(),
-                    partial.as_ref().or(card.args.as_ref()),
-                );
-                (line.tool, line.subject, line.server)
-            }
-        };
-        Self {
-            label,
-            subject,
-            server,
-            machine: card.server.clone(),
-            slot_wait: card.waiting_for_slot && card.state == CardState::Running,
-            state: card.state,
-            time: card.own_time_ms(),
-            waited: card.waited_ms,
-            depth: card.depth,
-        }
-    }
-}
-
 /// The images a call returned, of the kinds the page shows (drawn from the data the
 /// tool sent: nothing is fetched).
 fn card_images(images: &[Image]) -> impl IntoView + use<> {
@@ -392,48 +332,20 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
             _ => "card done",
         }
     };
-    let head_view = card_head(head, expanded.clone());
+    // The header is written as HTML (see `card_head`): its chevron says whether the
+    // body is open.
+    let head_html = {
+        let expanded = expanded.clone();
+        move || head.with(|head| head.as_ref().map(|head| head.html(expanded.get())))
+    };
     let body = card_body(turn, id.clone(), data.clone(), expanded);
     let card_id = id;
     view! {
         <div class=state_class data-card=card_id>
-            <button class="card-head" on:click=toggle aria-expanded=move || expanded_attr(&data)>
-                {head_view}
-            </button>
+            <button class="card-head" on:click=toggle aria-expanded=move || expanded_attr(&data)
+                inner_html=head_html></button>
             {body}
         </div>
-    }
-}
-
-/// A card's header: how the call went, what it is and acts on, where it runs and how
-/// long it took; the chevron says whether its body is open.
-fn card_head(head: ArcMemo<Option<Head>>, expanded: ArcMemo<bool>) -> impl IntoView {
-    move || {
-        head.get().map(|head| {
-            let icon = match head.state {
-                CardState::Running => view! { <span class="spinner" aria-label="running"></span> }.into_any(),
-                CardState::Done => view! { <span class="icon ok" aria-label="done">"✓"</span> }.into_any(),
-                CardState::Failed => view! { <span class="icon err" aria-label="failed">"✕"</span> }.into_any(),
-                CardState::Denied => view! { <span class="icon err" aria-label="denied">"⊘"</span> }.into_any(),
-            };
-            view! {
-                <span class="chevron">{if expanded.get() { "▾" } else { "▸" }}</span>
-                {icon}
-                <span class="card-label">{head.label}</span>
-                {head.subject.map(|subject| view! { <span class="card-subject">{subject}</span> })}
-                {head.server.map(|server| view! { <span class="card-tool" title="MCP server">{server}</span> })}
-                {head.machine.map(|machine| if head.slot_wait {
-                    view! { <span class="card-machine waiting">{format!("waiting for a free slot on {machine}")}</span> }.into_any()
-                } else {
-                    view! { <span class="card-machine" title="The model server it runs on">{format!("on {machine}")}</span> }.into_any()
-                })}
-                <span class="card-depth" data-depth=head.depth></span>
-                {(head.waited > 0).then(|| view! {
-                    <span class="card-waited" title="Waiting for your answer">{format!("waited {}", format::duration(head.waited))}</span>
-                })}
-                {head.time.map(|ms| view! { <span class="card-time">{format::duration(ms)}</span> })}
-            }
-        })
     }
 }
 
