@@ -356,6 +356,11 @@ async fn a_long_result_is_cut_for_the_model_and_shown_whole_in_its_card() {
     app.click(".show-all").await;
     let shown = text_of(&app.wait_for_text(".card-result", "line 1500").await).await;
     assert_eq!(shown.trim_end(), lines.trim_end());
+    assert_eq!(
+        app.count(".show-all").await,
+        0,
+        "the stored card's offer is gone too"
+    );
     app.quit().await;
 }
 

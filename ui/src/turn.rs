@@ -134,6 +134,16 @@ impl Card {
         self.kind == Some(CallKind::Finish) && self.state != CardState::Failed
     }
 
+    /// Whether the card has ended for good: no question open, nothing being written,
+    /// no checklist still to tick (a plan's card ends before its steps run). Its body
+    /// can then be drawn once; only "Show all" lengthens its result.
+    pub fn settled(&self) -> bool {
+        self.state != CardState::Running
+            && self.approval.is_none()
+            && !self.pending
+            && self.kind != Some(CallKind::Plan)
+    }
+
     /// Whether the result only repeats the text the card's level ended with, shown just
     /// above it: a subtask answering in words returns its last text as its result. A
     /// stored result is a preview, so it may be that text cut.

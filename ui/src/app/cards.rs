@@ -290,7 +290,7 @@ fn show_whole(turn: ArcRwSignal<TurnView>, id: String, show_all: RwSignal<bool>)
 
 /// The images a call returned, of the kinds the page shows (drawn from the data the
 /// tool sent: nothing is fetched).
-fn card_images(images: &[Image]) -> impl IntoView + use<> {
+fn card_images(images: &[Image]) -> impl Iterator<Item = AnyView> + use<'_> {
     images
         .iter()
         .filter(|image| Image::SHOWN.contains(&image.mime_type.as_str()))
@@ -300,8 +300,8 @@ fn card_images(images: &[Image]) -> impl IntoView + use<> {
                 <img class="card-image" src=image.data_url()
                     alt=format!("Image {} the tool returned", n + 1) />
             }
+            .into_any()
         })
-        .collect_view()
 }
 
 fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
@@ -369,23 +369,102 @@ fn card_body(
     data: ArcMemo<Option<Card>>,
     expanded: ArcMemo<bool>,
 ) -> impl IntoView {
-    let parts = BodyParts::of(&data);
     // A long result shows its start; "Show all" shows every byte the tool returned
-    // (the model may have read only a cut of it).
+    // (the model may have read only a cut of it). Kept while the card is closed.
     let show_all = RwSignal::new(false);
-    let (result, hidden) = card_result(&turn, &id, &data, show_all);
     move || {
         expanded.get().then(|| {
-            body_view(
-                turn.clone(),
-                id.clone(),
-                parts.clone(),
-                Shown {
-                    result: result.clone(),
-                    hidden: hidden.clone(),
+            let settled = data.with_untracked(|card| {
+                let card = card.as_ref().filter(|card| card.settled())?;
+                Some(settled_body(&turn, &id, card, &data, show_all))
+            });
+            settled.unwrap_or_else(|| {
+                let parts = BodyParts::of(&data);
+                let (result, hidden) = card_result(&turn, &id, &data, show_all);
+                let shown = Shown {
+                    result,
+                    hidden,
                     show_all,
-                },
-            )
+                };
+                body_view(turn.clone(), id.clone(), parts, shown).into_any()
+            })
+        })
+    }
+}
+
+/// The body of a card that has ended (every stored card), drawn once: its parts in
+/// one list, where a live body keeps a memo and an empty slot in the page for each
+/// part it might gain. Only the result follows "Show all".
+fn settled_body(
+    turn: &ArcRwSignal<TurnView>,
+    id: &str,
+    card: &Card,
+    data: &ArcMemo<Option<Card>>,
+    show_all: RwSignal<bool>,
+) -> AnyView {
+    let mut parts = Vec::new();
+    if let Some(args) = &card.args {
+        let args = format::preview(args, PREVIEW_CHARS);
+        parts.push(
+            view! {
+                <details class="card-args"><summary>"Arguments"</summary><pre>{args}</pre></details>
+            }
+            .into_any(),
+        );
+    }
+    if let Some(change) = &card.change {
+        let change = preview_view((**change).clone());
+        parts.push(
+            view! {
+                <details class="card-change"><summary>"Change"</summary>{change}</details>
+            }
+            .into_any(),
+        );
+    }
+    if !card.children.is_empty() {
+        parts.push(segments(turn.clone(), Some(id.to_owned())).into_any());
+    }
+    if card.state == CardState::Denied {
+        // What the model was told is for the model.
+        parts.push(view! { <p class="card-denied">"Denied by you"</p> }.into_any());
+    } else if card.result.is_some() && !card.result_repeats_text() {
+        let data = data.clone();
+        let result = move || {
+            let max = if show_all.get() {
+                usize::MAX
+            } else {
+                PREVIEW_CHARS
+            };
+            data.with(|card| {
+                let result = card.as_ref().and_then(|card| card.result.as_deref());
+                result
+                    .map(|result| format::preview(result, max))
+                    .unwrap_or_default()
+            })
+        };
+        parts.push(view! { <pre class="card-result">{result}</pre> }.into_any());
+    }
+    parts.extend(card_images(&card.images));
+    if let Some(size) = hidden_size(card) {
+        parts.push(show_all_button(turn.clone(), id.to_owned(), size, show_all).into_any());
+    }
+    view! { <div class="card-body">{parts}</div> }.into_any()
+}
+
+/// "Show all" under a result shown cut, gone once the whole is shown.
+fn show_all_button(
+    turn: ArcRwSignal<TurnView>,
+    id: String,
+    size: String,
+    show_all: RwSignal<bool>,
+) -> impl IntoView {
+    move || {
+        let turn = turn.clone();
+        let id = id.clone();
+        (!show_all.get()).then(|| view! {
+            <button class="link show-all" on:click=move |_| show_whole(turn.clone(), id.clone(), show_all)>
+                {format!("Show all ({size})")}
+            </button>
         })
     }
 }
@@ -491,15 +570,9 @@ fn body_view(
             } else {
                 result.get().map(|result| view! { <pre class="card-result">{result}</pre> }.into_any())
             }}
-            {move || images.with(|images| card_images(images))}
-            {move || hidden.get().filter(|_| !show_all.get()).map(|size| {
-                let turn = turn_for_result.clone();
-                let id = id_for_result.clone();
-                view! {
-                    <button class="link show-all" on:click=move |_| show_whole(turn.clone(), id.clone(), show_all)>
-                        {format!("Show all ({size})")}
-                    </button>
-                }
+            {move || images.with(|images| card_images(images).collect_view())}
+            {move || hidden.get().map(|size| {
+                show_all_button(turn_for_result.clone(), id_for_result.clone(), size, show_all)
             })}
         </div>
     }

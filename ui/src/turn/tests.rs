@@ -122,6 +122,7 @@ fn a_call_shows_while_written_becomes_the_call_and_one_never_made_goes() {
     );
     let card = &view.cards["w1"];
     assert!(card.pending && card.state == CardState::Running);
+    assert!(!card.settled(), "being written");
     assert_eq!(card.args, Some(json!(r#"{"path": "a.md", "content": "Hi"#)));
     view.apply(
         &start(
@@ -146,7 +147,9 @@ fn a_call_shows_while_written_becomes_the_call_and_one_never_made_goes() {
         view.cards["w1"].args,
         Some(json!({"path": "a.md", "content": "Hi"}))
     );
+    assert!(!view.cards["w1"].settled(), "running");
     view.apply(&end("w1", "written", false, None, 0), 40.0);
+    assert!(view.cards["w1"].settled(), "ended");
     view.apply(
         &Event::Done(Done {
             thread_id: "t".into(),
@@ -443,6 +446,9 @@ fn an_approval_sits_in_its_card_and_opens_the_way_to_it() {
     assert_eq!(view.pending_approvals(), [&request]);
     view.answered("ap1");
     assert!(view.pending_approvals().is_empty());
+    assert!(!view.cards["w1"].settled(), "asked, not yet ended");
+    view.apply(&end("w1", "denied", true, Some("s1"), 1), 3.0);
+    assert!(view.cards["w1"].settled());
 }
 
 #[test]
@@ -865,6 +871,22 @@ fn a_plan_ticks_its_steps_live_and_reads_the_same_when_stored() {
     assert_eq!(
         states(&live),
         [StepState::Done, StepState::Failed, StepState::Skipped]
+    );
+    live.apply(
+        &update(
+            "p",
+            "create_plan",
+            None,
+            ToolCallStatus::End,
+            None,
+            Some("done"),
+            Some(false),
+        ),
+        0.0,
+    );
+    assert!(
+        !live.cards["p"].settled(),
+        "a plan's card keeps its checklist live: its review may follow"
     );
 
     // Stored the way the engine builds its tree, it reads the same.
