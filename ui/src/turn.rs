@@ -134,9 +134,10 @@ impl Card {
         self.kind == Some(CallKind::Finish) && self.state != CardState::Failed
     }
 
-    /// Whether the card has ended for good: no question open, nothing being written,
-    /// no checklist still to tick (a plan's card ends before its steps run). Its body
-    /// can then be drawn once; only "Show all" lengthens its result.
+    /// Whether the card has ended for good: no question open, nothing being written.
+    /// Its body can then be drawn once; only "Show all" lengthens its result. A plan's
+    /// card is left out: its checklist is read from the turn's plans and steps, not
+    /// from the card, so it stays drawn as it was.
     pub fn settled(&self) -> bool {
         self.state != CardState::Running
             && self.approval.is_none()

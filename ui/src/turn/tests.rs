@@ -886,7 +886,7 @@ fn a_plan_ticks_its_steps_live_and_reads_the_same_when_stored() {
     );
     assert!(
         !live.cards["p"].settled(),
-        "a plan's card keeps its checklist live: its review may follow"
+        "a plan's card keeps its checklist drawn from the turn's plans"
     );
 
     // Stored the way the engine builds its tree, it reads the same.
