@@ -47,8 +47,14 @@ pub async fn call_streaming<C: Streaming>(
 /// Written as JSON text and parsed by the webview: serde's writer of JavaScript values,
 /// compiled for every command, made the page's wasm 8 KB larger.
 fn arguments(command: &impl Serialize) -> Result<JsValue, CommandError> {
-    let args = serde_json::to_string(command)
-        .map_err(|err| problem(&format!("the request could not be written: {err}")))?;
+    wrapped(serde_json::to_string(command))
+}
+
+/// The part of [`arguments`] that is the same for every command, compiled once (it was
+/// a copy per command, 33 of them).
+#[inline(never)]
+fn wrapped(args: serde_json::Result<String>) -> Result<JsValue, CommandError> {
+    let args = args.map_err(|err| problem(&format!("the request could not be written: {err}")))?;
     js_sys::JSON::parse(&format!(r#"{{"args":{args}}}"#))
         .map_err(|_| problem("the request could not be written"))
 }
@@ -64,11 +70,15 @@ async fn invoke(cmd: &str, args: JsValue) -> Result<JsValue, CommandError> {
 }
 
 fn read_reply<T: DeserializeOwned>(cmd: &str, reply: JsValue) -> Result<T, CommandError> {
-    serde_wasm_bindgen::from_value(reply).map_err(|err| {
-        problem(&format!(
-            "the app's answer to {cmd} could not be read: {err}"
-        ))
-    })
+    serde_wasm_bindgen::from_value(reply).map_err(|err| unreadable(cmd, &err))
+}
+
+/// Compiled once rather than with every reply type's reader.
+#[inline(never)]
+fn unreadable(cmd: &str, err: &serde_wasm_bindgen::Error) -> CommandError {
+    problem(&format!(
+        "the app's answer to {cmd} could not be read: {err}"
+    ))
 }
 
 /// A channel whose messages go to `handler`. The handler lives as long as the
