@@ -338,11 +338,15 @@ fn card(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
         let expanded = expanded.clone();
         move || head.with(|head| head.as_ref().map(|head| head.html(expanded.get())))
     };
-    let body = card_body(turn, id.clone(), data.clone(), expanded);
+    let expanded_attr = {
+        let expanded = expanded.clone();
+        move || if expanded.get() { "true" } else { "false" }
+    };
+    let body = card_body(turn, id.clone(), data, expanded);
     let card_id = id;
     view! {
         <div class=state_class data-card=card_id>
-            <button class="card-head" on:click=toggle aria-expanded=move || expanded_attr(&data)
+            <button class="card-head" on:click=toggle aria-expanded=expanded_attr
                 inner_html=head_html></button>
             {body}
         </div>
@@ -404,51 +408,52 @@ fn settled_body(
 ) -> AnyView {
     let mut parts = Vec::new();
     if let Some(args) = &card.args {
-        let args = format::preview(args, PREVIEW_CHARS);
-        parts.push(
-            view! {
-                <details class="card-args"><summary>"Arguments"</summary><pre>{args}</pre></details>
-            }
-            .into_any(),
-        );
+        parts.push(args_details(format::preview(args, PREVIEW_CHARS)).into_any());
     }
     if let Some(change) = &card.change {
-        let change = preview_view((**change).clone());
-        parts.push(
-            view! {
-                <details class="card-change"><summary>"Change"</summary>{change}</details>
-            }
-            .into_any(),
-        );
+        parts.push(change_details(change).into_any());
     }
     if !card.children.is_empty() {
         parts.push(segments(turn.clone(), Some(id.to_owned())).into_any());
     }
     if card.state == CardState::Denied {
-        // What the model was told is for the model.
-        parts.push(view! { <p class="card-denied">"Denied by you"</p> }.into_any());
-    } else if card.result.is_some() && !card.result_repeats_text() {
+        parts.push(denied_note().into_any());
+    } else if result_to_show(card).is_some() {
         let data = data.clone();
         let result = move || {
-            let max = if show_all.get() {
-                usize::MAX
-            } else {
-                PREVIEW_CHARS
-            };
-            data.with(|card| {
-                let result = card.as_ref().and_then(|card| card.result.as_deref());
-                result
-                    .map(|result| format::preview(result, max))
-                    .unwrap_or_default()
-            })
+            let all = show_all.get();
+            data.with(|card| card.as_ref().and_then(|card| shown_result(card, all)))
+                .unwrap_or_default()
         };
-        parts.push(view! { <pre class="card-result">{result}</pre> }.into_any());
+        parts.push(result_box(result));
     }
     parts.extend(card_images(&card.images));
     if let Some(size) = hidden_size(card) {
         parts.push(show_all_button(turn.clone(), id.to_owned(), size, show_all).into_any());
     }
     view! { <div class="card-body">{parts}</div> }.into_any()
+}
+
+/// The call's arguments, folded.
+fn args_details(args: String) -> impl IntoView {
+    view! { <details class="card-args"><summary>"Arguments"</summary><pre>{args}</pre></details> }
+}
+
+/// What a write did to its file, folded.
+fn change_details(change: &ApprovalPreview) -> impl IntoView + use<> {
+    let change = preview_view(change.clone());
+    view! { <details class="card-change"><summary>"Change"</summary>{change}</details> }
+}
+
+/// Said instead of the result of a call the user denied: what the model was told is
+/// for the model.
+fn denied_note() -> impl IntoView {
+    view! { <p class="card-denied">"Denied by you"</p> }
+}
+
+/// A result as its card shows it.
+fn result_box(text: impl IntoView + 'static) -> AnyView {
+    view! { <pre class="card-result">{text}</pre> }.into_any()
 }
 
 /// "Show all" under a result shown cut, gone once the whole is shown.
@@ -556,19 +561,14 @@ fn body_view(
         <div class="card-body">
             {move || pending.get().map(pending_box)}
             {plan_checklist(turn.clone(), id.clone())}
-            {move || args.get().map(|args| view! {
-                <details class="card-args"><summary>"Arguments"</summary><pre>{args}</pre></details>
-            })}
+            {move || args.get().map(args_details)}
             {move || approval.get().map(|request| approval_card(turn_for_approval.clone(), request))}
-            {move || change.get().map(|change| view! {
-                <details class="card-change"><summary>"Change"</summary>{preview_view((*change).clone())}</details>
-            })}
+            {move || change.get().map(|change| change_details(&change))}
             {segments(turn.clone(), Some(id.clone()))}
             {move || if denied.get() {
-                // What the model was told is for the model.
-                Some(view! { <p class="card-denied">"Denied by you"</p> }.into_any())
+                Some(denied_note().into_any())
             } else {
-                result.get().map(|result| view! { <pre class="card-result">{result}</pre> }.into_any())
+                result.get().map(result_box)
             }}
             {move || images.with(|images| card_images(images).collect_view())}
             {move || hidden.get().map(|size| {
@@ -599,18 +599,8 @@ fn card_result(
             if is_plan.get() {
                 return None;
             }
-            let max = if show_all.get() {
-                usize::MAX
-            } else {
-                PREVIEW_CHARS
-            };
-            data.with(|card| {
-                let card = card.as_ref()?;
-                if card.result_repeats_text() {
-                    return None;
-                }
-                Some(format::preview(card.result.as_ref()?, max))
-            })
+            let all = show_all.get();
+            data.with(|card| shown_result(card.as_ref()?, all))
         }
     });
     let hidden = ArcMemo::new({
@@ -620,17 +610,27 @@ fn card_result(
     (result, hidden)
 }
 
+/// The result a card shows: none where it only repeats the text above.
+fn result_to_show(card: &Card) -> Option<&Value> {
+    card.result
+        .as_deref()
+        .filter(|_| !card.result_repeats_text())
+}
+
+/// The result as shown: its start, or all of it.
+fn shown_result(card: &Card, all: bool) -> Option<String> {
+    let max = if all { usize::MAX } else { PREVIEW_CHARS };
+    result_to_show(card).map(|result| format::preview(result, max))
+}
+
 /// The size of a result whose card shows only its start.
 fn hidden_size(card: &Card) -> Option<String> {
-    let result = card
-        .result
-        .as_ref()
-        .filter(|_| !card.result_repeats_text())?;
+    let result = result_to_show(card)?;
     // A stored card holds the start; the store has the whole.
     if let Some(size) = card.result_bytes {
         return Some(format::bytes(size));
     }
-    let size = match &**result {
+    let size = match result {
         Value::String(text) => text.len(),
         other => other.to_string().len(),
     };
@@ -698,14 +698,6 @@ fn plan_checklist(turn: ArcRwSignal<TurnView>, id: String) -> impl IntoView {
     }
 }
 
-fn expanded_attr(data: &ArcMemo<Option<Card>>) -> &'static str {
-    if data.with(|card| card.as_ref().is_some_and(|card| card.expanded)) {
-        "true"
-    } else {
-        "false"
-    }
-}
-
 /// The question in the card's slot: the tool, its full arguments, its category,
 /// which subtask asked, and what "Allow for this chat" would grant.
 fn approval_card(turn: ArcRwSignal<TurnView>, request: ToolApprovalRequest) -> impl IntoView {
@@ -743,7 +735,7 @@ fn approval_card(turn: ArcRwSignal<TurnView>, request: ToolApprovalRequest) -> i
             {match request.preview.clone() {
                 Some(preview) => view! {
                     {preview_view(preview)}
-                    <details class="card-args"><summary>"Arguments"</summary><pre>{args}</pre></details>
+                    {args_details(args)}
                 }.into_any(),
                 None => view! { <pre class="approval-args">{args}</pre> }.into_any(),
             }}
