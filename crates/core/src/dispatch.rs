@@ -6,7 +6,7 @@
 //! whole kept) → end event.
 //! Results come back in the order the model made the calls, every call with one.
 
-use crate::tool::{Subject, ToolContext, without_copied_schema};
+use crate::tool::{ToolContext, without_copied_schema};
 use cairn_protocol::ToolCategory;
 use cairn_protocol::describe::CallAbout;
 use cairn_protocol::{
@@ -23,7 +23,7 @@ use crate::budget::millis;
 use crate::callee::{Callee, NoCallee};
 use crate::engine_tools::{CallFailure, EngineCall, Signal, Success, TurnServices};
 use crate::events::Activity;
-use crate::gate::{GateDecision, GateRequest};
+use crate::gate::{GateDecision, GateRequest, in_workspace};
 use crate::level::Scope;
 use crate::repeats::{self, Previous, Verdict};
 use crate::results::{ReadArgs, Unreadable};
@@ -325,15 +325,6 @@ fn tool_context(turn: &Turn) -> ToolContext {
     }
 }
 
-/// A path subject as the workspace reads it, so that a rule on `secrets/*` holds
-/// for the absolute path of the same file too.
-fn in_workspace(turn: &Turn, subject: Subject) -> Subject {
-    match (subject, &turn.workspace) {
-        (Subject::Path(path), Some(workspace)) => Subject::Path(workspace.subject(&path)),
-        (subject, _) => subject,
-    }
-}
-
 /// The one gate: every call at every depth comes through here.
 async fn pass_gate(
     turn: &Turn,
@@ -349,7 +340,7 @@ async fn pass_gate(
         .map(|tool| tool.subjects(args))
         .unwrap_or_default()
         .into_iter()
-        .map(|subject| in_workspace(turn, subject))
+        .map(|subject| in_workspace(turn.workspace.as_deref(), subject))
         .collect::<Vec<_>>();
     let request = GateRequest {
         tool: &call.name,

@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::tool::{Leave, Subject};
+use crate::workspace::Workspace;
 use cairn_protocol::{PermissionMode, ToolCategory};
 
 use crate::rules::{Rule, RuleError, RuleList, RuleSet, covers_all};
@@ -27,6 +28,15 @@ pub struct GateRequest<'a> {
     pub subjects: &'a [Subject],
     /// What it asks for beyond its sandbox; see `Tool::leaves_sandbox`.
     pub leaves: Option<Leave>,
+}
+
+/// A path subject as the workspace reads it, so that a rule on `secrets/*` holds
+/// for the absolute path of the same file too.
+pub(crate) fn in_workspace(workspace: Option<&Workspace>, subject: Subject) -> Subject {
+    match (subject, workspace) {
+        (Subject::Path(path), Some(workspace)) => Subject::Path(workspace.subject(&path)),
+        (subject, _) => subject,
+    }
 }
 
 /// "Allow for this chat" answers given in one thread, kept (as rules) for its later

@@ -29,6 +29,7 @@ mod level;
 mod limits;
 mod locks;
 pub mod model;
+mod named_files;
 mod pending;
 pub mod plan;
 mod port;
@@ -47,6 +48,7 @@ pub mod switch;
 pub mod tool;
 mod toolbelt;
 mod turn;
+mod unasked;
 pub mod workspace;
 
 pub use agent::{Agent, AgentRole, AgentSetup, AgentSwitch, ToolSelection};

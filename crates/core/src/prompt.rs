@@ -14,7 +14,7 @@
 
 use std::fmt::Write;
 
-use cairn_protocol::PermissionMode;
+use cairn_protocol::{ChatMessage, PermissionMode};
 
 use crate::agent::{Agent, AgentSetup};
 use crate::subtask::{FINISH_SUBTASK, Finish, RUN_SUBTASK};
@@ -255,35 +255,90 @@ fn mode_rules(mode: PermissionMode) -> &'static str {
 pub const CONTEXT_OPEN: &str = "<context>\n";
 pub const CONTEXT_CLOSE: &str = "</context>\n\n";
 
-/// A user message split into the thread's context block that opens it (markers and
-/// all; "" when it has none) and the user's own words after it.
+/// A user message split into the context blocks that open it (the thread's, the
+/// files it names: markers and all; "" when it has none) and the user's own words
+/// after them.
 pub fn split_context(content: &str) -> (&str, &str) {
-    let words = content
+    let mut words = content;
+    while let Some((_, rest)) = words
         .strip_prefix(CONTEXT_OPEN)
         .and_then(|rest| rest.split_once(CONTEXT_CLOSE))
-        .map_or(content, |(_, words)| words);
+    {
+        words = rest;
+    }
     (&content[..content.len() - words.len()], words)
 }
 
-/// Whether the user's words ask something rather than ask for something done: a
-/// question mark, or a sentence that opens as a question, asks to be told, or asks
-/// for a count or a list (which are told, not made).
+/// Whether the user's words ask something rather than ask for something done: their
+/// last sentence a question (see [`sentence_asks`]), so that "One of the files
+/// mentions an animal. Which is it?" asks, and "What is the code word? Put it in
+/// b.txt." asks for the change.
 pub fn is_question(request: &str) -> bool {
+    sentences(request).last().is_some_and(sentence_asks)
+}
+
+/// The sentences of `text`: each ends at `.`, `?` or `!` before a space or the end,
+/// so a file's name (`hi.py`) stays inside its sentence.
+fn sentences(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text.trim();
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = rest
+            .char_indices()
+            .find(|&(at, c)| {
+                matches!(c, '.' | '?' | '!')
+                    && rest[at + 1..]
+                        .chars()
+                        .next()
+                        .is_none_or(char::is_whitespace)
+            })
+            .map_or(rest.len(), |(at, _)| at + 1);
+        let (sentence, after) = rest.split_at(end);
+        rest = after.trim_start();
+        Some(sentence)
+    })
+}
+
+/// Whether one sentence asks something: a question mark, an opening as a question,
+/// asking to be told, or for a count or a list (which are told, not made). A
+/// request put politely ("Can you fix a.py?") asks for it done, unless what it asks
+/// is to be told.
+fn sentence_asks(sentence: &str) -> bool {
     const OPENINGS: [&str; 18] = [
         "what", "which", "who", "whose", "where", "when", "why", "how", "is", "are", "does", "do",
         "did", "can", "could", "tell", "count", "list",
     ];
-    let request = request.trim();
-    if request.ends_with('?') {
-        return true;
-    }
-    let lower = request.to_lowercase();
-    let first = lower
+    let lower = sentence.to_lowercase();
+    let mut words = lower
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .next()
-        .unwrap_or_default();
-    OPENINGS.contains(&first) || lower.contains("tell me")
+        .filter(|word| !word.is_empty());
+    let first = words.next().unwrap_or_default();
+    if let ("can" | "could" | "would" | "will", Some("you")) = (first, words.next()) {
+        let verb = words.find(|word| *word != "please").unwrap_or_default();
+        return TOLD.contains(&verb) || lower.contains("tell me");
+    }
+    lower.ends_with('?') || OPENINGS.contains(&first) || lower.contains("tell me")
 }
+
+/// Whether the last words of `messages` from the user (or a level's parent) ask a
+/// question rather than for a change, their context blocks aside.
+pub fn last_asks_a_question(messages: &[ChatMessage]) -> bool {
+    messages
+        .iter()
+        .rev()
+        .find_map(|message| match message {
+            ChatMessage::User { content } => Some(content),
+            _ => None,
+        })
+        .is_some_and(|content| is_question(split_context(content).1))
+}
+
+/// What a polite request asks for when it asks to be told, not for a change.
+const TOLD: [&str; 11] = [
+    "tell", "say", "explain", "show", "list", "count", "find", "describe", "check", "see", "read",
+];
 
 /// How the project's instructions are headed in the context block.
 const INSTRUCTIONS_HEAD: &str = "Project instructions (AGENTS.md in the workspace):";
@@ -362,6 +417,13 @@ mod tests {
             "Run hi.py with python3 and tell me what it prints.",
             "Count the rows of data in data.csv (the header line is not a row).",
             "List the files here.",
+            "Can you tell me what greet.py prints?",
+            "Could you please explain main.rs",
+            "Can you find the file that mentions an animal?",
+            "Can I run this twice?",
+            "What is in hi.py? And in lo.py?",
+            "One of the text files here talks about an animal. Which file is it?",
+            "notes.txt has a code word in it. What is it?",
         ] {
             assert!(is_question(question), "{question}");
         }
@@ -370,6 +432,11 @@ mod tests {
             "Replace yellow with green in summary.md.",
             "Create hi.py that prints a greeting.",
             "Whatever you find, fix it.",
+            "Can you fix the typo in a.py?",
+            "Could you please add a docstring to main.py?",
+            "Would you rename notes.md to todo.md?",
+            "What is the code word in memo.txt? Put it in b.txt.",
+            "",
         ] {
             assert!(!is_question(change), "{change}");
         }

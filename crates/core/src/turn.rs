@@ -18,7 +18,9 @@ use crate::disclosure::Disclosure;
 use crate::dispatch::Below;
 use crate::engine_tools::{CallFailure, Place, Success, registry};
 use crate::events::EventSink;
-use crate::level::{Level, LevelFailure, LevelPlan, Scope, first_request, run_level};
+use crate::level::{
+    Level, LevelFailure, LevelPlan, Scope, first_request, read_named_files, run_level,
+};
 use crate::limits::Limits;
 use crate::model::ModelClient;
 use crate::plan::CREATE_PLAN;
@@ -133,6 +135,9 @@ impl Engine {
         }
         let mut root = self.open_root(&fit, request, server);
         root.journal = control.journal.clone();
+        if fit.small_model {
+            read_named_files(&turn, &mut root);
+        }
         if let Some(window) = fit.too_small() {
             turn.fail(too_small(window));
         }

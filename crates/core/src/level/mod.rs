@@ -19,7 +19,7 @@ use crate::toolbelt::Toolbelt;
 
 mod run;
 
-pub(crate) use run::{first_request, run_level};
+pub(crate) use run::{first_request, read_named_files, run_level};
 
 /// Where a level sits and what it is given, before its tools are shown.
 pub(crate) struct LevelPlan {
@@ -327,16 +327,7 @@ impl Level {
     /// Whether the words the level last heard from its user (or its parent) ask a
     /// question rather than for a change.
     fn asked_a_question(&self) -> bool {
-        self.history
-            .iter()
-            .rev()
-            .find_map(|message| match message {
-                ChatMessage::User { content } => Some(content),
-                _ => None,
-            })
-            .is_some_and(|content| {
-                crate::prompt::is_question(crate::prompt::split_context(content).1)
-            })
+        crate::prompt::last_asks_a_question(&self.history)
     }
 
     /// (answer text, reasoning, appended messages).

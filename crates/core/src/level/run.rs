@@ -19,10 +19,13 @@ use crate::callee::Callee;
 use crate::copied;
 use crate::dispatch::{Below, dispatch};
 use crate::events::Activity;
+use crate::gate::{GateDecision, GateRequest};
 use crate::history;
+use crate::named_files;
 use crate::results;
 use crate::round::{self, Collected, Ending, Round, Seen};
 use crate::turn::Turn;
+use crate::unasked;
 
 use super::{Level, LevelEnd, LevelFailure, Scope};
 
@@ -71,15 +74,19 @@ pub(crate) fn run_level<'a>(
             level.push(assistant(round.text, round.reasoning, round.calls.clone()));
             level.made_calls = true;
             let mut verdicts = level.repeats.judge(&round.calls);
+            let changes = |call: &ToolCall| {
+                Callee::resolve(&level.scope, &call.name)
+                    .is_ok_and(|callee| callee.category() == ToolCategory::Write)
+            };
             copied::reject_copies(
                 &mut verdicts,
                 &round.calls,
                 level.context.as_deref(),
-                |call| {
-                    Callee::resolve(&level.scope, &call.name)
-                        .is_ok_and(|callee| callee.category() == ToolCategory::Write)
-                },
+                changes,
             );
+            if level.scope.fit.small_model && level.asked_a_question() {
+                unasked::reject_changes(&mut verdicts, &round.calls, changes);
+            }
             let room = result_room(turn, level, visible_tokens, round.calls.len());
             let dispatched =
                 dispatch(turn, below, &level.scope, &round.calls, &verdicts, room).await;
@@ -380,6 +387,16 @@ fn chat_request(level: &Level, tools: Arc<[ToolSpec]>) -> ChatRequest {
         origin: level.origin(),
         answer_only,
     }
+}
+
+/// Opens the request `level` answers with the files it names, read for a small
+/// model (see `named_files`).
+pub(crate) fn read_named_files(turn: &Turn, level: &mut Level) {
+    let Some(workspace) = turn.workspace.as_deref() else {
+        return;
+    };
+    let runs = |request: &GateRequest<'_>| turn.permissions.decide(request) == GateDecision::Run;
+    named_files::open_request(&mut level.history, workspace, &level.scope.tools, &runs);
 }
 
 /// The level's first request, fitted as its first round would fit it, to be read

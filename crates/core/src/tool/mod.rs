@@ -62,6 +62,14 @@ pub trait Tool: Send + Sync + 'static {
         true
     }
 
+    /// The argument naming the one file a call reads whole (`path`), for a tool that
+    /// is such a reader: a small model's request that names a file gets the file with
+    /// it, read as this tool would read it, when the gate lets it run unasked
+    /// (`named_files`).
+    fn reads_file_at(&self) -> Option<&'static str> {
+        None
+    }
+
     /// A named lock held while the call runs, shared by every tool naming it across the
     /// whole turn (parallel subtasks included).
     fn exclusive_lock(&self) -> Option<&'static str> {

@@ -592,3 +592,135 @@ async fn a_small_model_in_a_folder_is_offered_no_to_do_list_and_no_subtasks() {
         "{large:?}"
     );
 }
+
+/// The first request a small model (1.5B) is sent for `prompt` in `dir`, as it reads
+/// the request: its last user message.
+async fn small_model_asked_in(
+    dir: &std::path::Path,
+    prompt: &str,
+    setup: impl FnOnce(Harness) -> Harness,
+) -> String {
+    let model = ScriptedModel::new()
+        .with_context_window(8192)
+        .with_params(1_543_714_304);
+    model.root([ScriptedTurn::text("GARNET")]);
+    let run = setup(Harness::new(&model).workspace(dir)).run(prompt).await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    let request = model.requests().remove(0);
+    request.messages.last().unwrap().content().to_owned()
+}
+
+#[tokio::test]
+async fn a_small_models_request_opens_with_the_small_text_files_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("memo.txt"),
+        "Lunch at noon.\nThe code word is GARNET.\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("big.txt"), "x".repeat(5000)).unwrap();
+    std::fs::write(dir.path().join("logo.png"), [0x89, b'P', b'N', b'G', 0, 1]).unwrap();
+    let question = "What is the code word in memo.txt? Not in big.txt, logo.png or gone.txt.";
+
+    let asked = small_model_asked_in(dir.path(), question, |h| h).await;
+    let (context, words) = cairn_core::prompt::split_context(&asked);
+    assert_eq!(words, question, "the user's words stay as they were, last");
+    assert!(
+        context.ends_with(
+            "<context>\n`memo.txt` holds:\n```\nLunch at noon.\nThe code word is GARNET.\n```\n\
+             </context>\n\n"
+        ),
+        "only the small text file that exists is read with the request: {context}"
+    );
+    assert!(
+        context.starts_with("<context>\nPermission mode: "),
+        "the thread's own context still opens its first message: {context}"
+    );
+
+    // A file the user's rules keep from the model is not read for it, nor one the
+    // gate would ask about first.
+    let denied = small_model_asked_in(dir.path(), question, |h| {
+        h.rule(cairn_core::RuleList::Deny, "read_file(memo.txt)")
+    })
+    .await;
+    assert!(!denied.contains("GARNET"), "{denied}");
+    let asking = small_model_asked_in(dir.path(), question, |h| {
+        h.rule(cairn_core::RuleList::Ask, "read_file")
+    })
+    .await;
+    assert!(!asking.contains("GARNET"), "{asking}");
+}
+
+#[tokio::test]
+async fn a_large_models_request_is_sent_as_the_user_wrote_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("memo.txt"), "The code word is GARNET.\n").unwrap();
+    let model = ScriptedModel::new()
+        .with_context_window(8192)
+        .with_params(32_000_000_000);
+    model.root([ScriptedTurn::text("GARNET")]);
+    let run = Harness::new(&model)
+        .workspace(dir.path())
+        .run("What is the code word in memo.txt?")
+        .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    let asked = model.requests().remove(0);
+    let asked = asked.messages.last().unwrap().content();
+    assert!(
+        !asked.contains("GARNET"),
+        "it reads the file itself: {asked}"
+    );
+}
+
+/// What a model's `write_file` of memo.txt, made for `prompt`, came to: the
+/// call's result and error flag, and the file afterwards.
+async fn write_of_memo_for(prompt: &str, params: u64) -> (String, bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let memo = dir.path().join("memo.txt");
+    std::fs::write(&memo, "The code word is SAFFRON.\n").unwrap();
+    let model = ScriptedModel::new()
+        .with_context_window(8192)
+        .with_params(params);
+    model.root([
+        ScriptedTurn::call(
+            "write_file",
+            json!({"path": "memo.txt", "content": "The code word is Saffron.\n"}),
+        ),
+        ScriptedTurn::text("SAFFRON"),
+    ]);
+    let run = Harness::new(&model).workspace(dir.path()).run(prompt).await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    let (name, result, failed) = run.tool_ends().remove(0);
+    assert_eq!(name, "write_file");
+    let result = result.as_str().unwrap().to_owned();
+    (result, failed, std::fs::read_to_string(&memo).unwrap())
+}
+
+#[tokio::test]
+async fn a_small_model_changes_no_file_for_a_question() {
+    let (result, failed, memo) =
+        write_of_memo_for("What is the code word in memo.txt?", 1_543_714_304).await;
+    assert!(failed, "{result}");
+    assert!(
+        result.contains("the user asked a question, and no change answers it"),
+        "{result}"
+    );
+    assert_eq!(memo, "The code word is SAFFRON.\n", "the file is as it was");
+
+    // Asked for the change, politely or not, it makes it.
+    for change in [
+        "In memo.txt, write the code word in lower case.",
+        "Can you write the code word in memo.txt in lower case?",
+        "What is the code word in memo.txt? Write it in lower case there.",
+    ] {
+        let (result, failed, memo) = write_of_memo_for(change, 1_543_714_304).await;
+        assert!(!failed, "{change}: {result}");
+        assert_eq!(memo, "The code word is Saffron.\n", "{change}");
+    }
+
+    // A large model asked a question is left to the permission mode, as ever.
+    let (result, failed, memo) =
+        write_of_memo_for("What is the code word in memo.txt?", 32_000_000_000).await;
+    assert!(!failed, "{result}");
+    assert_eq!(memo, "The code word is Saffron.\n");
+}

@@ -83,6 +83,10 @@ impl Tool for ReadFile {
         path_subject(args, "path")
     }
 
+    fn reads_file_at(&self) -> Option<&'static str> {
+        Some("path")
+    }
+
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ReadFileArgs = parse_args(args)?;
         let path = args.path.clone();

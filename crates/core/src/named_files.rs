@@ -1,0 +1,208 @@
+//! The files a small model's user names, read with the request.
+//!
+//! request words → the ones that look like a file (`summary.txt`, `src/main.rs`) →
+//! those the workspace holds, small and text, that the gate lets its file reader
+//! read without asking → one block opening the request, as the thread's context
+//! opens its first message.
+//!
+//! A small model asked about `summary.txt` first has to call a reader on it, and the
+//! 0.5B named the folder, or a file it made up, far more often than the one it was
+//! asked about; with the file in front of it, what is left is the answer or the
+//! change (README "Small models"). Files a request only hints at ("the file that
+//! mentions an animal") are still the model's to find.
+
+use std::fmt::Write as _;
+
+use cairn_protocol::ChatMessage;
+use serde_json::json;
+
+use crate::gate::{GateRequest, in_workspace};
+use crate::prompt::{CONTEXT_CLOSE, CONTEXT_OPEN, split_context};
+use crate::toolbelt::Toolbelt;
+use crate::workspace::Workspace;
+
+/// The most files read with one request: a request naming more is a larger job than
+/// one read can shortcut.
+const MAX_FILES: usize = 3;
+
+/// The largest file read with the request, in bytes; a larger one is read by the
+/// model's own call, whose result is cut to the room it has.
+const MAX_FILE_BYTES: usize = 4096;
+
+/// The block that opens `request` with the files it names, or `None` when it names
+/// none that can be read this way: in `workspace`, by a file reader among `tools`
+/// (the level's) that the gate lets run unasked (`runs`).
+fn block(
+    workspace: &Workspace,
+    tools: &Toolbelt,
+    runs: &dyn Fn(&GateRequest<'_>) -> bool,
+    request: &str,
+) -> Option<String> {
+    let (reader, argument) = tools
+        .tools()
+        .iter()
+        .find_map(|tool| Some((tool, tool.reads_file_at()?)))?;
+    let may_read = |path: &str| {
+        let args = json!({ argument: path });
+        let subjects: Vec<_> = reader
+            .subjects(&args)
+            .into_iter()
+            .map(|subject| in_workspace(Some(workspace), subject))
+            .collect();
+        let request = GateRequest {
+            tool: reader.name(),
+            category: reader.category(),
+            subjects: &subjects,
+            leaves: reader.leaves_sandbox(&args),
+        };
+        runs(&request)
+    };
+    let files: Vec<(&str, String)> = named(request)
+        .filter(|path| may_read(path))
+        .filter_map(|path| Some((path, small_text(workspace.read(path).ok()?)?)))
+        .take(MAX_FILES)
+        .collect();
+    if files.is_empty() {
+        return None;
+    }
+    tracing::info!(
+        files = ?files.iter().map(|(path, _)| path).collect::<Vec<_>>(),
+        "read the files the request names for a small model"
+    );
+    Some(render(&files))
+}
+
+/// The words of `request` that look like a file's path, each once, in order.
+fn named(request: &str) -> impl Iterator<Item = &str> {
+    let mut seen: Vec<&str> = Vec::new();
+    request
+        .split_whitespace()
+        .map(|word| {
+            // A sentence's full stop or a question mark ends the word, not the name;
+            // a leading dot stays (`.env`).
+            word.trim_start_matches(|c: char| QUOTES.contains(c))
+                .trim_end_matches(|c: char| QUOTES.contains(c) || ".,;:!?".contains(c))
+        })
+        .filter(|word| looks_like_file(word))
+        .filter(move |word| {
+            let new = !seen.contains(word);
+            seen.push(word);
+            new
+        })
+}
+
+/// What may wrap a file's name in a sentence.
+const QUOTES: &str = "`\"'()[]<>*";
+
+/// A name with an extension (`notes.md`, `.env`) or a path with a folder in it.
+fn looks_like_file(word: &str) -> bool {
+    if word.contains("://") || word.chars().any(char::is_whitespace) {
+        return false;
+    }
+    let name = word.rsplit('/').next().unwrap_or(word);
+    let extension = name.rsplit_once('.').map(|(_, extension)| extension);
+    let has_extension = extension.is_some_and(|extension| {
+        (1..=10).contains(&extension.len())
+            && extension.chars().all(|c| c.is_ascii_alphanumeric())
+            && !extension.chars().all(|c| c.is_ascii_digit())
+    });
+    has_extension || (word.contains('/') && !name.is_empty())
+}
+
+/// The file's text, when it is small and text.
+fn small_text(bytes: Vec<u8>) -> Option<String> {
+    if bytes.len() > MAX_FILE_BYTES || bytes.contains(&0) {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
+/// The block: each file under its name, fenced so that nothing in it closes the fence.
+fn render(files: &[(&str, String)]) -> String {
+    let mut block = String::from(CONTEXT_OPEN);
+    for (path, text) in files {
+        let fence = "`".repeat(longest_backtick_run(text).max(2) + 1);
+        let text = text.trim_end_matches('\n');
+        let _ = writeln!(block, "`{path}` holds:\n{fence}\n{text}\n{fence}");
+    }
+    block.push_str(CONTEXT_CLOSE);
+    block
+}
+
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// Opens the last user message of `history` (the request the turn answers) with the
+/// files it names, if it names any that can be read this way (see [`block`]). The
+/// thread's own context still goes first where that message is also the thread's
+/// first (see `Level::sent_history`).
+pub(crate) fn open_request(
+    history: &mut [ChatMessage],
+    workspace: &Workspace,
+    tools: &Toolbelt,
+    runs: &dyn Fn(&GateRequest<'_>) -> bool,
+) {
+    let Some(content) = history.iter_mut().rev().find_map(|message| match message {
+        ChatMessage::User { content } => Some(content),
+        _ => None,
+    }) else {
+        return;
+    };
+    if let Some(block) = block(workspace, tools, runs, split_context(content).1) {
+        content.insert_str(0, &block);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_names_of_files_are_read_off_a_sentence() {
+        let names: Vec<&str> = named(
+            "Read `draft.txt` and write its code word into notes.md. Then (see src/lib.rs), \
+             \"people.csv\"? and .env, not 3.5 or https://example.org/a.html, draft.txt again",
+        )
+        .collect();
+        assert_eq!(
+            names,
+            ["draft.txt", "notes.md", "src/lib.rs", "people.csv", ".env"]
+        );
+    }
+
+    #[test]
+    fn words_that_are_not_files_are_not_named() {
+        for word in [
+            "",
+            ".",
+            "...",
+            "v1.2",
+            "3.14",
+            "a/",
+            "hello",
+            "https://x.org/a.html",
+        ] {
+            assert_eq!(named(word).next(), None, "{word}");
+        }
+    }
+
+    #[test]
+    fn a_file_is_fenced_beyond_its_own_backticks() {
+        let block = render(&[("a.md", "```rust\nfn main() {}\n```\n".to_owned())]);
+        assert_eq!(
+            block,
+            format!(
+                "{CONTEXT_OPEN}`a.md` holds:\n````\n```rust\nfn main() {{}}\n```\n````\n{CONTEXT_CLOSE}"
+            )
+        );
+    }
+
+    #[test]
+    fn only_small_text_is_read() {
+        assert_eq!(small_text(b"plain\n".to_vec()).as_deref(), Some("plain\n"));
+        assert_eq!(small_text(vec![b'a'; MAX_FILE_BYTES + 1]), None);
+        assert_eq!(small_text(b"bin\0ary".to_vec()), None);
+        assert_eq!(small_text(vec![0xff, 0xfe]), None);
+    }
+}
