@@ -27,7 +27,7 @@ const MAX_FILES: usize = 3;
 
 /// The largest file read with the request, in bytes; a larger one is read by the
 /// model's own call, whose result is cut to the room it has.
-const MAX_FILE_BYTES: usize = 4096;
+const MAX_FILE_BYTES: u64 = 4096;
 
 /// The block that opens `request` with the files it names, or `None` when it names
 /// none that can be read this way: in `workspace`, by a file reader among `tools`
@@ -59,7 +59,10 @@ fn block(
     };
     let files: Vec<(&str, String)> = named(request)
         .filter(|path| may_read(path))
-        .filter_map(|path| Some((path, small_text(workspace.read(path).ok()?)?)))
+        .filter_map(|path| {
+            let bytes = workspace.read_at_most(path, MAX_FILE_BYTES).ok()?;
+            Some((path, text(bytes)?))
+        })
         .take(MAX_FILES)
         .collect();
     if files.is_empty() {
@@ -109,9 +112,9 @@ fn looks_like_file(word: &str) -> bool {
     has_extension || (word.contains('/') && !name.is_empty())
 }
 
-/// The file's text, when it is small and text.
-fn small_text(bytes: Vec<u8>) -> Option<String> {
-    if bytes.len() > MAX_FILE_BYTES || bytes.contains(&0) {
+/// The file's text, when it is text.
+fn text(bytes: Vec<u8>) -> Option<String> {
+    if bytes.contains(&0) {
         return None;
     }
     String::from_utf8(bytes).ok()
@@ -199,10 +202,9 @@ mod tests {
     }
 
     #[test]
-    fn only_small_text_is_read() {
-        assert_eq!(small_text(b"plain\n".to_vec()).as_deref(), Some("plain\n"));
-        assert_eq!(small_text(vec![b'a'; MAX_FILE_BYTES + 1]), None);
-        assert_eq!(small_text(b"bin\0ary".to_vec()), None);
-        assert_eq!(small_text(vec![0xff, 0xfe]), None);
+    fn only_text_is_read() {
+        assert_eq!(text(b"plain\n".to_vec()).as_deref(), Some("plain\n"));
+        assert_eq!(text(b"bin\0ary".to_vec()), None);
+        assert_eq!(text(vec![0xff, 0xfe]), None);
     }
 }

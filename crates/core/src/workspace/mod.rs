@@ -349,6 +349,12 @@ impl Workspace {
 
     /// Reads a whole regular file.
     pub fn read(&self, path: &str) -> Result<Vec<u8>, WorkspaceError> {
+        self.read_at_most(path, MAX_READ_BYTES)
+    }
+
+    /// Reads a whole regular file of at most `limit` bytes; a larger one is refused
+    /// before it is read.
+    pub fn read_at_most(&self, path: &str, limit: u64) -> Result<Vec<u8>, WorkspaceError> {
         let rel = self.parse(path)?;
         let Some((parents, name)) = rel.split_last() else {
             return Err(WorkspaceError::IsDirectory { path: rel.text });
@@ -359,11 +365,11 @@ impl Workspace {
             .metadata()
             .map_err(|source| io_err("reading", &rel, source))?
             .len();
-        if size > MAX_READ_BYTES {
+        if size > limit {
             return Err(WorkspaceError::TooLarge {
                 path: rel.text,
                 size,
-                limit: MAX_READ_BYTES,
+                limit,
             });
         }
         let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
@@ -545,6 +551,22 @@ mod tests {
             RelPath::parse_for(text, true),
             Err(WorkspaceError::Escapes { .. })
         )
+    }
+
+    #[test]
+    fn a_file_over_the_limit_asked_for_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "12345").unwrap();
+        let workspace = Workspace::open(dir.path()).unwrap();
+        assert_eq!(workspace.read_at_most("a.txt", 5).unwrap(), b"12345");
+        assert!(matches!(
+            workspace.read_at_most("a.txt", 4),
+            Err(WorkspaceError::TooLarge {
+                size: 5,
+                limit: 4,
+                ..
+            })
+        ));
     }
 
     #[test]
