@@ -27,6 +27,13 @@ pub const MIN_WINDOW_TOKENS: u32 = 1024;
 /// `todo_write` for a to-do file) and lost the thread in a long prompt.
 pub const SMALL_MODEL_PARAMS: u64 = 4_000_000_000;
 
+/// The largest model whose request is read with the files it names (see
+/// `named_files`): the 0.5B (0.49B parameters) went from 10 to 19 of 48 everyday
+/// tasks with them, while the 1.5B, shown the CSV it was asked to count or the
+/// script it was asked to run, counted and ran them in its head (count 5 → 2,
+/// command 5 → 3 of 6) where it had read or run them itself (README "Small models").
+pub const TINY_MODEL_PARAMS: u64 = 1_000_000_000;
+
 /// The limits of one turn, given what the server said about its context.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextFit {
@@ -45,6 +52,9 @@ pub struct ContextFit {
     /// The model is small (its server says so): the compact prompt and the core tools,
     /// the rest on demand, whatever the window.
     pub small_model: bool,
+    /// The model is tiny (its server says so): its request is read with the files it
+    /// names ([`TINY_MODEL_PARAMS`]).
+    pub tiny_model: bool,
 }
 
 /// What a level shows the model before the conversation: its system prompt and the
@@ -73,6 +83,7 @@ impl ContextFit {
                 fixed_tokens: None,
                 answer_tokens: None,
                 small_model: false,
+                tiny_model: false,
             };
         };
         let tokens = u64::from(known.tokens);
@@ -87,6 +98,7 @@ impl ContextFit {
             fixed_tokens: Some(tokens / 4),
             answer_tokens: u32::try_from(answer_room).ok(),
             small_model: false,
+            tiny_model: false,
         }
     }
 
@@ -94,6 +106,7 @@ impl ContextFit {
     #[must_use]
     pub fn for_model(mut self, params: Option<u64>) -> Self {
         self.small_model = params.is_some_and(|params| params <= SMALL_MODEL_PARAMS);
+        self.tiny_model = params.is_some_and(|params| params <= TINY_MODEL_PARAMS);
         self
     }
 

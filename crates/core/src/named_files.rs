@@ -1,15 +1,18 @@
-//! The files a small model's user names, read with the request.
+//! The files a tiny model's user names, read with the request.
 //!
 //! request words → the ones that look like a file (`summary.txt`, `src/main.rs`) →
 //! those the workspace holds, small and text, that the gate lets its file reader
 //! read without asking → one block opening the request, as the thread's context
 //! opens its first message.
 //!
-//! A small model asked about `summary.txt` first has to call a reader on it, and the
+//! A tiny model asked about `summary.txt` first has to call a reader on it, and the
 //! 0.5B named the folder, or a file it made up, far more often than the one it was
 //! asked about; with the file in front of it, what is left is the answer or the
-//! change (README "Small models"). Files a request only hints at ("the file that
-//! mentions an animal") are still the model's to find.
+//! change (README "Small models"). A request that speaks of files and names none
+//! ("which file mentions an animal?") in a folder of a few small text files is read
+//! with all of them: the 0.5B, left to find it, read a file it made up
+//! (`work/animal.txt`) and named one at random. In a larger folder the file is the
+//! model's to find.
 
 use std::fmt::Write as _;
 
@@ -57,20 +60,31 @@ fn block(
         };
         runs(&request)
     };
-    let files: Vec<(&str, String)> = named(request)
-        .filter(|path| may_read(path))
-        .filter_map(|path| {
-            let bytes = workspace.read_at_most(path, MAX_FILE_BYTES).ok()?;
-            Some((path, text(bytes)?))
-        })
-        .take(MAX_FILES)
-        .collect();
+    let read = |path: String| {
+        if !may_read(&path) {
+            return None;
+        }
+        let bytes = workspace.read_at_most(&path, MAX_FILE_BYTES).ok()?;
+        Some((path, text(bytes)?))
+    };
+    let names: Vec<String> = named(request).map(str::to_owned).collect();
+    let files: Vec<(String, String)> = if !names.is_empty() {
+        names.into_iter().filter_map(read).take(MAX_FILES).collect()
+    } else if speaks_of_files(request) {
+        // All of a few, or none: a file left out could be the one asked about.
+        small_folder(workspace)?
+            .into_iter()
+            .map(read)
+            .collect::<Option<_>>()?
+    } else {
+        return None;
+    };
     if files.is_empty() {
         return None;
     }
     tracing::info!(
         files = ?files.iter().map(|(path, _)| path).collect::<Vec<_>>(),
-        "read the files the request names for a small model"
+        "read the files the request names for a tiny model"
     );
     Some(render(&files))
 }
@@ -92,6 +106,21 @@ fn named(request: &str) -> impl Iterator<Item = &str> {
             seen.push(word);
             new
         })
+}
+
+/// Whether `request` speaks of a file or files.
+fn speaks_of_files(request: &str) -> bool {
+    request
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|word| word.eq_ignore_ascii_case("file") || word.eq_ignore_ascii_case("files"))
+}
+
+/// The workspace's files, when it holds a few (at most [`MAX_FILES`], in any folder).
+fn small_folder(workspace: &Workspace) -> Option<Vec<String>> {
+    match workspace.files("", MAX_FILES) {
+        Ok((files, false)) if !files.is_empty() => Some(files),
+        _ => None,
+    }
 }
 
 /// What may wrap a file's name in a sentence.
@@ -121,7 +150,7 @@ fn text(bytes: Vec<u8>) -> Option<String> {
 }
 
 /// The block: each file under its name, fenced so that nothing in it closes the fence.
-fn render(files: &[(&str, String)]) -> String {
+fn render(files: &[(String, String)]) -> String {
     let mut block = String::from(CONTEXT_OPEN);
     for (path, text) in files {
         let fence = "`".repeat(longest_backtick_run(text).max(2) + 1);
@@ -192,7 +221,7 @@ mod tests {
 
     #[test]
     fn a_file_is_fenced_beyond_its_own_backticks() {
-        let block = render(&[("a.md", "```rust\nfn main() {}\n```\n".to_owned())]);
+        let block = render(&[("a.md".to_owned(), "```rust\nfn main() {}\n```\n".to_owned())]);
         assert_eq!(
             block,
             format!(

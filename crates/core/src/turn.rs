@@ -135,7 +135,7 @@ impl Engine {
         }
         let mut root = self.open_root(&fit, request, server);
         root.journal = control.journal.clone();
-        if fit.small_model {
+        if fit.tiny_model {
             read_named_files(&turn, &mut root);
         }
         if let Some(window) = fit.too_small() {

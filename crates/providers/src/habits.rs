@@ -102,16 +102,32 @@ impl Results {
     }
 }
 
-type Learned = HashMap<(String, String), Results>;
+/// What was learned of one model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Habits {
+    /// How it is shown results.
+    pub results: Results,
+    /// It writes its calls as text (a ```json block, bare JSON) rather than as calls
+    /// its server recognizes: on a server that takes a grammar, its calls are then
+    /// held to the offered tools (see `crate::grammar`).
+    pub text_calls: bool,
+}
+
+type Learned = HashMap<(String, String), Habits>;
 
 static LEARNED: LazyLock<Mutex<Learned>> = LazyLock::new(Mutex::default);
 
-/// How `model` on `server` is shown results: as learned, else natively.
-pub fn results(server: &str, model: &str) -> Results {
+/// What was learned of `model` on `server`; nothing, for a model never checked.
+pub fn of(server: &str, model: &str) -> Habits {
     lock()
         .get(&(server.to_owned(), model.to_owned()))
         .copied()
         .unwrap_or_default()
+}
+
+/// How `model` on `server` is shown results: as learned, else natively.
+pub fn results(server: &str, model: &str) -> Results {
+    of(server, model).results
 }
 
 /// Whether anything was learned of `model` on `server` in this process.
@@ -120,8 +136,8 @@ pub fn known(server: &str, model: &str) -> bool {
 }
 
 /// Keeps what was learned of `model` on `server`.
-pub fn learn(server: &str, model: &str, results: Results) {
-    lock().insert((server.to_owned(), model.to_owned()), results);
+pub fn learn(server: &str, model: &str, habits: Habits) {
+    lock().insert((server.to_owned(), model.to_owned()), habits);
 }
 
 fn lock() -> std::sync::MutexGuard<'static, Learned> {

@@ -11,6 +11,7 @@ mod adapt;
 mod arguments;
 pub mod facts;
 mod framing;
+mod grammar;
 pub mod habits;
 pub mod http;
 mod images;

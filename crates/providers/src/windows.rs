@@ -35,6 +35,14 @@ pub struct Said {
     pub reads_progress: bool,
 }
 
+impl Said {
+    /// The server is llama.cpp's: only it says how far it has read a prompt, and it
+    /// also takes a GBNF `grammar` with a chat request.
+    pub fn is_llama_cpp(&self) -> bool {
+        self.reads_progress
+    }
+}
+
 type Found = HashMap<(String, String), (Instant, Said)>;
 
 static FOUND: LazyLock<Mutex<Found>> = LazyLock::new(Mutex::default);

@@ -598,9 +598,8 @@ const PROGRESS_STREAM: &[&str] = &[
     r#"{"choices":[{"finish_reason":"stop","index":0,"delta":{"content":"Hi"}}]}"#,
 ];
 
-#[tokio::test]
-async fn llama_cpp_is_asked_for_its_reading_and_says_it() {
-    let server = FakeServer::start().await;
+/// `server` answers as llama.cpp's does before a chat: its model and its slots.
+fn says_it_is_llama_cpp(server: &FakeServer) {
     server.push(
         MODELS,
         Reply::json(200, fixture("openai/llamacpp_v1_models.json")),
@@ -612,6 +611,12 @@ async fn llama_cpp_is_asked_for_its_reading_and_says_it() {
             r#"{"total_slots": 1, "default_generation_settings": {"n_ctx": 8192}}"#,
         ),
     );
+}
+
+#[tokio::test]
+async fn llama_cpp_is_asked_for_its_reading_and_says_it() {
+    let server = FakeServer::start().await;
+    says_it_is_llama_cpp(&server);
     let lines = PROGRESS_STREAM.join("\n");
     server.push(
         CHAT,
@@ -652,6 +657,75 @@ async fn llama_cpp_is_asked_for_its_reading_and_says_it() {
             .get("return_progress")
             .is_none()
     );
+}
+
+#[tokio::test]
+async fn a_model_that_writes_calls_as_text_has_them_held_to_its_tools_on_llama_cpp() {
+    use cairn_providers::habits::{self, Habits};
+    let server = FakeServer::start().await;
+    says_it_is_llama_cpp(&server);
+    for _ in 0..2 {
+        server.push(
+            CHAT,
+            Reply::sse(cairn_testkit::sse::text(&[
+                "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```",
+            ])),
+        );
+    }
+    let model = "unsloth/Qwen3.5-2B-GGUF";
+    let llama = client(&server);
+    llama.context_window(model).await;
+    let asked = || ChatRequest {
+        model: model.into(),
+        ..request(vec![ChatMessage::user("read a.txt")])
+    };
+
+    // Before its check-up found it writes calls as text: the server's own way.
+    let d = collect(llama.stream_chat(asked())).await;
+    assert_eq!(d.calls.len(), 1, "read back from the text either way");
+    let sent = server.requests_to(CHAT)[0].json();
+    assert!(sent.get("grammar").is_none(), "{sent}");
+    assert!(sent.get("tool_choice").is_none(), "{sent}");
+
+    habits::learn(
+        &server.url(),
+        model,
+        Habits {
+            text_calls: true,
+            ..Habits::default()
+        },
+    );
+    let d = collect(llama.stream_chat(asked())).await;
+    assert_eq!(d.calls.len(), 1);
+    assert_eq!(d.calls[0].name, "read_file");
+    let sent = server.requests_to(CHAT)[1].json();
+    let grammar = sent["grammar"].as_str().unwrap();
+    assert!(
+        grammar.contains(r#""\"read_file\"""#),
+        "the offered tool is the one name a call may have: {grammar}"
+    );
+    assert_eq!(
+        sent["tool_choice"], "none",
+        "llama.cpp takes a grammar only when it is to parse no call itself"
+    );
+    assert_eq!(
+        sent["tools"][0]["function"]["name"], "read_file",
+        "still shown"
+    );
+
+    // A server that is not llama.cpp's is sent no grammar, whatever the model does.
+    let hosted = FakeServer::start().await;
+    hosted.push(CHAT, Reply::sse(cairn_testkit::sse::text(&["Hi"])));
+    habits::learn(
+        &hosted.url(),
+        "qwen3:8b",
+        Habits {
+            text_calls: true,
+            ..Habits::default()
+        },
+    );
+    collect(client(&hosted).stream_chat(request(vec![ChatMessage::user("hi")]))).await;
+    assert!(hosted.requests_to(CHAT)[0].json().get("grammar").is_none());
 }
 
 #[tokio::test]

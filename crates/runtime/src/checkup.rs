@@ -19,7 +19,7 @@ use std::time::Duration;
 use cairn_core::{Engine, EventSink, Limits, TurnControl};
 use cairn_protocol::{ChatMessage, Event, PermissionMode};
 use cairn_providers::habits::Restate;
-use cairn_providers::habits::{self, Results};
+use cairn_providers::habits::{self, Habits, Results};
 use cairn_store::ModelHabits;
 
 use crate::{ModelChoice, Runtime, RuntimeError};
@@ -121,6 +121,14 @@ impl Checkup {
         }
     }
 
+    /// What the model's turns use from now on.
+    fn habits(&self) -> Habits {
+        Habits {
+            results: self.results,
+            text_calls: self.calls == CallStyle::Text,
+        }
+    }
+
     fn from_stored(stored: &ModelHabits) -> Option<Self> {
         Some(Self {
             calls: CallStyle::parse(&stored.calls)?,
@@ -143,7 +151,7 @@ impl Runtime {
         };
         let checkup = Checkup::from_stored(&stored);
         if let Some(checkup) = checkup {
-            habits::learn(server, model, checkup.results);
+            habits::learn(server, model, checkup.habits());
         }
         Ok(checkup)
     }
@@ -198,7 +206,12 @@ impl Runtime {
         let mut calls = CallStyle::None;
         let mut found = None;
         'ways: for results in TRIED {
-            habits::learn(&choice.base_url, &choice.model, results);
+            // How it calls is what this round finds out.
+            let trying = Habits {
+                results,
+                text_calls: false,
+            };
+            habits::learn(&choice.base_url, &choice.model, trying);
             for ((_, _, question), word) in PROBES.iter().zip(words) {
                 let outcome = self.probe_turn(choice, &folder.path(), question).await?;
                 calls = call_style(&outcome.messages);
@@ -222,7 +235,7 @@ impl Runtime {
             }),
             answered: found.is_some(),
         };
-        habits::learn(&choice.base_url, &choice.model, checkup.results);
+        habits::learn(&choice.base_url, &choice.model, checkup.habits());
         self.store
             .set_model_habits(
                 &choice.base_url,

@@ -593,16 +593,16 @@ async fn a_small_model_in_a_folder_is_offered_no_to_do_list_and_no_subtasks() {
     );
 }
 
-/// The first request a small model (1.5B) is sent for `prompt` in `dir`, as it reads
-/// the request: its last user message.
-async fn small_model_asked_in(
+/// The first request a tiny model (the 0.5B) is sent for `prompt` in `dir`, as it
+/// reads the request: its last user message.
+async fn tiny_model_asked_in(
     dir: &std::path::Path,
     prompt: &str,
     setup: impl FnOnce(Harness) -> Harness,
 ) -> String {
     let model = ScriptedModel::new()
         .with_context_window(8192)
-        .with_params(1_543_714_304);
+        .with_params(494_032_768);
     model.root([ScriptedTurn::text("GARNET")]);
     let run = setup(Harness::new(&model).workspace(dir)).run(prompt).await;
     assert_eq!(run.outcome.status, TurnStatus::Completed);
@@ -611,7 +611,7 @@ async fn small_model_asked_in(
 }
 
 #[tokio::test]
-async fn a_small_models_request_opens_with_the_small_text_files_it_names() {
+async fn a_tiny_models_request_opens_with_the_small_text_files_it_names() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("memo.txt"),
@@ -622,7 +622,7 @@ async fn a_small_models_request_opens_with_the_small_text_files_it_names() {
     std::fs::write(dir.path().join("logo.png"), [0x89, b'P', b'N', b'G', 0, 1]).unwrap();
     let question = "What is the code word in memo.txt? Not in big.txt, logo.png or gone.txt.";
 
-    let asked = small_model_asked_in(dir.path(), question, |h| h).await;
+    let asked = tiny_model_asked_in(dir.path(), question, |h| h).await;
     let (context, words) = cairn_core::prompt::split_context(&asked);
     assert_eq!(words, question, "the user's words stay as they were, last");
     assert!(
@@ -639,12 +639,12 @@ async fn a_small_models_request_opens_with_the_small_text_files_it_names() {
 
     // A file the user's rules keep from the model is not read for it, nor one the
     // gate would ask about first.
-    let denied = small_model_asked_in(dir.path(), question, |h| {
+    let denied = tiny_model_asked_in(dir.path(), question, |h| {
         h.rule(cairn_core::RuleList::Deny, "read_file(memo.txt)")
     })
     .await;
     assert!(!denied.contains("GARNET"), "{denied}");
-    let asking = small_model_asked_in(dir.path(), question, |h| {
+    let asking = tiny_model_asked_in(dir.path(), question, |h| {
         h.rule(cairn_core::RuleList::Ask, "read_file")
     })
     .await;
@@ -652,12 +652,48 @@ async fn a_small_models_request_opens_with_the_small_text_files_it_names() {
 }
 
 #[tokio::test]
-async fn a_large_models_request_is_sent_as_the_user_wrote_it() {
+async fn a_request_that_speaks_of_files_in_a_small_folder_opens_with_all_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "A lamp.\n").unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::fs::write(dir.path().join("sub/b.txt"), "A fox.\n").unwrap();
+    let question = "Find the file that mentions an animal and tell me its name.";
+
+    let asked = tiny_model_asked_in(dir.path(), question, |h| h).await;
+    let (context, words) = cairn_core::prompt::split_context(&asked);
+    assert_eq!(words, question);
+    assert!(
+        context.ends_with(
+            "<context>\n`a.txt` holds:\n```\nA lamp.\n```\n`sub/b.txt` holds:\n```\nA fox.\n```\n\
+             </context>\n\n"
+        ),
+        "{context}"
+    );
+
+    // Not for a request that speaks of no file.
+    let other = tiny_model_asked_in(dir.path(), "Which animal is it?", |h| h).await;
+    assert!(!other.contains("A fox"), "{other}");
+    // Nor where one of them could not be read with it: all or none.
+    std::fs::write(dir.path().join("logo.png"), [0x89, b'P', 0]).unwrap();
+    let partial = tiny_model_asked_in(dir.path(), question, |h| h).await;
+    assert!(!partial.contains("A fox"), "{partial}");
+    // Nor in a folder of more files than are read with a request.
+    std::fs::remove_file(dir.path().join("logo.png")).unwrap();
+    for name in ["c.txt", "d.txt"] {
+        std::fs::write(dir.path().join(name), "A chair.\n").unwrap();
+    }
+    let larger = tiny_model_asked_in(dir.path(), question, |h| h).await;
+    assert!(!larger.contains("A fox"), "{larger}");
+}
+
+#[tokio::test]
+async fn a_larger_models_request_is_sent_as_the_user_wrote_it() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("memo.txt"), "The code word is GARNET.\n").unwrap();
+    // The 1.5B: small enough for the compact prompt, large enough to read for itself.
     let model = ScriptedModel::new()
         .with_context_window(8192)
-        .with_params(32_000_000_000);
+        .with_params(1_543_714_304);
     model.root([ScriptedTurn::text("GARNET")]);
     let run = Harness::new(&model)
         .workspace(dir.path())

@@ -265,13 +265,16 @@ impl OpenAiClient {
         tool_choice: Option<&'static str>,
         images: bool,
     ) -> Result<reqwest::Response, OpenFailure> {
-        let progress =
-            windows::said(self.server(), &request.model).is_some_and(|said| said.reads_progress);
-        let body = serde_json::to_vec(&request::body(request, tool_choice, images, progress))
-            .map_err(|err| ProviderError::Protocol {
-                server: self.server().to_owned(),
-                detail: format!("the request could not be encoded: {err}"),
-            })?;
+        let body = serde_json::to_vec(&request::body(
+            request,
+            tool_choice,
+            images,
+            self.extras(&request.model),
+        ))
+        .map_err(|err| ProviderError::Protocol {
+            server: self.server().to_owned(),
+            detail: format!("the request could not be encoded: {err}"),
+        })?;
         tracing::debug!(server = %self.server(), model = %request.model,
             messages = request.messages.len(), tools = request.tools.len(), ?tool_choice, "chat request");
         let response = self
@@ -296,6 +299,18 @@ impl OpenAiClient {
                  Settings; --dialect ollama for cairn)",
             )),
             ok => ok,
+        }
+    }
+
+    /// What this server is asked beyond the OpenAI API for `model`: only llama.cpp's
+    /// is (a hosted API may refuse a field it does not know).
+    fn extras(&self, model: &str) -> request::Extras {
+        let Some(said) = windows::said(self.server(), model) else {
+            return request::Extras::default();
+        };
+        request::Extras {
+            progress: said.reads_progress,
+            grammar: crate::grammar::holds(self.server(), model, &said),
         }
     }
 
@@ -345,7 +360,8 @@ fn names_unknown_model(error: &ProviderError) -> bool {
 impl ModelClient for OpenAiClient {
     fn stream_chat(&self, request: ChatRequest) -> ModelStream {
         let known: Vec<String> = request.tools.iter().map(|tool| tool.name.clone()).collect();
-        let in_text = !known.is_empty() && self.tools_in_text(&request.model);
+        let in_text = !known.is_empty()
+            && (self.tools_in_text(&request.model) || self.extras(&request.model).grammar);
         let request = Arc::new(sent::as_sent(self.server(), request));
         let first = adapt::text_calls(self.answer(Arc::clone(&request), None), known.clone());
         // Nothing to require a call of when the tools are only text.

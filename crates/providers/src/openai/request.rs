@@ -28,6 +28,10 @@ pub(crate) struct Body<'a> {
     /// a server that takes it (a hosted API may refuse a field it does not know).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     return_progress: bool,
+    /// llama.cpp's GBNF that holds a model's text calls to the offered tools (see
+    /// [`crate::grammar`]); sent with `tool_choice: "none"`, which it needs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grammar: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -101,15 +105,27 @@ struct WireToolFunction<'a> {
     parameters: Schema<'a>,
 }
 
+/// What a request asks of llama.cpp's server beyond the OpenAI API.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Extras {
+    /// Say how far the prompt is read.
+    pub progress: bool,
+    /// Hold the model's text calls to the offered tools.
+    pub grammar: bool,
+}
+
 /// The body; `tool_choice` is `Some("required")` for the forced retry; `images`
-/// shows the model the images tools returned; `progress` asks llama.cpp's server to
-/// say how far it has read the prompt.
+/// shows the model the images tools returned.
 pub(crate) fn body<'a>(
     request: &'a ChatRequest,
     tool_choice: Option<&'static str>,
     images: bool,
-    progress: bool,
+    extras: Extras,
 ) -> Body<'a> {
+    let grammar = extras
+        .grammar
+        .then(|| crate::grammar::calls(&request.tools))
+        .flatten();
     Body {
         model: &request.model,
         messages: crate::images::interleave(&request.messages, images, message, |text, images| {
@@ -140,8 +156,13 @@ pub(crate) fn body<'a>(
         temperature: request.sampling.temperature,
         top_p: request.sampling.top_p,
         max_tokens: request.sampling.max_tokens,
-        tool_choice,
-        return_progress: progress,
+        tool_choice: if grammar.is_some() {
+            Some("none")
+        } else {
+            tool_choice
+        },
+        return_progress: extras.progress,
+        grammar,
     }
 }
 
