@@ -306,9 +306,32 @@ fn sentences(text: &str) -> impl Iterator<Item = &str> {
 /// request put politely ("Can you fix a.py?") asks for it done, unless what it asks
 /// is to be told.
 fn sentence_asks(sentence: &str) -> bool {
-    const OPENINGS: [&str; 18] = [
-        "what", "which", "who", "whose", "where", "when", "why", "how", "is", "are", "does", "do",
-        "did", "can", "could", "tell", "count", "list",
+    // "Say hello." asks for words too: held to real tools, the 0.5B read a
+    // `hello.txt` it made up until the loop guard, and only a question's level is
+    // asked for its last word.
+    const OPENINGS: [&str; 22] = [
+        "what",
+        "which",
+        "who",
+        "whose",
+        "where",
+        "when",
+        "why",
+        "how",
+        "is",
+        "are",
+        "does",
+        "do",
+        "did",
+        "can",
+        "could",
+        "tell",
+        "say",
+        "explain",
+        "describe",
+        "summarize",
+        "count",
+        "list",
     ];
     let lower = sentence.to_lowercase();
     let mut words = lower
@@ -424,6 +447,9 @@ mod tests {
             "What is in hi.py? And in lo.py?",
             "One of the text files here talks about an animal. Which file is it?",
             "notes.txt has a code word in it. What is it?",
+            "Say hello.",
+            "Explain what main.rs does.",
+            "Describe the project in two lines.",
         ] {
             assert!(is_question(question), "{question}");
         }
