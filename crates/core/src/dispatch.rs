@@ -23,7 +23,7 @@ use crate::budget::millis;
 use crate::callee::{Callee, NoCallee};
 use crate::engine_tools::{CallFailure, EngineCall, Signal, Success, TurnServices};
 use crate::events::Activity;
-use crate::gate::{GateDecision, GateRequest, in_workspace};
+use crate::gate::{self, GateDecision, GateRequest};
 use crate::level::Scope;
 use crate::repeats::{self, Previous, Verdict};
 use crate::results::{ReadArgs, Unreadable};
@@ -337,11 +337,8 @@ async fn pass_gate(
     let tool = callee.tool();
     let category = callee.category();
     let subjects = tool
-        .map(|tool| tool.subjects(args))
-        .unwrap_or_default()
-        .into_iter()
-        .map(|subject| in_workspace(turn.workspace.as_deref(), subject))
-        .collect::<Vec<_>>();
+        .map(|tool| gate::subjects(turn.workspace.as_deref(), tool.as_ref(), args))
+        .unwrap_or_default();
     let request = GateRequest {
         tool: &call.name,
         category,

@@ -5,9 +5,10 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::tool::{Leave, Subject};
+use crate::tool::{Leave, Subject, Tool};
 use crate::workspace::Workspace;
 use cairn_protocol::{PermissionMode, ToolCategory};
+use serde_json::Value;
 
 use crate::rules::{Rule, RuleError, RuleList, RuleSet, covers_all};
 
@@ -30,13 +31,21 @@ pub struct GateRequest<'a> {
     pub leaves: Option<Leave>,
 }
 
-/// A path subject as the workspace reads it, so that a rule on `secrets/*` holds
-/// for the absolute path of the same file too.
-pub(crate) fn in_workspace(workspace: Option<&Workspace>, subject: Subject) -> Subject {
-    match (subject, workspace) {
-        (Subject::Path(path), Some(workspace)) => Subject::Path(workspace.subject(&path)),
-        (subject, _) => subject,
-    }
+/// What a call of `tool` with `args` acts on, as the gate reads it: a path as the
+/// workspace reads it, so that a rule on `secrets/*` holds for the absolute path of
+/// the same file too.
+pub(crate) fn subjects(
+    workspace: Option<&Workspace>,
+    tool: &dyn Tool,
+    args: &Value,
+) -> Vec<Subject> {
+    tool.subjects(args)
+        .into_iter()
+        .map(|subject| match (subject, workspace) {
+            (Subject::Path(path), Some(workspace)) => Subject::Path(workspace.subject(&path)),
+            (subject, _) => subject,
+        })
+        .collect()
 }
 
 /// "Allow for this chat" answers given in one thread, kept (as rules) for its later

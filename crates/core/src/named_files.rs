@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use cairn_protocol::ChatMessage;
 use serde_json::json;
 
-use crate::gate::{GateRequest, in_workspace};
+use crate::gate::{self, GateRequest};
 use crate::prompt::{CONTEXT_CLOSE, CONTEXT_OPEN, split_context};
 use crate::toolbelt::Toolbelt;
 use crate::workspace::Workspace;
@@ -47,11 +47,7 @@ fn block(
         .find_map(|tool| Some((tool, tool.reads_file_at()?)))?;
     let may_read = |path: &str| {
         let args = json!({ argument: path });
-        let subjects: Vec<_> = reader
-            .subjects(&args)
-            .into_iter()
-            .map(|subject| in_workspace(Some(workspace), subject))
-            .collect();
+        let subjects = gate::subjects(Some(workspace), reader.as_ref(), &args);
         let request = GateRequest {
             tool: reader.name(),
             category: reader.category(),

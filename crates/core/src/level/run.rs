@@ -389,7 +389,7 @@ fn chat_request(level: &Level, tools: Arc<[ToolSpec]>) -> ChatRequest {
     }
 }
 
-/// Opens the request `level` answers with the files it names, read for a small
+/// Opens the request `level` answers with the files it names, read for a tiny
 /// model (see `named_files`).
 pub(crate) fn read_named_files(turn: &Turn, level: &mut Level) {
     let Some(workspace) = turn.workspace.as_deref() else {

@@ -63,7 +63,7 @@ pub trait Tool: Send + Sync + 'static {
     }
 
     /// The argument naming the one file a call reads whole (`path`), for a tool that
-    /// is such a reader: a small model's request that names a file gets the file with
+    /// is such a reader: a tiny model's request that names a file gets the file with
     /// it, read as this tool would read it, when the gate lets it run unasked
     /// (`named_files`).
     fn reads_file_at(&self) -> Option<&'static str> {
