@@ -388,6 +388,12 @@ const QWEN_15B: &str = "qwen2.5-coder-1.5b";
 /// words; the floor is one below, for what llama.cpp's cache may change at the margin.
 const MIN_15B_TASKS_DONE: usize = 5;
 
+/// The fewest of the eight tasks the 0.5B does at seed 0: four (write, edit, command,
+/// chat) in both whole runs of the task benchmark on 2026-11-30 with a change to one
+/// file asked as the file's whole text (README, "Small models"); none at first. One
+/// below, as for the 1.5B.
+const MIN_05B_TASKS_DONE: usize = 3;
+
 #[tokio::test]
 #[ignore = "needs a real model server: run scripts/test"]
 async fn a_small_model_is_checked_once_and_what_was_learned_is_shown() {
@@ -481,21 +487,43 @@ async fn a_small_model_never_checked_is_checked_before_its_first_turn() {
     assert_eq!(done(&first.events()).status, TurnStatus::Completed);
 }
 
-/// A model whose check-up found it writes its calls as text has them held to the tools
-/// it is offered (a grammar llama.cpp applies): asked for this script, the 0.5B called
-/// a tool named after the file (`hi.py`) in each of the task benchmark's six runs
-/// before (README "Small models"). The server takes the grammar, or the run fails.
-#[tokio::test]
-#[ignore = "needs a real model server: run scripts/test"]
-async fn a_model_that_writes_calls_as_text_calls_only_tools_it_is_offered() {
+/// The 0.5B asked for `hi.py` in a fresh folder and database, in `mode`: the run, the
+/// folder and the database.
+async fn asked_for_hi_py(mode: &str) -> (Output, tempfile::TempDir, std::path::PathBuf) {
     let db = scratch_db();
     let dir = tempfile::tempdir().unwrap();
-    let run = qwen_in(
+    let mut run = qwen_in(
         dir.path(),
         &db,
         "Write a Python script hi.py that prints Hello, Esther!",
     );
-    let run = finished(run).await;
+    run.args(["--mode", mode]);
+    (finished(run).await, dir, db)
+}
+
+/// Each call's tool and result, in the order they ended.
+fn results_of(events: &[cairn_protocol::Event]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            cairn_protocol::Event::ToolCallUpdate(update) => {
+                Some((update.name.clone(), update.result.as_ref()?.to_string()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A model whose check-up found it writes its calls as text has them held to the tools
+/// it is offered (a grammar llama.cpp applies): asked for this script, the 0.5B called
+/// a tool named after the file (`hi.py`) in each of the task benchmark's six runs
+/// before (README "Small models"). In Plan mode, where no write may run, it is offered
+/// its tools for this request, not asked for the file whole (`whole_file`). The server
+/// takes the grammar, or the run fails.
+#[tokio::test]
+#[ignore = "needs a real model server: run scripts/test"]
+async fn a_model_that_writes_calls_as_text_calls_only_tools_it_is_offered() {
+    let (run, _dir, db) = asked_for_hi_py("plan").await;
     assert!(matches!(run.code, 0 | 4), "{}", run.stderr);
     let mut models = cairn(&["models", "--base-url", &qwen(), "--dialect", "openai"]);
     models.env("CAIRN_DB", &db);
@@ -506,15 +534,7 @@ async fn a_model_that_writes_calls_as_text_calls_only_tools_it_is_offered() {
         models.stdout
     );
     let events = run.events();
-    let results: Vec<(String, String)> = events
-        .iter()
-        .filter_map(|event| match event {
-            cairn_protocol::Event::ToolCallUpdate(update) => {
-                Some((update.name.clone(), update.result.as_ref()?.to_string()))
-            }
-            _ => None,
-        })
-        .collect();
+    let results = results_of(&events);
     assert!(!results.is_empty(), "it called something: {events:?}");
     for (name, result) in &results {
         assert!(
@@ -522,6 +542,33 @@ async fn a_model_that_writes_calls_as_text_calls_only_tools_it_is_offered() {
             "{name} is not a tool it was offered: {result}"
         );
     }
+}
+
+/// A tiny model asked for a script gets it written: asked for the file's whole text
+/// with no tools (`whole_file`), the 0.5B writes the script, saved by `write_file`
+/// as any call is. Offered tools, it called one named after the file (`hi.py`) in
+/// each of the task benchmark's six runs, and then, held by a grammar to real tools,
+/// wrote the greeting itself as the script (README "Small models").
+#[tokio::test]
+#[ignore = "needs a real model server: run scripts/test"]
+async fn a_tiny_model_asked_for_a_script_writes_it() {
+    // Auto: no one is there to approve the write.
+    let (run, dir, _db) = asked_for_hi_py("auto").await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let events = run.events();
+    let results = results_of(&events);
+    assert_eq!(results.len(), 1, "one call, the write: {events:?}");
+    assert_eq!(results[0].0, "write_file", "{events:?}");
+    let printed = std::process::Command::new("python3")
+        .arg("hi.py")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&printed.stdout).contains("Hello, Esther!"),
+        "{printed:?} from {:?}",
+        std::fs::read_to_string(dir.path().join("hi.py"))
+    );
 }
 
 /// The task benchmark's tasks, once each (seed 0), through the real `cairn` against
@@ -558,13 +605,19 @@ fn everyday_tasks(url: String, name: &str) -> (Vec<cairn_testkit::tasks::Task>, 
     (done, report)
 }
 
-/// The 0.5B does almost none of them (README, "Small models"): what holds is that every
-/// run ends by itself, however the model loops or invents.
+/// Every run of the 0.5B ends by itself, however the model loops or invents (what
+/// `everyday_tasks` asserts), and it does at least what the task benchmark measured
+/// it doing at that seed.
 #[test]
 #[ignore = "needs a real model server: run scripts/test"]
 fn everyday_tasks_given_to_the_smallest_model_each_end_by_themselves() {
-    // The ending of each run is what `everyday_tasks` asserts.
-    everyday_tasks(qwen(), QWEN);
+    let (done, report) = everyday_tasks(qwen(), QWEN);
+    assert!(
+        done.len() >= MIN_05B_TASKS_DONE,
+        "{} of {} done: {report:?}",
+        done.len(),
+        cairn_testkit::tasks::Task::ALL.len()
+    );
 }
 
 /// The 1.5B does at least what the task benchmark measured it reliably does.

@@ -48,6 +48,24 @@ pub(crate) fn subjects(
         .collect()
 }
 
+/// What `decide` says of `tool` called with `args` in `workspace`, the call as the
+/// gate sees it: for what the engine does on the model's behalf before any call (a
+/// tiny model's files read with its request, its change asked whole).
+pub(crate) fn judge<T>(
+    workspace: &Workspace,
+    tool: &dyn Tool,
+    args: &Value,
+    decide: impl FnOnce(&GateRequest<'_>) -> T,
+) -> T {
+    let subjects = subjects(Some(workspace), tool, args);
+    decide(&GateRequest {
+        tool: tool.name(),
+        category: tool.category(),
+        subjects: &subjects,
+        leaves: tool.leaves_sandbox(args),
+    })
+}
+
 /// "Allow for this chat" answers given in one thread, kept (as rules) for its later
 /// turns while the app runs.
 #[derive(Debug, Default)]

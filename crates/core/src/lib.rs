@@ -49,6 +49,7 @@ pub mod tool;
 mod toolbelt;
 mod turn;
 mod unasked;
+mod whole_file;
 pub mod workspace;
 
 pub use agent::{Agent, AgentRole, AgentSetup, AgentSwitch, ToolSelection};

@@ -32,30 +32,21 @@ const MAX_FILES: usize = 3;
 /// model's own call, whose result is cut to the room it has.
 const MAX_FILE_BYTES: u64 = 4096;
 
-/// The block that opens `request` with the files it names, or `None` when it names
-/// none that can be read this way: in `workspace`, by a file reader among `tools`
-/// (the level's) that the gate lets run unasked (`runs`).
+/// The block that opens `request` with the files it names, and their paths, or
+/// `None` when it names none that can be read this way: in `workspace`, by a file
+/// reader among `tools` (the level's) that the gate lets run unasked (`runs`).
 fn block(
     workspace: &Workspace,
     tools: &Toolbelt,
     runs: &dyn Fn(&GateRequest<'_>) -> bool,
     request: &str,
-) -> Option<String> {
+) -> Option<(String, Vec<String>)> {
     let (reader, argument) = tools
         .tools()
         .iter()
         .find_map(|tool| Some((tool, tool.reads_file_at()?)))?;
-    let may_read = |path: &str| {
-        let args = json!({ argument: path });
-        let subjects = gate::subjects(Some(workspace), reader.as_ref(), &args);
-        let request = GateRequest {
-            tool: reader.name(),
-            category: reader.category(),
-            subjects: &subjects,
-            leaves: reader.leaves_sandbox(&args),
-        };
-        runs(&request)
-    };
+    let may_read =
+        |path: &str| gate::judge(workspace, reader.as_ref(), &json!({ argument: path }), runs);
     let read = |path: String| {
         if !may_read(&path) {
             return None;
@@ -82,11 +73,14 @@ fn block(
         files = ?files.iter().map(|(path, _)| path).collect::<Vec<_>>(),
         "read the files the request names for a tiny model"
     );
-    Some(render(&files))
+    Some((
+        render(&files),
+        files.into_iter().map(|(path, _)| path).collect(),
+    ))
 }
 
 /// The words of `request` that look like a file's path, each once, in order.
-fn named(request: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn named(request: &str) -> impl Iterator<Item = &str> {
     let mut seen: Vec<&str> = Vec::new();
     request
         .split_whitespace()
@@ -162,24 +156,26 @@ fn longest_backtick_run(text: &str) -> usize {
 }
 
 /// Opens the last user message of `history` (the request the turn answers) with the
-/// files it names, if it names any that can be read this way (see [`block`]). The
-/// thread's own context still goes first where that message is also the thread's
-/// first (see `Level::sent_history`).
+/// files it names, if it names any that can be read this way (see [`block`]), and
+/// returns their paths. The thread's own context still goes first where that message
+/// is also the thread's first (see `Level::sent_history`).
 pub(crate) fn open_request(
     history: &mut [ChatMessage],
     workspace: &Workspace,
     tools: &Toolbelt,
     runs: &dyn Fn(&GateRequest<'_>) -> bool,
-) {
+) -> Vec<String> {
     let Some(content) = history.iter_mut().rev().find_map(|message| match message {
         ChatMessage::User { content } => Some(content),
         _ => None,
     }) else {
-        return;
+        return Vec::new();
     };
-    if let Some(block) = block(workspace, tools, runs, split_context(content).1) {
-        content.insert_str(0, &block);
-    }
+    let Some((block, read)) = block(workspace, tools, runs, split_context(content).1) else {
+        return Vec::new();
+    };
+    content.insert_str(0, &block);
+    read
 }
 
 #[cfg(test)]

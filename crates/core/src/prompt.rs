@@ -112,10 +112,13 @@ fn has_tools(ctx: &PromptContext<'_>) -> bool {
     !ctx.tools.is_empty() || ctx.can_spawn || ctx.can_plan || ctx.can_switch
 }
 
+/// Who the model is, in the compact form.
+pub const IDENTITY: &str = "You are Cairn, an assistant on the user's computer.\n";
+
 /// A root's system message: what every thread of its kind shares.
 pub fn root(ctx: &PromptContext<'_>) -> String {
     let mut prompt = String::from(if ctx.compact {
-        "You are Cairn, an assistant on the user's computer.\n"
+        IDENTITY
     } else {
         "You are Cairn, an assistant running on the user's own computer.\n"
     });
@@ -275,6 +278,12 @@ pub fn split_context(content: &str) -> (&str, &str) {
 /// b.txt." asks for the change.
 pub fn is_question(request: &str) -> bool {
     sentences(request).last().is_some_and(sentence_asks)
+}
+
+/// Whether any sentence of the user's words asks something: "What is the code word
+/// in memo.txt? Not in gone.txt." is a question whose last sentence is not.
+pub fn asks_anything(request: &str) -> bool {
+    sentences(request).any(sentence_asks)
 }
 
 /// The sentences of `text`: each ends at `.`, `?` or `!` before a space or the end,

@@ -19,7 +19,7 @@ use crate::dispatch::Below;
 use crate::engine_tools::{CallFailure, Place, Success, registry};
 use crate::events::EventSink;
 use crate::level::{
-    Level, LevelFailure, LevelPlan, Scope, first_request, read_named_files, run_level,
+    Level, LevelFailure, LevelPlan, Scope, first_request, fit_tiny_model, run_level,
 };
 use crate::limits::Limits;
 use crate::model::ModelClient;
@@ -136,7 +136,7 @@ impl Engine {
         let mut root = self.open_root(&fit, request, server);
         root.journal = control.journal.clone();
         if fit.tiny_model {
-            read_named_files(&turn, &mut root);
+            fit_tiny_model(&turn, &mut root);
         }
         if let Some(window) = fit.too_small() {
             turn.fail(too_small(window));

@@ -3,8 +3,9 @@
 //! (llama.cpp's `grammar`, in GBNF).
 //!
 //! The model's answer is either prose, or one call written as it writes them (a
-//! ```json fence, a `<tool_call>` tag or bare JSON) whose name is an offered tool and
-//! whose arguments have that tool's required fields, in its schema's order. Unheld,
+//! fence of any language, ```json or ```python, whose block opens with `{`; a
+//! `<tool_call>` tag; or bare JSON) whose name is an offered tool and whose arguments
+//! have that tool's required fields, in its schema's order. Unheld,
 //! the 0.5B called tools named after the file it was asked to write (`hi.py`) or the
 //! chore it was asked to tick (`call_plumber`), and the turn ended on that.
 //!
@@ -18,9 +19,11 @@ use cairn_protocol::ToolSpec;
 use serde_json::Value;
 
 /// What is the same in every grammar: JSON values, and prose that does not begin as a
-/// call does (a call's openers are held to a call).
+/// call does (a call's openers are held to a call). A fence that opens the answer
+/// holds code, not `{`: the 0.5B wrote its calls in ```python fences too, which the
+/// text-call reader takes for calls.
 const COMMON: &str = r#"
-answer ::= ( [^`{<] | "`" [^`] | "``" [^`] | "```" [^j] | "<" [^t] ) [^\x00]*
+answer ::= ( [^`{<] | "`" [^`] | "``" [^`] | "```" [a-z]{0,12} "\n" [ \t\n]{0,8} [^{ \t\n] | "<" [^t] ) [^\x00]*
 ws ::= [ \t\n]{0,24}
 value ::= object | array | string | number | "true" | "false" | "null"
 object ::= "{" ws ( string ws ":" ws value ws ( "," ws string ws ":" ws value ws )* )? "}"
@@ -44,7 +47,7 @@ pub(crate) fn calls(tools: &[ToolSpec]) -> Option<String> {
     }
     let mut grammar = String::from(
         "root ::= answer | call\n\
-         call ::= \"```json\" ws body ws \"```\" | \"<tool_call>\" ws body ws \"</tool_call>\" | body\n",
+         call ::= \"```\" [a-z]{0,12} ws body ws \"```\" | \"<tool_call>\" ws body ws \"</tool_call>\" | body\n",
     );
     let bodies: Vec<String> = (0..tools.len()).map(|n| format!("tool{n}")).collect();
     let _ = writeln!(grammar, "body ::= {}", bodies.join(" | "));

@@ -19,7 +19,7 @@ use crate::toolbelt::Toolbelt;
 
 mod run;
 
-pub(crate) use run::{first_request, read_named_files, run_level};
+pub(crate) use run::{first_request, fit_tiny_model, run_level};
 
 /// Where a level sits and what it is given, before its tools are shown.
 pub(crate) struct LevelPlan {
@@ -227,6 +227,9 @@ pub(crate) struct Level {
     told_no_such_tool: bool,
     /// Rounds sent again after the server refused them as too long.
     pub refits: u32,
+    /// The file a tiny model was asked for whole, its answer saved as it (see
+    /// `whole_file`): the level offers no tools.
+    pub whole_file: Option<crate::whole_file::WholeFile>,
 }
 
 #[derive(Debug)]
@@ -266,6 +269,7 @@ impl Level {
             asked_to_say: false,
             refits: 0,
             told_no_such_tool: false,
+            whole_file: None,
         }
     }
 

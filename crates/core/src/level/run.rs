@@ -26,6 +26,7 @@ use crate::results;
 use crate::round::{self, Collected, Ending, Round, Seen};
 use crate::turn::Turn;
 use crate::unasked;
+use crate::whole_file::WholeFile;
 
 use super::{Level, LevelEnd, LevelFailure, Scope};
 
@@ -63,6 +64,7 @@ pub(crate) fn run_level<'a>(
             if let Some(done) = change_made_again(turn, level, &round) {
                 return Ok(done);
             }
+            let round = saved_whole(turn, level, round);
             if round.calls.is_empty() {
                 level.cut = round.cut;
                 level.push(assistant(round.text.clone(), round.reasoning, Vec::new()));
@@ -91,8 +93,14 @@ pub(crate) fn run_level<'a>(
             let dispatched =
                 dispatch(turn, below, &level.scope, &round.calls, &verdicts, room).await;
             level.repeats.observe(&verdicts, &dispatched.results);
+            let said = whole_file_said(level, &dispatched.results);
             for result in dispatched.results {
                 level.push(result);
+            }
+            if let Some(answer) = said {
+                show_text(turn, level, &answer);
+                level.push(assistant(answer.clone(), String::new(), Vec::new()));
+                return Ok(LevelEnd::Answer(answer));
             }
             if turn.is_stopping() {
                 return Err(LevelFailure::Stopped);
@@ -120,7 +128,11 @@ fn fit_request(turn: &Turn, level: &mut Level) -> Result<(Arc<[ToolSpec]>, u64),
     let budget = turn.accounts.request_budget(&level.scope);
     loop {
         let had_pager = turn.keeps.results.any();
-        let (visible, tokens) = offered(turn, &level.scope);
+        let (visible, tokens) = if level.whole_file.is_some() {
+            (Arc::from([]), 0)
+        } else {
+            offered(turn, &level.scope)
+        };
         let fixed = tokens + level.context_tokens();
         if let Err(observed) = history::fit(
             &mut level.history,
@@ -218,6 +230,33 @@ fn invented_again(turn: &Turn, level: &mut Level, mut round: Round) -> Round {
     show_text(turn, level, &shown);
     round.text = format!("{}{shown}", round.text.trim_end());
     round
+}
+
+/// A round of a level asked for a file's whole text (see `whole_file`): its one
+/// fenced block becomes the writer's call.
+fn saved_whole(turn: &Turn, level: &Level, mut round: Round) -> Round {
+    if let Some(whole) = &level.whole_file
+        && round.calls.is_empty()
+        && round.cut.is_none()
+        && let Some(call) = whole.call(&round.text, turn.ids.claim_call(""))
+    {
+        round.calls.push(call);
+    }
+    round
+}
+
+/// The level's answer once the file it was asked for was written, or not (see
+/// `WholeFile::answer`). Whatever the writer said ends the level: asked again after
+/// a refusal or a failed check, the 0.5B wrote the same text again (README "Small
+/// models").
+fn whole_file_said(level: &Level, results: &[ChatMessage]) -> Option<String> {
+    let whole = level.whole_file.as_ref()?;
+    results.iter().find_map(|result| match result {
+        ChatMessage::Tool {
+            content, is_error, ..
+        } => Some(whole.answer(content, *is_error)),
+        _ => None,
+    })
 }
 
 /// What follows a stuck level's last word: the user is told why it came so.
@@ -389,14 +428,34 @@ fn chat_request(level: &Level, tools: Arc<[ToolSpec]>) -> ChatRequest {
     }
 }
 
-/// Opens the request `level` answers with the files it names, read for a tiny
-/// model (see `named_files`).
-pub(crate) fn read_named_files(turn: &Turn, level: &mut Level) {
+/// Fits the request `level` answers to a tiny model: opened with the files it
+/// names (see `named_files`), and a change to one file asked as its whole text, with
+/// no tools and a system message of its own (see `whole_file`).
+pub(crate) fn fit_tiny_model(turn: &Turn, level: &mut Level) {
     let Some(workspace) = turn.workspace.as_deref() else {
         return;
     };
     let runs = |request: &GateRequest<'_>| turn.permissions.decide(request) == GateDecision::Run;
-    named_files::open_request(&mut level.history, workspace, &level.scope.tools, &runs);
+    let read = named_files::open_request(&mut level.history, workspace, &level.scope.tools, &runs);
+    let blocked = |request: &GateRequest<'_>| {
+        matches!(turn.permissions.decide(request), GateDecision::Block(_))
+    };
+    let Some(whole) = WholeFile::for_request(
+        workspace,
+        &level.scope.tools,
+        &level.history,
+        &read,
+        &blocked,
+    ) else {
+        return;
+    };
+    tracing::info!(path = %whole.path, "a tiny model's change asked as the file's whole text");
+    if let Some(system @ ChatMessage::System { .. }) = level.history.first_mut() {
+        *system = ChatMessage::system(whole.system_prompt());
+    }
+    // The thread's lines (mode, folder) went into the 0.5B's file as its first lines.
+    level.context = None;
+    level.whole_file = Some(whole);
 }
 
 /// The level's first request, fitted as its first round would fit it, to be read

@@ -70,6 +70,14 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// The arguments naming the file a call writes whole and the text it writes
+    /// (`("path", "content")`), for a tool that is such a writer: a tiny model asked
+    /// to change one file answers with the file's new text, which runs as this tool's
+    /// call (`whole_file`).
+    fn writes_file_at(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+
     /// A named lock held while the call runs, shared by every tool naming it across the
     /// whole turn (parallel subtasks included).
     fn exclusive_lock(&self) -> Option<&'static str> {

@@ -294,3 +294,45 @@ async fn stop_while_waiting_for_approval_withdraws_it() {
             .is_err()
     );
 }
+
+/// A tiny model asked for a file whole (`whole_file`): the user approves its text as
+/// any write, sees it first, and a denial ends the turn with the file unwritten
+/// (asked again, the 0.5B wrote the same text again).
+#[tokio::test]
+async fn a_tiny_models_whole_file_is_asked_for_and_a_denial_ends_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::new()
+        .with_context_window(8192)
+        .with_params(494_032_768);
+    model.root([
+        ScriptedTurn::text("```python\nprint(\"Hi!\")\n```"),
+        ScriptedTurn::text("```python\nprint(\"Hi!\")\n```"),
+    ]);
+    let mut running = Harness::new(&model)
+        .workspace(dir.path())
+        .mode(PermissionMode::Default)
+        .start("Write a Python script hi.py that prints Hi!");
+    let asked = next_request(&mut running).await;
+    assert_eq!(asked.name, "write_file");
+    assert_eq!(
+        asked.action.as_deref(),
+        Some("write hi.py (1 line, 13 bytes)")
+    );
+    running
+        .control
+        .approvals
+        .answer(&asked.approval_id, ApprovalDecision::Deny)
+        .unwrap();
+    let run = running.handle.await.unwrap();
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    assert!(!dir.path().join("hi.py").exists());
+    assert_eq!(model.requests().len(), 1, "not asked again");
+    let ends = run.tool_ends();
+    assert_eq!(ends.len(), 1);
+    assert!(ends[0].2, "the write is an error: {ends:?}");
+    assert_eq!(
+        run.outcome.text,
+        "```python\nprint(\"Hi!\")\n```\n\n`hi.py` was not written (the user denied this \
+         call to `write_file`)."
+    );
+}

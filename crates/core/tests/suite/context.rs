@@ -760,3 +760,121 @@ async fn a_small_model_changes_no_file_for_a_question() {
     assert!(!failed, "{result}");
     assert_eq!(memo, "The code word is Saffron.\n");
 }
+
+/// A tiny model (the 0.5B's size) asked `prompt` in `dir`, answering `answer`: the
+/// run, and the requests it was sent.
+async fn tiny_model_answers_in(
+    dir: &std::path::Path,
+    prompt: &str,
+    answers: Vec<ScriptedTurn>,
+    mode: cairn_protocol::PermissionMode,
+) -> (super::support::Run, Vec<cairn_core::model::ChatRequest>) {
+    let model = ScriptedModel::new()
+        .with_context_window(8192)
+        .with_params(494_032_768);
+    model.root(answers);
+    let run = Harness::new(&model)
+        .workspace(dir)
+        .mode(mode)
+        .run(prompt)
+        .await;
+    (run, model.requests())
+}
+
+#[tokio::test]
+async fn a_tiny_models_change_to_one_file_is_its_answers_block_saved_as_that_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), "The fence is painted red.\n").unwrap();
+    let script = "Here it is:\n```python\nprint(\"Hello, Mona!\")\n```";
+    let (run, requests) = tiny_model_answers_in(
+        dir.path(),
+        "Write a Python script hi.py that prints Hello, Mona!",
+        vec![ScriptedTurn::text(script)],
+        cairn_protocol::PermissionMode::Auto,
+    )
+    .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("hi.py")).unwrap(),
+        "print(\"Hello, Mona!\")\n"
+    );
+    // Asked for the file alone: no tools, and no thread lines to copy into it.
+    assert_eq!(requests.len(), 1, "the write's result ends the turn");
+    assert!(requests[0].tools.is_empty(), "{:?}", requests[0].tools);
+    assert_eq!(
+        requests[0].messages[0].content(),
+        "You are Cairn, an assistant on the user's computer.\nReply with the whole new \
+         text of `hi.py` in one fenced code block: it is saved as that file.\n"
+    );
+    assert_eq!(
+        requests[0].messages[1].content(),
+        "Write a Python script hi.py that prints Hello, Mona!"
+    );
+    // The write is a call like any other, with its card; the answer says what it did.
+    let writes: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            cairn_protocol::Event::ToolCallUpdate(update)
+                if update.name == "write_file" && update.result.is_some() =>
+            {
+                Some(update.result.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(writes, [Some(json!("created `hi.py` (22 bytes)"))]);
+    assert_eq!(
+        run.outcome.text,
+        format!("{script}\n\nCreated `hi.py` (22 bytes).")
+    );
+
+    // A file it was given whole is changed whole.
+    let (run, _) = tiny_model_answers_in(
+        dir.path(),
+        "In notes.md, change the word red to blue.",
+        vec![ScriptedTurn::text("```\nThe fence is painted blue.\n```")],
+        cairn_protocol::PermissionMode::Auto,
+    )
+    .await;
+    assert_eq!(run.outcome.status, TurnStatus::Completed);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.md")).unwrap(),
+        "The fence is painted blue.\n"
+    );
+}
+
+#[tokio::test]
+async fn a_tiny_models_whole_file_is_not_asked_where_it_could_not_be_written_or_for_a_question() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), "The code word is GARNET.\n").unwrap();
+    for (prompt, mode) in [
+        // Plan mode blocks every write: the model is offered its tools as before.
+        (
+            "Write a Python script hi.py that prints Hi.",
+            cairn_protocol::PermissionMode::Plan,
+        ),
+        (
+            "What is the code word in notes.md? Put nothing in b.md.",
+            cairn_protocol::PermissionMode::Auto,
+        ),
+        ("Write a.py and b.py.", cairn_protocol::PermissionMode::Auto),
+    ] {
+        let (run, requests) = tiny_model_answers_in(
+            dir.path(),
+            prompt,
+            vec![ScriptedTurn::text("```\nGARNET\n```")],
+            mode,
+        )
+        .await;
+        assert_eq!(run.outcome.status, TurnStatus::Completed, "{prompt}");
+        assert!(!requests[0].tools.is_empty(), "{prompt}");
+        assert_eq!(run.outcome.text, "```\nGARNET\n```", "{prompt}");
+        assert!(!dir.path().join("hi.py").exists());
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "nothing was written"
+    );
+}

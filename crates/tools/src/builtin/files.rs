@@ -261,6 +261,10 @@ impl Tool for WriteFile {
         path_subject(args, "path")
     }
 
+    fn writes_file_at(&self) -> Option<(&'static str, &'static str)> {
+        Some(("path", "content"))
+    }
+
     async fn preview(&self, args: &Value, ctx: &ToolContext) -> Option<ApprovalPreview> {
         let args: WriteFileArgs = parse_args(args.clone()).ok()?;
         super::preview::write(ctx, &args.path, &args.content).await
