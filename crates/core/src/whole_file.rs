@@ -158,7 +158,7 @@ const LANGUAGES: [&str; 22] = [
 /// The file `request` asks to change as a whole: see [`WholeFile::for_request`].
 fn target(workspace: &Workspace, request: &str, read: &[String]) -> Option<String> {
     // Only a request that asks nothing: a file written for a question is lost work.
-    if prompt::asks_anything(request) {
+    if prompt::asks_anything(request) || acts_on_files(request) {
         return None;
     }
     let names: Vec<&str> = named_files::named(request).collect();
@@ -177,6 +177,28 @@ fn target(workspace: &Workspace, request: &str, read: &[String]) -> Option<Strin
         ([], [given]) if read.iter().any(|path| path == given) => Some((*given).to_owned()),
         _ => None,
     }
+}
+
+/// Whether `request` asks for something done to files other than writing their text
+/// (deleting, renaming, running them): asked for its text whole, a model would
+/// rewrite the file instead.
+fn acts_on_files(request: &str) -> bool {
+    const ACTS: [&str; 8] = [
+        "delete", "remove", "rename", "move", "copy", "execute", "install", "chmod",
+    ];
+    let mut words = request
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase);
+    let first = words
+        .by_ref()
+        .find(|word| !["please", "now", "then", "also"].contains(&word.as_str()));
+    // "Run hi.py.", but not "a script that prints Hi when I run it".
+    first.as_deref() == Some("run")
+        || first
+            .into_iter()
+            .chain(words)
+            .any(|word| ACTS.contains(&word.as_str()))
 }
 
 /// The text of the one fenced code block in `answer` (its closing line break kept);
@@ -245,11 +267,22 @@ mod tests {
             // Two new files, or a change across two given ones: more than one file.
             ("Write a.py and b.py.", &[][..], None),
             (
-                "Copy the word in notes.txt into notes.txt.bak too",
+                "Put the word in notes.txt into notes.txt.bak too",
                 &given[..],
                 Some("notes.txt.bak"),
             ),
             ("Fix the bug.", &[][..], None),
+            // Done to the file, not to its text: the tools do it.
+            ("Run notes.txt.", &given[..], None),
+            ("Please run new.py now.", &[][..], None),
+            ("Delete notes.txt.", &given[..], None),
+            ("Now remove gone.txt.", &[][..], None),
+            ("Rename notes.txt to b.txt.", &given[..], None),
+            (
+                "I need a script called hi.py: when I run it, it should print Hi!",
+                &[][..],
+                Some("hi.py"),
+            ),
         ] {
             assert_eq!(
                 target(&workspace, request, read).as_deref(),
