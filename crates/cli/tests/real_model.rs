@@ -572,8 +572,9 @@ async fn a_tiny_model_asked_for_a_script_writes_it() {
 }
 
 /// The task benchmark's tasks, once each (seed 0), through the real `cairn` against
-/// `model`: each run ends by itself (no hang, no crash, a `done`); the tasks done.
-fn everyday_tasks(url: String, name: &str) -> (Vec<cairn_testkit::tasks::Task>, Vec<String>) {
+/// `model`: each run ends by itself (no hang, no crash, a `done`), and at least `min`
+/// of them are done.
+fn everyday_tasks(url: String, name: &str, min: usize) {
     use cairn_testkit::tasks::{self, Model, Task};
     let scratch = tempfile::tempdir().unwrap();
     let model = Model {
@@ -602,7 +603,12 @@ fn everyday_tasks(url: String, name: &str) -> (Vec<cairn_testkit::tasks::Task>, 
             done.push(task);
         }
     }
-    (done, report)
+    assert!(
+        done.len() >= min,
+        "{} of {} done: {report:?}",
+        done.len(),
+        Task::ALL.len()
+    );
 }
 
 /// Every run of the 0.5B ends by itself, however the model loops or invents (what
@@ -611,24 +617,12 @@ fn everyday_tasks(url: String, name: &str) -> (Vec<cairn_testkit::tasks::Task>, 
 #[test]
 #[ignore = "needs a real model server: run scripts/test"]
 fn everyday_tasks_given_to_the_smallest_model_each_end_by_themselves() {
-    let (done, report) = everyday_tasks(qwen(), QWEN);
-    assert!(
-        done.len() >= MIN_05B_TASKS_DONE,
-        "{} of {} done: {report:?}",
-        done.len(),
-        cairn_testkit::tasks::Task::ALL.len()
-    );
+    everyday_tasks(qwen(), QWEN, MIN_05B_TASKS_DONE);
 }
 
 /// The 1.5B does at least what the task benchmark measured it reliably does.
 #[test]
 #[ignore = "needs a real model server: run scripts/test"]
 fn the_small_coder_model_does_the_everyday_tasks_it_was_measured_doing() {
-    let (done, report) = everyday_tasks(qwen_15b(), QWEN_15B);
-    assert!(
-        done.len() >= MIN_15B_TASKS_DONE,
-        "{} of {} done: {report:?}",
-        done.len(),
-        cairn_testkit::tasks::Task::ALL.len()
-    );
+    everyday_tasks(qwen_15b(), QWEN_15B, MIN_15B_TASKS_DONE);
 }

@@ -26,7 +26,7 @@ use crate::events::Activity;
 use crate::gate::{self, GateDecision, GateRequest};
 use crate::level::Scope;
 use crate::repeats::{self, Previous, Verdict};
-use crate::results::{ReadArgs, Unreadable};
+use crate::results::{self, ReadArgs, Unreadable};
 use crate::servers::ServerUnusable;
 use crate::switch::NoHandOver;
 use crate::turn::Turn;
@@ -223,7 +223,7 @@ async fn run_call(
                 CallFailure::RespondToModel(problem) | CallFailure::Denied(problem) => problem,
                 CallFailure::Stopped => CANCELLED.to_owned(),
             };
-            let content = format!("Error: {problem}");
+            let content = format!("{}{problem}", results::ERROR);
             let images = Vec::new();
             (
                 content.clone(),

@@ -335,17 +335,19 @@ fn sentence_asks(sentence: &str) -> bool {
     lower.ends_with('?') || OPENINGS.contains(&first) || lower.contains("tell me")
 }
 
+/// The last words of `messages` from the user (or a level's parent), their context
+/// blocks aside.
+pub fn last_request(messages: &[ChatMessage]) -> Option<&str> {
+    messages.iter().rev().find_map(|message| match message {
+        ChatMessage::User { content } => Some(split_context(content).1),
+        _ => None,
+    })
+}
+
 /// Whether the last words of `messages` from the user (or a level's parent) ask a
 /// question rather than for a change, their context blocks aside.
 pub fn last_asks_a_question(messages: &[ChatMessage]) -> bool {
-    messages
-        .iter()
-        .rev()
-        .find_map(|message| match message {
-            ChatMessage::User { content } => Some(content),
-            _ => None,
-        })
-        .is_some_and(|content| is_question(split_context(content).1))
+    last_request(messages).is_some_and(is_question)
 }
 
 /// What a polite request asks for when it asks to be told, not for a change.

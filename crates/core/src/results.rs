@@ -12,6 +12,10 @@ use cairn_protocol::ToolSpec;
 use serde::Deserialize;
 use serde_json::json;
 
+/// What opens the result of a call that failed, as the model reads it (and as the
+/// engine tells such a result apart where it words it for the user).
+pub(crate) const ERROR: &str = "Error: ";
+
 pub const READ_TOOL_RESULT: &str = "read_tool_result";
 
 /// The most of one result kept for paging; past it the rest is dropped, and said so.

@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::gate::{self, GateRequest};
 use crate::named_files;
-use crate::prompt::{self, split_context};
+use crate::prompt;
 use crate::toolbelt::Toolbelt;
 use crate::workspace::{Workspace, WorkspaceError};
 
@@ -43,11 +43,7 @@ impl WholeFile {
         read: &[String],
         blocked: &dyn Fn(&GateRequest<'_>) -> bool,
     ) -> Option<Self> {
-        let request = history.iter().rev().find_map(|message| match message {
-            ChatMessage::User { content } => Some(split_context(content).1),
-            _ => None,
-        })?;
-        let path = target(workspace, request, read)?;
+        let path = target(workspace, prompt::last_request(history)?, read)?;
         let (writer, (path_arg, content_arg)) = tools
             .tools()
             .iter()
@@ -95,7 +91,7 @@ impl WholeFile {
     /// not written, without the words meant for the model ("Do not retry it; …").
     pub fn answer(&self, result: &str, is_error: bool) -> String {
         let result = result.trim();
-        match result.strip_prefix("Error: ") {
+        match result.strip_prefix(crate::results::ERROR) {
             Some(why) if is_error => {
                 let why = why.split_once(". ").map_or(why, |(first, _)| first);
                 format!(

@@ -811,19 +811,14 @@ async fn a_tiny_models_change_to_one_file_is_its_answers_block_saved_as_that_fil
         "Write a Python script hi.py that prints Hello, Mona!"
     );
     // The write is a call like any other, with its card; the answer says what it did.
-    let writes: Vec<_> = run
-        .events
-        .iter()
-        .filter_map(|event| match event {
-            cairn_protocol::Event::ToolCallUpdate(update)
-                if update.name == "write_file" && update.result.is_some() =>
-            {
-                Some(update.result.clone())
-            }
-            _ => None,
-        })
-        .collect();
-    assert_eq!(writes, [Some(json!("created `hi.py` (22 bytes)"))]);
+    assert_eq!(
+        run.tool_ends(),
+        [(
+            "write_file".to_owned(),
+            json!("created `hi.py` (22 bytes)"),
+            false
+        )]
+    );
     assert_eq!(
         run.outcome.text,
         format!("{script}\n\nCreated `hi.py` (22 bytes).")
